@@ -1,0 +1,35 @@
+/*
+ * backends/cpu/cpu.c - the reference backend: plain C, OpenBLAS and LAPACKE
+ * on all cores.  Its context holds the thread count; compute slots are
+ * added with the ops that need them.
+ */
+#include <stdlib.h>
+
+#include "backends/backend.h"
+
+struct ck_be_ctx {
+    int threads;
+};
+
+static ck_code cpu_open(const ck_be_opts *o, ck_be_ctx **ctx, ck_err *err)
+{
+    ck_be_ctx *c = calloc(1, sizeof *c);
+
+    if (!c)
+        return ck_err_set(err, CK_ENOMEM, "cpu backend: out of memory");
+    c->threads = o ? o->threads : 0;
+    *ctx = c;
+    return CK_OK;
+}
+
+static void cpu_close(ck_be_ctx *ctx)
+{
+    free(ctx);
+}
+
+const ck_backend ck_backend_cpu = {
+    .name = "cpu",
+    .abi = CK_BACKEND_ABI,
+    .open = cpu_open,
+    .close = cpu_close,
+};

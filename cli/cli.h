@@ -1,0 +1,55 @@
+/*
+ * cli/cli.h - what the command files share: the options every command
+ * takes, and the progress bar.  Private to cli/.
+ */
+#ifndef CK_CLI_H
+#define CK_CLI_H
+
+#include <getopt.h>
+#include <stdint.h>
+
+#include "base/ck_err.h"
+#include "base/ck_progress.h"
+
+/* Options main() applies the same way for every command. */
+typedef struct cli_common {
+    int64_t memory;        /* --memory, bytes */
+    int threads;           /* --threads, 0 = all cores */
+    int quiet;             /* --quiet */
+    int force;             /* --force */
+    ck_progress *progress; /* NULL unless stderr is a terminal */
+} cli_common;
+
+/* Long options every command accepts, to append to its own table. */
+#define CLI_COMMON_OPTS                                                        \
+    {"memory", required_argument, 0, 'M'},                                     \
+        {"threads", required_argument, 0, 'T'},                                \
+        {"quiet", no_argument, 0, 'q'}, {"force", no_argument, 0, 'f'},        \
+    {                                                                          \
+        "help", no_argument, 0, 'h'                                            \
+    }
+
+/* Handles one of the common options; returns 1 if opt was one of them.
+ * On a bad value sets *rc to CK_EUSAGE. */
+int cli_common_opt(int opt, const char *arg, cli_common *c, ck_code *rc,
+                   ck_err *err);
+
+/* The default --memory: a quarter of physical memory, at least 256 MiB. */
+int64_t cli_default_memory(void);
+
+/* Starts/stops the progress bar for one job (no-op when quiet or when
+ * stderr is not a terminal). */
+void cli_progress_begin(cli_common *c, const char *label);
+void cli_progress_end(cli_common *c);
+
+/* Prints usage text for a command to stdout. */
+typedef struct cmd_help {
+    const char *usage;
+    const char *text;
+} cmd_help;
+
+ck_code cmd_info(int argc, char **argv, cli_common *c, ck_err *err);
+ck_code cmd_copy(int argc, char **argv, cli_common *c, ck_err *err);
+ck_code cmd_gen(int argc, char **argv, cli_common *c, ck_err *err);
+
+#endif

@@ -1,0 +1,214 @@
+/*
+ * cli/cmd_info.c - chunkctl info PATH[:DATASET] [--json]
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/ck_mem.h"
+#include "cli/cli.h"
+#include "pipelines/info.h"
+
+static const char help[] =
+    "usage: chunkctl info [--json] PATH[:DATASET]\n\n"
+    "List every array in an HDF5 file or Zarr store (or the one named):\n"
+    "shape, dtype, chunk shape, number of chunks, raw and stored bytes,\n"
+    "compression ratio and compressor.\n\n"
+    "  --json     one JSON object on stdout, for scripts\n"
+    "  --help     this text\n";
+
+static const char *shape_str(int nd, const int64_t *v, char *buf, size_t n)
+{
+    size_t used = 0;
+
+    used += (size_t)snprintf(buf, n, "(");
+    for (int d = 0; d < nd && used < n; d++)
+        used += (size_t)snprintf(buf + used, n - used, "%s%lld", d ? ", " : "",
+                                 (long long)v[d]);
+    if (used < n)
+        snprintf(buf + used, n - used, nd == 1 ? ",)" : ")");
+    return buf;
+}
+
+static double raw_bytes(const ck_array_info *a)
+{
+    double n = (double)ck_dtype_size(a->dtype);
+    for (int d = 0; d < a->ndim; d++)
+        n *= (double)a->shape[d];
+    return n;
+}
+
+static const char *layout_name(ck_layout l)
+{
+    return l == CK_LAYOUT_CONTIGUOUS ? "contiguous"
+           : l == CK_LAYOUT_COMPACT  ? "compact"
+                                     : "chunked";
+}
+
+/* Writes s as a JSON string. */
+static void json_str(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            printf("\\%c", ch);
+        else if (ch < 0x20)
+            printf("\\u%04x", ch);
+        else
+            putchar(ch);
+    }
+    putchar('"');
+}
+
+static void json_ints(int nd, const int64_t *v)
+{
+    putchar('[');
+    for (int d = 0; d < nd; d++)
+        printf("%s%lld", d ? ", " : "", (long long)v[d]);
+    putchar(']');
+}
+
+static void json_fill(const ck_array_info *a)
+{
+    if (!a->has_fill)
+        printf("null");
+    else if (ck_dtype_is_float(a->dtype))
+        isnan(a->fill.f) ? printf("\"NaN\"")
+        : isinf(a->fill.f)
+            ? printf(a->fill.f > 0 ? "\"Infinity\"" : "\"-Infinity\"")
+            : printf("%.17g", a->fill.f);
+    else if (a->dtype == CK_BOOL)
+        printf(a->fill.i ? "true" : "false");
+    else if (ck_dtype_is_signed(a->dtype))
+        printf("%lld", (long long)a->fill.i);
+    else
+        printf("%llu", (unsigned long long)a->fill.u);
+}
+
+static void print_json(const char *path, const ck_info_list *l)
+{
+    printf("{\"path\": ");
+    json_str(path);
+    printf(", \"format\": \"%s\", \"arrays\": [",
+           l->kind == CK_KIND_HDF5 ? "hdf5" : "zarr");
+    for (int i = 0; i < l->n; i++) {
+        const ck_array_info *a = &l->v[i];
+        double raw = raw_bytes(a);
+        printf("%s\n  {\"name\": ", i ? "," : "");
+        json_str(a->name);
+        printf(", \"shape\": ");
+        json_ints(a->ndim, a->shape);
+        printf(", \"dtype\": \"%s\", \"chunks\": ", ck_dtype_name(a->dtype));
+        json_ints(a->ndim, a->chunks);
+        printf(", \"nchunks\": %lld, \"chunks_stored\": %lld, "
+               "\"raw_bytes\": %.0f, \"stored_bytes\": %lld, ",
+               (long long)l->nchunks[i], (long long)a->chunks_stored, raw,
+               (long long)a->stored_bytes);
+        if (a->stored_bytes > 0)
+            printf("\"ratio\": %.3f, ", raw / (double)a->stored_bytes);
+        else
+            printf("\"ratio\": null, ");
+        printf("\"compressor\": ");
+        json_str(a->compressor);
+        printf(", \"layout\": \"%s\", \"order\": \"%c\", \"byteorder\": "
+               "\"%s\", \"fill_value\": ",
+               layout_name(a->layout), a->order ? a->order : 'C',
+               a->big_endian ? "big" : "little");
+        json_fill(a);
+        putchar('}');
+    }
+    printf("\n]}\n");
+}
+
+enum { COLS = 9 };
+
+static void print_table(const char *path, const ck_info_list *l)
+{
+    static const char *const head[COLS] = {"name",   "shape",   "dtype",
+                                           "chunks", "nchunks", "bytes",
+                                           "stored", "ratio",   "compressor"};
+    char cell[64][COLS][96];
+    int w[COLS], rows = l->n < 64 ? l->n : 64;
+
+    printf("%s: %s, %d array%s\n", path,
+           l->kind == CK_KIND_HDF5 ? "HDF5 file" : "Zarr store", l->n,
+           l->n == 1 ? "" : "s");
+    for (int c = 0; c < COLS; c++)
+        w[c] = (int)strlen(head[c]);
+    for (int i = 0; i < rows; i++) {
+        const ck_array_info *a = &l->v[i];
+        double raw = raw_bytes(a);
+        cell[i][0][0] = '\0'; /* names can be long: printed from a->name */
+        shape_str(a->ndim, a->shape, cell[i][1], 96);
+        snprintf(cell[i][2], 96, "%s%s", ck_dtype_name(a->dtype),
+                 a->big_endian && ck_dtype_size(a->dtype) > 1 ? " (BE)" : "");
+        if (a->layout == CK_LAYOUT_CHUNKED)
+            shape_str(a->ndim, a->chunks, cell[i][3], 96);
+        else
+            snprintf(cell[i][3], 96, "%s", layout_name(a->layout));
+        snprintf(cell[i][4], 96, "%lld", (long long)l->nchunks[i]);
+        ck_size_str(raw, cell[i][5], 96);
+        if (a->stored_bytes >= 0)
+            ck_size_str((double)a->stored_bytes, cell[i][6], 96);
+        else
+            snprintf(cell[i][6], 96, "?");
+        if (a->stored_bytes > 0)
+            snprintf(cell[i][7], 96, "%.2f", raw / (double)a->stored_bytes);
+        else
+            snprintf(cell[i][7], 96, "-");
+        snprintf(cell[i][8], 96, "%s", a->compressor);
+        for (int c = 0; c < COLS; c++) {
+            const char *t = c == 0 ? a->name : cell[i][c];
+            if ((int)strlen(t) > w[c])
+                w[c] = (int)strlen(t);
+        }
+    }
+    for (int c = 0; c < COLS; c++)
+        printf(c < COLS - 1 ? "%-*s  " : "%-*s\n", c < COLS - 1 ? w[c] : 0,
+               head[c]);
+    for (int i = 0; i < rows; i++)
+        for (int c = 0; c < COLS; c++)
+            printf(c < COLS - 1 ? "%-*s  " : "%-*s\n", c < COLS - 1 ? w[c] : 0,
+                   c == 0 ? l->v[i].name : cell[i][c]);
+    if (rows < l->n)
+        printf("... and %d more (use --json for all)\n", l->n - rows);
+}
+
+ck_code cmd_info(int argc, char **argv, cli_common *c, ck_err *err)
+{
+    static const struct option opts[] = {
+        {"json", no_argument, 0, 'j'}, CLI_COMMON_OPTS, {0, 0, 0, 0}};
+    ck_info_list l;
+    ck_code rc = CK_OK;
+    int json = 0, opt;
+
+    optind = 1;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        if (opt == 'h') {
+            fputs(help, stdout);
+            return CK_OK;
+        } else if (opt == 'j') {
+            json = 1;
+        } else if (!cli_common_opt(opt, optarg, c, &rc, err)) {
+            return ck_err_set(err, CK_EUSAGE,
+                              "info: unknown or incomplete option '%s' "
+                              "(see chunkctl info --help)",
+                              argv[optind - 1]);
+        }
+        if (rc != CK_OK)
+            return rc;
+    }
+    if (optind != argc - 1)
+        return ck_err_set(err, CK_EUSAGE,
+                          "info: expected one PATH[:DATASET] (see chunkctl "
+                          "info --help)");
+    CK_TRY(ck_info_collect(argv[optind], &l, err));
+    if (json)
+        print_json(argv[optind], &l);
+    else
+        print_table(argv[optind], &l);
+    ck_info_release(&l);
+    return CK_OK;
+}

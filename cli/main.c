@@ -1,0 +1,129 @@
+/*
+ * cli/main.c - argv -> command table -> one call into pipelines/.
+ * The only place that prints errors and calls exit: 0 for success, 1 for a
+ * runtime or data error, 2 for a usage error.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/ck_config.h"
+#include "base/ck_log.h"
+#include "base/ck_mem.h"
+#include "base/ck_thread.h"
+#include "cli/cli.h"
+
+struct cmd {
+    const char *name;
+    ck_code (*run)(int argc, char **argv, cli_common *c, ck_err *err);
+    const char *summary;
+};
+
+static const struct cmd commands[] = {
+    {"info", cmd_info, "list the arrays in an HDF5 file or Zarr store"},
+    {"copy", cmd_copy, "convert HDF5 <-> Zarr, rechunk, recompress, retype"},
+    {"gen", cmd_gen, "write a reproducible random array"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: chunkctl [--version] [--help] COMMAND [ARGS]\n\n"
+               "Batch work on chunked arrays in HDF5 files and Zarr stores, "
+               "out of core.\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\nArrays are named PATH[:DATASET], e.g. data.h5:/group/x, "
+               "store.zarr.\n"
+               "Run 'chunkctl COMMAND --help' or 'man chunkctl-COMMAND' for "
+               "details.\n"
+               "Exit status: 0 success, 1 runtime or data error, 2 usage "
+               "error.\n");
+}
+
+int cli_common_opt(int opt, const char *arg, cli_common *c, ck_code *rc,
+                   ck_err *err)
+{
+    char *end;
+    long v;
+
+    switch (opt) {
+    case 'M':
+        *rc = ck_parse_size(arg, &c->memory, err);
+        if (*rc == CK_OK && c->memory < ((int64_t)32 << 20))
+            *rc = ck_err_set(err, CK_EUSAGE,
+                             "--memory %s: at least 32M is needed", arg);
+        return 1;
+    case 'T':
+        errno = 0;
+        v = strtol(arg, &end, 10);
+        if (errno || end == arg || *end || v < 0 || v > 256)
+            *rc = ck_err_set(err, CK_EUSAGE,
+                             "--threads '%s': expected 0 (all cores) to 256",
+                             arg);
+        else
+            c->threads = (int)v;
+        return 1;
+    case 'q':
+        c->quiet = 1;
+        ck_log_set_level(CK_LOG_WARN);
+        return 1;
+    case 'f':
+        c->force = 1;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+int64_t cli_default_memory(void)
+{
+    int64_t m = ck_phys_mem() / 4;
+    return m < ((int64_t)256 << 20) ? (int64_t)256 << 20 : m;
+}
+
+int main(int argc, char **argv)
+{
+    cli_common common = {0};
+    ck_err err = {0};
+    ck_code rc;
+    const struct cmd *cmd = NULL;
+
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+        printf("chunkctl %s\n", CK_VERSION);
+        return 0;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            cmd = &commands[i];
+    if (!cmd) {
+        fprintf(stderr,
+                "chunkctl: unknown command '%s' (run 'chunkctl --help')\n",
+                argv[1]);
+        return 2;
+    }
+    common.memory = cli_default_memory();
+    rc = cmd->run(argc - 1, argv + 1, &common, &err);
+    cli_progress_end(&common);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        if (rc == CK_OK)
+            rc = ck_err_set(&err, CK_EIO, "writing to standard output: %s",
+                            strerror(errno));
+    }
+    if (rc != CK_OK) {
+        fprintf(stderr, "chunkctl: %s\n",
+                err.msg[0] ? err.msg : ck_code_name(rc));
+        return rc == CK_EUSAGE ? 2 : 1;
+    }
+    return 0;
+}

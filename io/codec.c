@@ -1,0 +1,342 @@
+/*
+ * io/codec.c - zstd, zlib/gzip and blosc on memory buffers, plus the byte
+ * shuffle.  Every function is reentrant: blosc runs through its _ctx calls,
+ * which keep no global state, and zstd/zlib contexts live on the stack of
+ * one call.
+ */
+#include "io/codec.h"
+
+#include <blosc.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+#include <zstd.h>
+
+static const char *const blosc_names[] = {"lz4", "lz4hc", "blosclz", "zlib",
+                                          "zstd"};
+
+static int known_cname(const char *s)
+{
+    for (size_t i = 0; i < sizeof blosc_names / sizeof blosc_names[0]; i++)
+        if (strcmp(s, blosc_names[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static int parse_level(const char *s, int lo, int hi, int *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+
+    if (end == s || *end || v < lo || v > hi)
+        return 0;
+    *out = (int)v;
+    return 1;
+}
+
+static int parse_shuffle(const char *s, ck_shuffle_kind *out)
+{
+    if (strcmp(s, "shuffle") == 0)
+        *out = CK_SHUF_BYTE;
+    else if (strcmp(s, "bitshuffle") == 0)
+        *out = CK_SHUF_BIT;
+    else if (strcmp(s, "noshuffle") == 0)
+        *out = CK_SHUF_NONE;
+    else
+        return 0;
+    return 1;
+}
+
+ck_code ck_codec_parse(const char *s, ck_codec_spec *out, ck_err *err)
+{
+    char buf[64], *part[5] = {0};
+    int np = 0;
+    ck_codec_spec c = {0};
+
+    if (strlen(s) >= sizeof buf)
+        goto bad;
+    strcpy(buf, s);
+    for (char *p = buf; p && np < 5;) {
+        part[np++] = p;
+        p = strchr(p, ':');
+        if (p)
+            *p++ = '\0';
+    }
+    if (strcmp(part[0], "none") == 0 && np == 1) {
+        c.id = CK_CODEC_NONE;
+    } else if (strcmp(part[0], "zstd") == 0 || strcmp(part[0], "gzip") == 0 ||
+               strcmp(part[0], "zlib") == 0) {
+        int zstd = part[0][0] == 'z' && part[0][1] == 's';
+        c.id = zstd ? CK_CODEC_ZSTD
+                    : (part[0][1] == 'z' ? CK_CODEC_GZIP : CK_CODEC_ZLIB);
+        c.level = zstd ? 3 : 4;
+        if (np > 3)
+            goto bad;
+        if (np >= 2 && !(zstd ? parse_level(part[1], -131072, 22, &c.level)
+                              : parse_level(part[1], 0, 9, &c.level)))
+            goto bad;
+        if (np == 3 && strcmp(part[2], "shuffle") != 0)
+            goto bad;
+        c.shuffle = np == 3 ? CK_SHUF_BYTE : CK_SHUF_NONE;
+    } else if (strcmp(part[0], "blosc") == 0) {
+        c.id = CK_CODEC_BLOSC;
+        strcpy(c.cname, "lz4");
+        c.level = 5;
+        c.shuffle = CK_SHUF_BYTE;
+        if (np > 4)
+            goto bad;
+        if (np >= 2) {
+            if (!known_cname(part[1]))
+                goto bad;
+            snprintf(c.cname, sizeof c.cname, "%s", part[1]);
+        }
+        if (np >= 3 && !parse_level(part[2], 0, 9, &c.level))
+            goto bad;
+        if (np == 4 && !parse_shuffle(part[3], &c.shuffle))
+            goto bad;
+    } else {
+        goto bad;
+    }
+    *out = c;
+    return CK_OK;
+bad:
+    return ck_err_set(err, CK_EUSAGE,
+                      "--compress '%s': expected none, zstd[:LEVEL], "
+                      "gzip[:LEVEL], zlib[:LEVEL] (each optionally "
+                      ":shuffle) or blosc[:lz4|lz4hc|blosclz|zlib|zstd"
+                      "[:LEVEL[:shuffle|bitshuffle|noshuffle]]]",
+                      s);
+}
+
+const char *ck_codec_str(const ck_codec_spec *c, char *buf, size_t n)
+{
+    static const char *const shuf[] = {"noshuffle", "shuffle", "bitshuffle"};
+
+    switch (c->id) {
+    case CK_CODEC_ZSTD:
+    case CK_CODEC_ZLIB:
+    case CK_CODEC_GZIP:
+        snprintf(buf, n, "%s:%d%s",
+                 c->id == CK_CODEC_ZSTD
+                     ? "zstd"
+                     : (c->id == CK_CODEC_ZLIB ? "zlib" : "gzip"),
+                 c->level, c->shuffle ? ":shuffle" : "");
+        break;
+    case CK_CODEC_BLOSC:
+        snprintf(buf, n, "blosc:%s:%d:%s", c->cname, c->level,
+                 shuf[c->shuffle <= CK_SHUF_BIT ? c->shuffle : 0]);
+        break;
+    default:
+        snprintf(buf, n, "none");
+        break;
+    }
+    return buf;
+}
+
+size_t ck_codec_bound(const ck_codec_spec *c, size_t n)
+{
+    switch (c->id) {
+    case CK_CODEC_ZSTD:
+        return ZSTD_compressBound(n);
+    case CK_CODEC_ZLIB:
+    case CK_CODEC_GZIP:
+        /* compressBound() plus the gzip header and trailer. */
+        return compressBound((uLong)n) + 32;
+    case CK_CODEC_BLOSC:
+        return n + BLOSC_MAX_OVERHEAD;
+    default:
+        return n;
+    }
+}
+
+static ck_code deflate_buf(int gzip, int level, const void *src, size_t n,
+                           void *dst, size_t cap, size_t *out_n, ck_err *err)
+{
+    z_stream z;
+    int rc;
+
+    if (n > UINT_MAX || cap > UINT_MAX)
+        return ck_err_set(err, CK_ENOTSUP,
+                          "zlib: a chunk of %zu bytes is over 4 GiB", n);
+    memset(&z, 0, sizeof z);
+    if (deflateInit2(&z, level, Z_DEFLATED, gzip ? 15 + 16 : 15, 8,
+                     Z_DEFAULT_STRATEGY) != Z_OK)
+        return ck_err_set(err, CK_ENOMEM, "zlib: cannot start deflate");
+    z.next_in = (Bytef *)(uintptr_t)src;
+    z.avail_in = (uInt)n;
+    z.next_out = dst;
+    z.avail_out = (uInt)cap;
+    rc = deflate(&z, Z_FINISH);
+    *out_n = z.total_out;
+    deflateEnd(&z);
+    if (rc != Z_STREAM_END)
+        return ck_err_set(err, CK_EIO, "zlib: deflate failed (%d)", rc);
+    return CK_OK;
+}
+
+ck_code ck_codec_encode(const ck_codec_spec *c, size_t typesize,
+                        const void *src, size_t n, void *dst, size_t cap,
+                        size_t *out_n, ck_err *err)
+{
+    switch (c->id) {
+    case CK_CODEC_NONE:
+        if (cap < n)
+            return ck_err_set(err, CK_ENOMEM, "encode: buffer too small");
+        memcpy(dst, src, n);
+        *out_n = n;
+        return CK_OK;
+    case CK_CODEC_ZSTD: {
+        size_t r = ZSTD_compress(dst, cap, src, n, c->level);
+        if (ZSTD_isError(r))
+            return ck_err_set(err, CK_EIO, "zstd: %s", ZSTD_getErrorName(r));
+        *out_n = r;
+        return CK_OK;
+    }
+    case CK_CODEC_ZLIB:
+    case CK_CODEC_GZIP:
+        return deflate_buf(c->id == CK_CODEC_GZIP, c->level, src, n, dst, cap,
+                           out_n, err);
+    case CK_CODEC_BLOSC: {
+        int r;
+        if (n > BLOSC_MAX_BUFFERSIZE)
+            return ck_err_set(err, CK_ENOTSUP,
+                              "blosc: a chunk of %zu bytes is over blosc's "
+                              "2 GiB limit",
+                              n);
+        r = blosc_compress_ctx(c->level, (int)c->shuffle,
+                               typesize > 255 ? 1 : typesize, n, src, dst, cap,
+                               c->cname, 0, 1);
+        if (r <= 0)
+            return ck_err_set(err, CK_EIO, "blosc: compression failed (%d)", r);
+        *out_n = (size_t)r;
+        return CK_OK;
+    }
+    }
+    return ck_err_set(err, CK_ENOTSUP, "unknown codec %d", (int)c->id);
+}
+
+static ck_code inflate_buf(const void *src, size_t n, void *dst, size_t want,
+                           ck_err *err)
+{
+    z_stream z;
+    int rc;
+
+    if (n > UINT_MAX || want > UINT_MAX)
+        return ck_err_set(err, CK_ENOTSUP,
+                          "zlib: a chunk of %zu bytes is over 4 GiB", want);
+    memset(&z, 0, sizeof z);
+    /* 15 + 32: accept zlib and gzip headers alike. */
+    if (inflateInit2(&z, 15 + 32) != Z_OK)
+        return ck_err_set(err, CK_ENOMEM, "zlib: cannot start inflate");
+    z.next_in = (Bytef *)(uintptr_t)src;
+    z.avail_in = (uInt)n;
+    z.next_out = dst;
+    z.avail_out = (uInt)want;
+    rc = inflate(&z, Z_FINISH);
+    inflateEnd(&z);
+    if (rc == Z_STREAM_END && z.total_out == want)
+        return CK_OK;
+    if (rc == Z_STREAM_END)
+        return ck_err_set(err, CK_ECORRUPT,
+                          "zlib data decodes to %lu bytes, expected %zu",
+                          z.total_out, want);
+    if (rc == Z_BUF_ERROR && z.avail_out == 0)
+        return ck_err_set(err, CK_ECORRUPT,
+                          "zlib data decodes to more than %zu bytes", want);
+    return ck_err_set(err, CK_ECORRUPT, "zlib data does not decode (%s)",
+                      z.msg ? z.msg : "truncated");
+}
+
+ck_code ck_codec_decode(ck_codec_id id, const void *src, size_t n, void *dst,
+                        size_t want, ck_err *err)
+{
+    switch (id) {
+    case CK_CODEC_NONE:
+        if (n != want)
+            return ck_err_set(err, CK_ECORRUPT, "%zu bytes, expected %zu", n,
+                              want);
+        memcpy(dst, src, n);
+        return CK_OK;
+    case CK_CODEC_ZSTD: {
+        unsigned long long fs = ZSTD_getFrameContentSize(src, n);
+        size_t r;
+        if (fs == ZSTD_CONTENTSIZE_ERROR)
+            return ck_err_set(err, CK_ECORRUPT, "not a zstd frame");
+        if (fs != ZSTD_CONTENTSIZE_UNKNOWN && fs != want)
+            return ck_err_set(err, CK_ECORRUPT,
+                              "zstd frame holds %llu bytes, expected %zu", fs,
+                              want);
+        r = ZSTD_decompress(dst, want, src, n);
+        if (ZSTD_isError(r))
+            return ck_err_set(err, CK_ECORRUPT,
+                              "zstd frame does not decode "
+                              "(%s)",
+                              ZSTD_getErrorName(r));
+        if (r != want)
+            return ck_err_set(err, CK_ECORRUPT,
+                              "zstd data decodes to %zu bytes, expected %zu", r,
+                              want);
+        return CK_OK;
+    }
+    case CK_CODEC_ZLIB:
+    case CK_CODEC_GZIP:
+        return inflate_buf(src, n, dst, want, err);
+    case CK_CODEC_BLOSC: {
+        size_t nbytes = 0, cbytes = 0, bsize = 0;
+        int r;
+        if (n < BLOSC_MIN_HEADER_LENGTH)
+            return ck_err_set(err, CK_ECORRUPT,
+                              "blosc frame of %zu bytes is truncated", n);
+        blosc_cbuffer_sizes(src, &nbytes, &cbytes, &bsize);
+        if (cbytes > n)
+            return ck_err_set(err, CK_ECORRUPT,
+                              "blosc frame claims %zu bytes, has %zu", cbytes,
+                              n);
+        if (nbytes != want)
+            return ck_err_set(err, CK_ECORRUPT,
+                              "blosc frame holds %zu bytes, expected %zu",
+                              nbytes, want);
+        r = blosc_decompress_ctx(src, dst, want, 1);
+        if (r < 0 || (size_t)r != want)
+            return ck_err_set(err, CK_ECORRUPT,
+                              "blosc frame does not decode (%d)", r);
+        return CK_OK;
+    }
+    }
+    return ck_err_set(err, CK_ENOTSUP, "unknown codec %d", (int)id);
+}
+
+void ck_shuffle(size_t typesize, const void *src, void *dst, size_t n)
+{
+    const unsigned char *s = src;
+    unsigned char *d = dst;
+    size_t elems = typesize ? n / typesize : 0;
+
+    if (typesize <= 1 || elems <= 1) {
+        memcpy(dst, src, n);
+        return;
+    }
+    for (size_t b = 0; b < typesize; b++)
+        for (size_t i = 0; i < elems; i++)
+            d[b * elems + i] = s[i * typesize + b];
+    memcpy(d + elems * typesize, s + elems * typesize, n - elems * typesize);
+}
+
+void ck_unshuffle(size_t typesize, const void *src, void *dst, size_t n)
+{
+    const unsigned char *s = src;
+    unsigned char *d = dst;
+    size_t elems = typesize ? n / typesize : 0;
+
+    if (typesize <= 1 || elems <= 1) {
+        memcpy(dst, src, n);
+        return;
+    }
+    for (size_t i = 0; i < elems; i++)
+        for (size_t b = 0; b < typesize; b++)
+            d[i * typesize + b] = s[b * elems + i];
+    memcpy(d + elems * typesize, s + elems * typesize, n - elems * typesize);
+}

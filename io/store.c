@@ -1,0 +1,523 @@
+/*
+ * io/store.c - the store-kind-independent half of io/store.h.
+ * Resolves PATH[:DATASET], picks the store kind, names and commits
+ * temporary outputs, and builds region reads and attribute copies on the
+ * kinds' whole-chunk primitives.  Byte-level work on chunks is the kinds'
+ * job (io/hdf5, io/zarr); codecs are io/codec.c's.
+ */
+#define _XOPEN_SOURCE 700
+#include "io/store_impl.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/ck_log.h"
+
+ck_code ck_names_push(ck_names *l, const char *s, ck_err *err)
+{
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 16;
+        char **v = realloc(l->v, sizeof *v * (size_t)cap);
+        if (!v)
+            return ck_err_set(err, CK_ENOMEM, "out of memory listing arrays");
+        l->v = v;
+        l->cap = cap;
+    }
+    if (!(l->v[l->n] = strdup(s)))
+        return ck_err_set(err, CK_ENOMEM, "out of memory listing arrays");
+    l->n++;
+    return CK_OK;
+}
+
+void ck_names_release(ck_names *l)
+{
+    if (!l)
+        return;
+    for (int i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+    l->v = NULL;
+    l->n = l->cap = 0;
+}
+
+ck_code ck_target_split(const char *target, char *path, char *dataset, size_t n,
+                        ck_err *err)
+{
+    const char *colon = strrchr(target, ':');
+    struct stat st;
+    size_t plen;
+
+    /* A path that exists as given is never split: "a:b.h5" is a file. */
+    if (!colon || colon[1] == '\0' || lstat(target, &st) == 0)
+        colon = NULL;
+    plen = colon ? (size_t)(colon - target) : strlen(target);
+    if (plen == 0)
+        return ck_err_set(err, CK_EUSAGE, "'%s': no file name", target);
+    if (plen >= n || (colon && strlen(colon) + 1 >= n))
+        return ck_err_set(err, CK_EUSAGE, "'%s': name too long", target);
+    memcpy(path, target, plen);
+    path[plen] = '\0';
+    dataset[0] = '\0';
+    if (colon) {
+        /* Normalise to "/a/b": a leading '/', no trailing one. */
+        snprintf(dataset, n, "%s%s", colon[1] == '/' ? "" : "/", colon + 1);
+        size_t dl = strlen(dataset);
+        while (dl > 1 && dataset[dl - 1] == '/')
+            dataset[--dl] = '\0';
+    }
+    return CK_OK;
+}
+
+static int has_suffix(const char *s, const char *suf)
+{
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && strcasecmp(s + a - b, suf) == 0;
+}
+
+ck_store_kind ck_store_kind_guess(const char *path)
+{
+    static const char *const h5[] = {".h5", ".hdf5", ".he5", ".hdf", ".nc"};
+    char trimmed[PATH_MAX];
+    size_t n;
+
+    if (ck_zarr_sniff(path))
+        return CK_KIND_ZARR;
+    if (ck_h5_sniff(path))
+        return CK_KIND_HDF5;
+    snprintf(trimmed, sizeof trimmed, "%s", path);
+    n = strlen(trimmed);
+    while (n > 1 && trimmed[n - 1] == '/')
+        trimmed[--n] = '\0';
+    if (has_suffix(trimmed, ".zarr"))
+        return CK_KIND_ZARR;
+    for (size_t i = 0; i < sizeof h5 / sizeof h5[0]; i++)
+        if (has_suffix(trimmed, h5[i]))
+            return CK_KIND_HDF5;
+    return CK_KIND_NONE;
+}
+
+static const ck_store_ops *ops_of(ck_store_kind k)
+{
+    return k == CK_KIND_HDF5 ? &ck_h5_ops : &ck_zarr_ops;
+}
+
+ck_code ck_store_open(const char *path, ck_store **out, ck_err *err)
+{
+    struct stat st;
+    ck_store *s;
+    ck_store_kind kind;
+    ck_code rc;
+
+    if (stat(path, &st) != 0)
+        return ck_err_set(err, CK_EIO, "%s: %s", path, strerror(errno));
+    /* Every directory goes to the Zarr reader, which says why one is not
+     * a store it can read (no .zarray, or a Zarr v3 zarr.json). */
+    if (S_ISDIR(st.st_mode))
+        kind = CK_KIND_ZARR;
+    else if (ck_h5_sniff(path))
+        kind = CK_KIND_HDF5;
+    else
+        return ck_err_set(err, CK_EFORMAT, "%s: not an HDF5 file or zarr store",
+                          path);
+    if (strlen(path) >= PATH_MAX)
+        return ck_err_set(err, CK_EUSAGE, "%s: path too long", path);
+    if (!(s = calloc(1, sizeof *s)))
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    s->kind = kind;
+    s->ops = ops_of(kind);
+    snprintf(s->path, sizeof s->path, "%s", path);
+    if ((rc = s->ops->open(s, err)) != CK_OK) {
+        free(s);
+        return rc;
+    }
+    *out = s;
+    return CK_OK;
+}
+
+static int rm_entry(const char *p, const struct stat *sb, int flag,
+                    struct FTW *ftw)
+{
+    (void)sb;
+    (void)ftw;
+    return flag == FTW_DP ? rmdir(p) : unlink(p);
+}
+
+/* Removes a file or a whole directory tree, not following links. */
+static int remove_tree(const char *path)
+{
+    struct stat st;
+
+    if (lstat(path, &st) != 0)
+        return errno == ENOENT ? 0 : -1;
+    if (!S_ISDIR(st.st_mode))
+        return unlink(path);
+    return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+void ck_store_close(ck_store *s)
+{
+    if (!s)
+        return;
+    if (s->impl)
+        s->ops->close(s);
+    if (s->writing && !s->committed && s->tmp[0])
+        remove_tree(s->tmp);
+    free(s);
+}
+
+ck_store_kind ck_store_kind_of(const ck_store *s)
+{
+    return s->kind;
+}
+
+const char *ck_store_path(const ck_store *s)
+{
+    return s->path;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+ck_code ck_store_list(ck_store *s, ck_names *out, ck_err *err)
+{
+    ck_names l = {0};
+    ck_code rc = s->ops->list(s, &l, err);
+
+    if (rc != CK_OK) {
+        ck_names_release(&l);
+        return rc;
+    }
+    if (l.n > 1)
+        qsort(l.v, (size_t)l.n, sizeof *l.v, cmp_names);
+    *out = l;
+    return CK_OK;
+}
+
+/* "/a, /b, /c" (at most ~400 characters) for error messages. */
+static void join_names(const ck_names *l, char *buf, size_t n)
+{
+    size_t used = 0;
+
+    buf[0] = '\0';
+    for (int i = 0; i < l->n && used + 8 < n; i++) {
+        int w = snprintf(buf + used, n - used, "%s%s", i ? ", " : "", l->v[i]);
+        if (w < 0 || (size_t)w >= n - used) {
+            snprintf(buf + used, n - used, ", ...");
+            break;
+        }
+        used += (size_t)w;
+    }
+}
+
+static ck_code finish_open(ck_array *a, ck_err *err)
+{
+    ck_code rc =
+        ck_grid_init(&a->grid, a->info.ndim, a->info.shape, a->info.chunks,
+                     ck_dtype_size(a->info.dtype), err);
+    if (rc != CK_OK)
+        ck_err_prefix(err, "%s:%s", a->store->path, a->info.name);
+    return rc;
+}
+
+ck_code ck_array_open(ck_store *s, const char *name, ck_array **out,
+                      ck_err *err)
+{
+    ck_names l = {0};
+    char listed[400], norm[512];
+    ck_array *a = NULL;
+    ck_err local = {0};
+    ck_code rc;
+
+    if (!name || !*name) {
+        CK_TRY(ck_store_list(s, &l, err));
+        if (l.n != 1) {
+            join_names(&l, listed, sizeof listed);
+            rc = l.n == 0
+                     ? ck_err_set(err, CK_EFORMAT, "%s: holds no arrays",
+                                  s->path)
+                     : ck_err_set(err, CK_EUSAGE,
+                                  "%s holds %d arrays; name one as %s:NAME "
+                                  "(arrays: %s)",
+                                  s->path, l.n, s->path, listed);
+            ck_names_release(&l);
+            return rc;
+        }
+        snprintf(norm, sizeof norm, "%s", l.v[0]);
+        ck_names_release(&l);
+    } else {
+        snprintf(norm, sizeof norm, "%s%s", name[0] == '/' ? "" : "/", name);
+    }
+    if (!(a = calloc(1, sizeof *a)))
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    a->store = s;
+    rc = s->ops->array_open(s, norm, a, &local);
+    if (rc == CK_EFORMAT && ck_store_list(s, &l, NULL) == CK_OK) {
+        int known = 0;
+        for (int i = 0; i < l.n; i++)
+            known |= strcmp(l.v[i], norm) == 0;
+        if (!known) {
+            join_names(&l, listed, sizeof listed);
+            ck_names_release(&l);
+            free(a);
+            return ck_err_set(err, CK_EUSAGE, "%s: no array '%s' (arrays: %s)",
+                              s->path, norm,
+                              l.n || listed[0] ? listed : "none");
+        }
+    }
+    ck_names_release(&l);
+    if (rc != CK_OK) {
+        ck_err_set(err, local.code, "%s", local.msg);
+        free(a);
+        return rc;
+    }
+    snprintf(a->info.name, sizeof a->info.name, "%s", norm);
+    if ((rc = finish_open(a, err)) != CK_OK) {
+        ck_array_close(a);
+        return rc;
+    }
+    *out = a;
+    return CK_OK;
+}
+
+void ck_array_close(ck_array *a)
+{
+    if (!a)
+        return;
+    if (a->impl)
+        a->store->ops->array_close(a);
+    free(a);
+}
+
+const ck_array_info *ck_array_info_of(const ck_array *a)
+{
+    return &a->info;
+}
+
+ck_store *ck_array_store(const ck_array *a)
+{
+    return a->store;
+}
+
+const ck_grid *ck_array_grid(const ck_array *a)
+{
+    return &a->grid;
+}
+
+size_t ck_array_scratch_bytes(const ck_array *a)
+{
+    return a->store->ops->scratch_bytes(a);
+}
+
+ck_code ck_array_read_chunk(ck_array *a, const int64_t *coords, void *dst,
+                            ck_arena *scratch, ck_err *err)
+{
+    return a->store->ops->read_chunk(a, coords, dst, scratch, err);
+}
+
+/* Rounds up to the arena's 64-byte alignment. */
+static size_t al64(size_t n)
+{
+    return (n + 63) & ~(size_t)63;
+}
+
+size_t ck_array_region_scratch_bytes(const ck_array *a, ck_dtype to)
+{
+    size_t n = (size_t)a->grid.chunk_nelem;
+    size_t conv = to == a->info.dtype ? 0 : al64(n * ck_dtype_size(to));
+    return al64(n * ck_dtype_size(a->info.dtype)) + conv +
+           al64(ck_array_scratch_bytes(a)) + 128;
+}
+
+ck_code ck_array_read_region(ck_array *a, const int64_t *start,
+                             const int64_t *stop, const int64_t *step,
+                             ck_dtype to, void *dst, ck_arena *scratch,
+                             ck_err *err)
+{
+    const ck_grid *g = &a->grid;
+    int nd = g->ndim;
+    size_t in_sz = ck_dtype_size(a->info.dtype), out_sz = ck_dtype_size(to);
+    int64_t st[CK_MAX_DIMS], nsel[CK_MAX_DIMS], c0[CK_MAX_DIMS],
+        c1[CK_MAX_DIMS], cc[CK_MAX_DIMS];
+    void *chunk, *conv;
+    size_t mark;
+
+    for (int d = 0; d < nd; d++) {
+        st[d] = step ? step[d] : 1;
+        if (st[d] < 1 || start[d] < 0 || stop[d] > g->shape[d])
+            return ck_err_set(err, CK_EUSAGE,
+                              "%s:%s: region outside the array on axis %d",
+                              a->store->path, a->info.name, d);
+        nsel[d] = stop[d] > start[d] ? (stop[d] - start[d] - 1) / st[d] + 1 : 0;
+        if (nsel[d] == 0)
+            return CK_OK;
+        c0[d] = start[d] / g->chunk[d];
+        c1[d] = (start[d] + (nsel[d] - 1) * st[d]) / g->chunk[d];
+        cc[d] = c0[d];
+    }
+    chunk = ck_arena_alloc(scratch, (size_t)g->chunk_nelem * in_sz);
+    conv = to == a->info.dtype
+               ? chunk
+               : ck_arena_alloc(scratch, (size_t)g->chunk_nelem * out_sz);
+    if (!chunk || !conv)
+        return ck_err_set(err, CK_ENOMEM,
+                          "region read: scratch arena too small");
+    mark = scratch->used;
+    for (;;) {
+        int64_t soff[CK_MAX_DIMS], doff[CK_MAX_DIMS], box[CK_MAX_DIMS];
+        int empty = 0;
+        for (int d = 0; d < nd; d++) {
+            int64_t cs = cc[d] * g->chunk[d];
+            int64_t ce =
+                cs + g->chunk[d] < stop[d] ? cs + g->chunk[d] : stop[d];
+            int64_t k0 =
+                cs > start[d] ? (cs - start[d] + st[d] - 1) / st[d] : 0;
+            int64_t i0 = start[d] + k0 * st[d];
+            if (i0 >= ce) {
+                empty = 1;
+                break;
+            }
+            soff[d] = i0 - cs;
+            doff[d] = k0;
+            box[d] = (ce - 1 - i0) / st[d] + 1;
+        }
+        if (!empty) {
+            scratch->used = mark;
+            CK_TRY(ck_array_read_chunk(a, cc, chunk, scratch, err));
+            if (conv != chunk)
+                ck_dtype_convert(to, conv, a->info.dtype, chunk,
+                                 (size_t)g->chunk_nelem);
+            ck_box_copy(nd, out_sz, dst, nsel, doff, conv, g->chunk, soff, st,
+                        box);
+        }
+        /* Odometer over the chunk coordinates c0..c1. */
+        int d = nd - 1;
+        for (; d >= 0; d--) {
+            if (++cc[d] <= c1[d])
+                break;
+            cc[d] = c0[d];
+        }
+        if (d < 0)
+            break;
+    }
+    scratch->used = mark;
+    return CK_OK;
+}
+
+ck_code ck_store_create(const char *path, ck_store_kind kind, int force,
+                        ck_store **out, ck_err *err)
+{
+    struct stat st;
+    char dir[PATH_MAX], base[PATH_MAX], tmp[PATH_MAX + 64];
+    ck_store *s;
+    ck_code rc;
+    size_t n = strlen(path);
+
+    if (n == 0 || n >= PATH_MAX - 64)
+        return ck_err_set(err, CK_EUSAGE, "'%s': bad output name", path);
+    if (lstat(path, &st) == 0 && !force)
+        return ck_err_set(err, CK_EEXIST,
+                          "%s exists (use --force to overwrite it)", path);
+    snprintf(dir, sizeof dir, "%s", path);
+    snprintf(base, sizeof base, "%s", path);
+    while (n > 1 && base[n - 1] == '/') {
+        n--;
+        base[n] = dir[n] = '\0';
+    }
+    snprintf(tmp, sizeof tmp, "%s/.%s.ck-tmp-%ld", dirname(dir), basename(base),
+             (long)getpid());
+    if (strlen(tmp) >= PATH_MAX)
+        return ck_err_set(err, CK_EUSAGE, "'%s': name too long", path);
+    remove_tree(tmp); /* a stale one from a killed run with our pid */
+    if (!(s = calloc(1, sizeof *s)))
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    s->kind = kind;
+    s->ops = ops_of(kind);
+    s->writing = 1;
+    snprintf(s->path, sizeof s->path, "%s", path);
+    memcpy(s->tmp, tmp, strlen(tmp) + 1); /* fits: checked above */
+    if ((rc = s->ops->create(s, err)) != CK_OK) {
+        ck_store_close(s);
+        return rc;
+    }
+    *out = s;
+    return CK_OK;
+}
+
+ck_code ck_array_create(ck_store *s, const ck_array_spec *spec, ck_array **out,
+                        ck_err *err)
+{
+    ck_array *a;
+    ck_code rc;
+
+    if (!(a = calloc(1, sizeof *a)))
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    a->store = s;
+    if ((rc = s->ops->array_create(s, spec, a, err)) != CK_OK) {
+        ck_array_close(a);
+        return rc;
+    }
+    snprintf(a->info.name, sizeof a->info.name, "%s", spec->name);
+    if ((rc = finish_open(a, err)) != CK_OK) {
+        ck_array_close(a);
+        return rc;
+    }
+    *out = a;
+    return CK_OK;
+}
+
+ck_code ck_array_write_chunk(ck_array *a, const int64_t *coords,
+                             const void *src, ck_arena *scratch, ck_err *err)
+{
+    return a->store->ops->write_chunk(a, coords, src, scratch, err);
+}
+
+ck_code ck_store_copy_attrs(ck_store *src, const char *src_name, ck_store *dst,
+                            const char *dst_name, ck_err *err)
+{
+    char *json = NULL;
+    ck_code rc = src->ops->get_attrs(src, src_name, &json, err);
+
+    if (rc == CK_OK && json && strcmp(json, "{}") != 0)
+        rc = dst->ops->set_attrs(dst, dst_name, json, err);
+    free(json);
+    return rc;
+}
+
+ck_code ck_store_commit(ck_store *s, ck_err *err)
+{
+    char old[PATH_MAX + 32];
+    struct stat st;
+    int replaced = 0;
+
+    CK_TRY(s->ops->flush(s, err));
+    /* rename() cannot replace a directory (a Zarr store) or change a file
+     * into one: move the old output aside first, and drop it only once the
+     * new one is in place. */
+    if (lstat(s->path, &st) == 0) {
+        snprintf(old, sizeof old, "%s.ck-old-%ld", s->tmp, (long)getpid());
+        if (rename(s->path, old) != 0)
+            return ck_err_set(err, CK_EIO, "%s: cannot replace: %s", s->path,
+                              strerror(errno));
+        replaced = 1;
+    }
+    if (rename(s->tmp, s->path) != 0) {
+        int e = errno;
+        if (replaced)
+            rename(old, s->path);
+        return ck_err_set(err, CK_EIO, "%s: cannot rename from %s: %s", s->path,
+                          s->tmp, strerror(e));
+    }
+    s->committed = 1;
+    if (replaced && remove_tree(old) != 0)
+        ck_log(CK_LOG_WARN, "could not remove the old %s (left as %s)", s->path,
+               old);
+    return CK_OK;
+}

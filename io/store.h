@@ -1,0 +1,162 @@
+/*
+ * io/store.h - one dataset abstraction over HDF5 files and Zarr v2 stores.
+ * Arrays are addressed as PATH[:DATASET] ("data.h5:/g/x", "s.zarr",
+ * "s.zarr:/g/x").  Chunks move between disk and memory whole, decoded, in
+ * native byte order and C order; region reads and dtype conversion are
+ * built on that.  Stores are opened read-only; new stores are written under
+ * a temporary name beside the target and renamed by ck_store_commit, so an
+ * output appears only complete.  Every function here may be called from
+ * several threads at once on the same array (HDF5 calls are serialised
+ * inside io/hdf5, Zarr chunks are independent files).  Nothing here knows
+ * about compute.
+ */
+#ifndef CK_STORE_H
+#define CK_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/ck_dtype.h"
+#include "base/ck_err.h"
+#include "base/ck_grid.h"
+#include "base/ck_mem.h"
+#include "io/codec.h"
+
+typedef struct ck_store ck_store;
+typedef struct ck_array ck_array;
+
+typedef enum ck_store_kind {
+    CK_KIND_NONE = 0,
+    CK_KIND_HDF5,
+    CK_KIND_ZARR,
+} ck_store_kind;
+
+typedef enum ck_layout {
+    CK_LAYOUT_CHUNKED = 0,
+    CK_LAYOUT_CONTIGUOUS, /* HDF5; read through a virtual chunking */
+    CK_LAYOUT_COMPACT,    /* HDF5; one virtual chunk */
+} ck_layout;
+
+/* What a store says about one array. */
+typedef struct ck_array_info {
+    char name[512]; /* "/g/x"; "/" for a Zarr store that is one array */
+    int ndim;
+    int64_t shape[CK_MAX_DIMS];
+    int64_t chunks[CK_MAX_DIMS]; /* the read granularity (virtual for
+                                    contiguous and compact layouts) */
+    ck_dtype dtype;
+    int big_endian; /* byte order on disk */
+    char order;     /* 'C' or 'F' (Zarr) */
+    int has_fill;
+    ck_scalar fill; /* in dtype's kind (see ck_dtype_fill) */
+    ck_layout layout;
+    ck_codec_spec codec;   /* the compression, as --compress would say it */
+    char compressor[96];   /* for people: "zstd:3", "gzip:4+shuffle",
+                              "deflate:4+fletcher32", "none" */
+    int64_t stored_bytes;  /* bytes of chunk data on disk; -1 unknown */
+    int64_t chunks_stored; /* chunks present on disk; -1 unknown */
+} ck_array_info;
+
+/* What a new array should look like. */
+typedef struct ck_array_spec {
+    const char *name; /* "/x", "/g/x"; Zarr: "/" makes the store an array */
+    int ndim;
+    int64_t shape[CK_MAX_DIMS];
+    int64_t chunks[CK_MAX_DIMS];
+    ck_dtype dtype;
+    ck_codec_spec codec;
+    int has_fill;
+    ck_scalar fill;
+} ck_array_spec;
+
+/* A list of array names, owned by the caller: ck_names_release(). */
+typedef struct ck_names {
+    char **v;
+    int n, cap;
+} ck_names;
+
+ck_code ck_names_push(ck_names *l, const char *s, ck_err *err);
+void ck_names_release(ck_names *l);
+
+/* Splits "PATH[:DATASET]" at the last ':' that is followed by '/' and is not
+ * part of a path that exists as given.  *dataset is "" when absent.  path
+ * and dataset are written into caller buffers of n bytes.  CK_EUSAGE when
+ * they do not fit. */
+ck_code ck_target_split(const char *target, char *path, char *dataset, size_t n,
+                        ck_err *err);
+
+/* The kind of store at path: by content when it exists, else by name
+ * (.zarr -> Zarr; .h5 .hdf5 .he5 .hdf .nc -> HDF5).  CK_KIND_NONE if
+ * neither. */
+ck_store_kind ck_store_kind_guess(const char *path);
+
+/* Opens an existing store read-only.  CK_EIO when path is missing,
+ * CK_EFORMAT when it is neither an HDF5 file nor a Zarr store. */
+ck_code ck_store_open(const char *path, ck_store **out, ck_err *err);
+/* Closes a store; a store being written that was not committed is deleted
+ * with its temporary files.  Accepts NULL.  Arrays must be closed first. */
+void ck_store_close(ck_store *s);
+ck_store_kind ck_store_kind_of(const ck_store *s);
+const char *ck_store_path(const ck_store *s);
+
+/* Names of all arrays in the store, depth first, sorted within a group. */
+ck_code ck_store_list(ck_store *s, ck_names *out, ck_err *err);
+
+/* Opens array 'name' ("" or NULL: the only array).  CK_EUSAGE listing the
+ * arrays when name is "" and there are several, or when name is not one of
+ * them (naming a dataset that is not there is the caller's mistake, like an
+ * unknown option); CK_EFORMAT when the store holds no arrays. */
+ck_code ck_array_open(ck_store *s, const char *name, ck_array **out,
+                      ck_err *err);
+void ck_array_close(ck_array *a);
+const ck_array_info *ck_array_info_of(const ck_array *a);
+/* The store an array belongs to. */
+ck_store *ck_array_store(const ck_array *a);
+/* The chunk grid of an opened array (shape, chunks). */
+const ck_grid *ck_array_grid(const ck_array *a);
+
+/* Scratch bytes one caller needs in its arena for one read_chunk or
+ * write_chunk on this array (ck_arena_reset between calls). */
+size_t ck_array_scratch_bytes(const ck_array *a);
+
+/* Scratch bytes for one ck_array_read_region into dtype 'to'. */
+size_t ck_array_region_scratch_bytes(const ck_array *a, ck_dtype to);
+
+/* Reads chunk 'coords' into caller-owned dst, which holds a full chunk
+ * (info.chunks elements of info.dtype), decoded, native byte order, C
+ * order.  Parts past the array edge are unspecified.  A chunk missing on
+ * disk reads as the fill value (0 when there is none).  CK_ECORRUPT naming
+ * the chunk when it does not decode to exactly a chunk's bytes. */
+ck_code ck_array_read_chunk(ck_array *a, const int64_t *coords, void *dst,
+                            ck_arena *scratch, ck_err *err);
+
+/* Reads the region start[d] <= i < stop[d] taking every step[d]-th element
+ * (step NULL: 1) into dst, C order, converted to dtype 'to'.  scratch must
+ * hold ck_array_region_scratch_bytes(a, to). */
+ck_code ck_array_read_region(ck_array *a, const int64_t *start,
+                             const int64_t *stop, const int64_t *step,
+                             ck_dtype to, void *dst, ck_arena *scratch,
+                             ck_err *err);
+
+/* Creates a new store of 'kind' that will appear at path on commit.
+ * CK_EEXIST when path exists and force is 0.  The store is written under
+ * a temporary name in the same directory. */
+ck_code ck_store_create(const char *path, ck_store_kind kind, int force,
+                        ck_store **out, ck_err *err);
+/* Creates an array (and its parent groups) in a store being written. */
+ck_code ck_array_create(ck_store *s, const ck_array_spec *spec, ck_array **out,
+                        ck_err *err);
+/* Encodes and writes one full chunk (chunk shape, C order, native order,
+ * the array's dtype; pad edge chunks with the fill value). */
+ck_code ck_array_write_chunk(ck_array *a, const int64_t *coords,
+                             const void *src, ck_arena *scratch, ck_err *err);
+/* Copies the attributes of src_name in src onto dst_name in dst (groups
+ * and arrays alike; "/" is the root).  Values that the destination cannot
+ * hold are skipped with a note. */
+ck_code ck_store_copy_attrs(ck_store *src, const char *src_name, ck_store *dst,
+                            const char *dst_name, ck_err *err);
+/* Flushes and renames the temporary store over path.  After it the store
+ * may only be closed. */
+ck_code ck_store_commit(ck_store *s, ck_err *err);
+
+#endif

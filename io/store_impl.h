@@ -1,0 +1,84 @@
+/*
+ * io/store_impl.h - what a store kind implements (private to io/).
+ * io/store.c owns the generic parts: name resolution, temporary names and
+ * the commit rename, region reads, attribute copies.  A kind fills one
+ * ck_store_ops table; io/hdf5/ and io/zarr/ are the two.
+ */
+#ifndef CK_STORE_IMPL_H
+#define CK_STORE_IMPL_H
+
+#include <limits.h>
+
+#include "io/store.h"
+
+typedef struct ck_store_ops ck_store_ops;
+
+struct ck_store {
+    const ck_store_ops *ops;
+    ck_store_kind kind;
+    char path[PATH_MAX]; /* as given; the final name when writing */
+    char tmp[PATH_MAX];  /* where a store being written lives until commit */
+    int writing;
+    int committed;
+    void *impl;
+};
+
+struct ck_array {
+    ck_store *store;
+    ck_array_info info;
+    ck_grid grid; /* set by io/store.c from info after array_open/create */
+    void *impl;
+};
+
+struct ck_store_ops {
+    const char *name;
+    /* Opens s->path read-only into s->impl. */
+    ck_code (*open)(ck_store *s, ck_err *err);
+    /* Frees s->impl (after flush or when abandoning a write). */
+    void (*close)(ck_store *s);
+    /* Appends the names of all arrays ("/g/x"; "/" for a root Zarr array). */
+    ck_code (*list)(ck_store *s, ck_names *out, ck_err *err);
+    /* Opens array 'name' (normalised: leading '/', no trailing '/') and
+     * fills a->info and a->impl.  CK_EFORMAT if there is no such array. */
+    ck_code (*array_open)(ck_store *s, const char *name, ck_array *a,
+                          ck_err *err);
+    void (*array_close)(ck_array *a);
+    size_t (*scratch_bytes)(const ck_array *a);
+    ck_code (*read_chunk)(ck_array *a, const int64_t *coords, void *dst,
+                          ck_arena *scratch, ck_err *err);
+    /* Creates an empty store at s->tmp. */
+    ck_code (*create)(ck_store *s, ck_err *err);
+    /* Creates spec->name with its parent groups; fills a->info, a->impl. */
+    ck_code (*array_create)(ck_store *s, const ck_array_spec *spec, ck_array *a,
+                            ck_err *err);
+    ck_code (*write_chunk)(ck_array *a, const int64_t *coords, const void *src,
+                           ck_arena *scratch, ck_err *err);
+    /* Attributes of a group or array as the text of one JSON object
+     * (malloc'd, caller frees); "{}" when there are none. */
+    ck_code (*get_attrs)(ck_store *s, const char *name, char **json,
+                         ck_err *err);
+    /* Sets attributes from the text of one JSON object. */
+    ck_code (*set_attrs)(ck_store *s, const char *name, const char *json,
+                         ck_err *err);
+    /* Makes everything durable at s->tmp (HDF5: close the file) before
+     * the rename. */
+    ck_code (*flush)(ck_store *s, ck_err *err);
+};
+
+extern const ck_store_ops ck_h5_ops;
+extern const ck_store_ops ck_zarr_ops;
+
+/* 1 if path is an HDF5 file (signature at 0, 512, 1024, ...). */
+int ck_h5_sniff(const char *path);
+/* 1 if path is a directory holding .zarray or .zgroup. */
+int ck_zarr_sniff(const char *path);
+
+/* Largest stored size accepted for a chunk of n decoded bytes before it is
+ * called corrupt: no codec expands data more than this, so a damaged size
+ * field can never make a reader allocate gigabytes. */
+static inline size_t ck_stored_max(size_t n)
+{
+    return n + n / 16 + 4096;
+}
+
+#endif

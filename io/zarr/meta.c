@@ -1,0 +1,680 @@
+/*
+ * io/zarr/meta.c - parse and write .zarray JSON (Zarr storage spec v2,
+ * "Metadata"), with cJSON.  Only the header: chunk files, directories and
+ * the store layout are io/zarr/zarr.c's job.
+ */
+#include "io/zarr/meta.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXACT_MAX 9007199254740992.0 /* 2^53: doubles are exact below */
+
+static const char *where_or(const char *where)
+{
+    return where ? where : ".zarray";
+}
+
+/* 1-based line and column of byte 'off' in text. */
+static void text_pos(const char *text, size_t off, int *line, int *col)
+{
+    *line = 1;
+    *col = 1;
+    for (size_t i = 0; i < off; i++) {
+        if (text[i] == '\n') {
+            ++*line;
+            *col = 1;
+        } else {
+            ++*col;
+        }
+    }
+}
+
+static int is_ws(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* Parses exactly one JSON value from text.  cJSON_GetErrorPtr is a global;
+ * the parse end pointer is per call, so this is safe from several threads. */
+static ck_code parse_json(const char *text, size_t len, const char *where,
+                          cJSON **out, ck_err *err)
+{
+    const char *end = NULL;
+    const char *nul = memchr(text, '\0', len);
+    size_t off;
+    cJSON *j;
+    int line, col;
+
+    j = cJSON_ParseWithLengthOpts(text, nul ? (size_t)(nul - text) : len, &end,
+                                  0);
+    if (j) {
+        off = (size_t)(end - text);
+        while (off < len && is_ws(text[off]))
+            off++;
+        if (off == len) {
+            *out = j;
+            return CK_OK;
+        }
+        cJSON_Delete(j);
+    } else {
+        off = end ? (size_t)(end - text) : 0;
+    }
+    if (off > len)
+        off = len;
+    text_pos(text, off, &line, &col);
+    return ck_err_set(err, CK_EFORMAT,
+                      "%s: invalid JSON near line %d column %d", where, line,
+                      col);
+}
+
+/* The first character of member 'key' of the top-level object, found in
+ * the raw text (already validated by cJSON), or NULL.  cJSON keeps numbers
+ * as doubles only, so this is how 64-bit integers stay exact. */
+static const char *raw_member(const char *t, size_t len, const char *key)
+{
+    size_t klen = strlen(key);
+    int depth = 0;
+
+    for (size_t i = 0; i < len; i++) {
+        char c = t[i];
+        if (c == '{' || c == '[') {
+            depth++;
+        } else if (c == '}' || c == ']') {
+            depth--;
+        } else if (c == '"') {
+            size_t s = ++i;
+            while (i < len && t[i] != '"')
+                i += t[i] == '\\' ? 2 : 1;
+            if (i >= len)
+                return NULL;
+            if (depth != 1 || i - s != klen || memcmp(t + s, key, klen) != 0)
+                continue;
+            size_t j = i + 1;
+            while (j < len && is_ws(t[j]))
+                j++;
+            if (j < len && t[j] == ':') {
+                for (j++; j < len && is_ws(t[j]); j++)
+                    ;
+                return t + j;
+            }
+        }
+    }
+    return NULL;
+}
+
+/* Reads an integer literal (no fraction or exponent) at p exactly.
+ * Returns 1 and sets *neg and *mag (the magnitude), or 0 if p does not
+ * start a plain integer or it does not fit 64 bits. */
+static int raw_int(const char *p, const char *end, int *neg, uint64_t *mag)
+{
+    uint64_t v = 0;
+    const char *q = p;
+
+    *neg = q < end && *q == '-';
+    if (*neg)
+        q++;
+    if (q >= end || *q < '0' || *q > '9')
+        return 0;
+    for (; q < end && *q >= '0' && *q <= '9'; q++) {
+        if (v > (UINT64_MAX - (uint64_t)(*q - '0')) / 10)
+            return 0;
+        v = v * 10 + (uint64_t)(*q - '0');
+    }
+    if (q < end && (*q == '.' || *q == 'e' || *q == 'E'))
+        return 0;
+    *mag = v;
+    return 1;
+}
+
+static ck_code parse_dtype(const cJSON *j, const char *where, ck_zarr_meta *m,
+                           ck_err *err)
+{
+    static const struct {
+        char kind, size;
+        ck_dtype t;
+    } map[] = {
+        {'b', '1', CK_BOOL}, {'i', '1', CK_I8},  {'i', '2', CK_I16},
+        {'i', '4', CK_I32},  {'i', '8', CK_I64}, {'u', '1', CK_U8},
+        {'u', '2', CK_U16},  {'u', '4', CK_U32}, {'u', '8', CK_U64},
+        {'f', '4', CK_F32},  {'f', '8', CK_F64},
+    };
+    const char *s;
+
+    if (!j)
+        return ck_err_set(err, CK_EFORMAT, "%s: missing key 'dtype'", where);
+    if (!cJSON_IsString(j)) {
+        char *txt = cJSON_PrintUnformatted(j);
+        ck_code rc =
+            ck_err_set(err, CK_EFORMAT, "%s: dtype %.200s is not supported",
+                       where, txt ? txt : "(structured)");
+        cJSON_free(txt);
+        return rc;
+    }
+    s = j->valuestring;
+    if (strlen(s) == 3 && strchr("<>|", s[0]))
+        for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
+            if (s[1] != map[i].kind || s[2] != map[i].size)
+                continue;
+            if (map[i].size != '1' && s[0] == '|')
+                break;
+            m->dtype = map[i].t;
+            m->big_endian = map[i].size != '1' && s[0] == '>';
+            return CK_OK;
+        }
+    return ck_err_set(err, CK_EFORMAT, "%s: dtype '%.100s' is not supported",
+                      where, s);
+}
+
+/* shape or chunks: an array of integers >= lo, below 2^53. */
+static ck_code parse_dims(const cJSON *root, const char *key, int64_t lo,
+                          const char *where, int64_t *dims, int *ndim,
+                          ck_err *err)
+{
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(root, key);
+    const cJSON *v;
+    int n = 0;
+
+    if (!j)
+        return ck_err_set(err, CK_EFORMAT, "%s: missing key '%s'", where, key);
+    if (!cJSON_IsArray(j))
+        return ck_err_set(err, CK_EFORMAT, "%s: '%s' is not a list", where,
+                          key);
+    cJSON_ArrayForEach(v, j)
+    {
+        double d = v->valuedouble;
+        if (n == CK_MAX_DIMS)
+            return ck_err_set(err, CK_EFORMAT,
+                              "%s: '%s' has more than %d dimensions", where,
+                              key, CK_MAX_DIMS);
+        if (!cJSON_IsNumber(v) || d != floor(d) || d < (double)lo ||
+            d >= EXACT_MAX)
+            return ck_err_set(err, CK_EFORMAT,
+                              "%s: '%s'[%d] is not an integer >= %lld "
+                              "(below 2^53)",
+                              where, key, n, (long long)lo);
+        dims[n++] = (int64_t)d;
+    }
+    *ndim = n;
+    return CK_OK;
+}
+
+static ck_code int_level(const cJSON *cfg, const char *key, int dflt,
+                         const char *where, int *out, ck_err *err)
+{
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(cfg, key);
+
+    if (!j || cJSON_IsNull(j)) {
+        *out = dflt;
+        return CK_OK;
+    }
+    if (!cJSON_IsNumber(j) || j->valuedouble != floor(j->valuedouble) ||
+        fabs(j->valuedouble) > 1000)
+        return ck_err_set(err, CK_EFORMAT,
+                          "%s: compressor '%s' is not a small integer", where,
+                          key);
+    *out = (int)j->valuedouble;
+    return CK_OK;
+}
+
+/* numcodecs configs: Blosc(cname, clevel, shuffle, blocksize), Zstd(level),
+ * Zlib(level), GZip(level).  Defaults are numcodecs' own. */
+static ck_code parse_compressor(const cJSON *j, const char *where,
+                                ck_zarr_meta *m, ck_err *err)
+{
+    static const char *const cnames[] = {"lz4",  "lz4hc", "blosclz",
+                                         "zlib", "zstd",  "snappy"};
+    ck_codec_spec *c = &m->codec;
+    const cJSON *id;
+
+    memset(c, 0, sizeof *c);
+    if (!j)
+        return ck_err_set(err, CK_EFORMAT, "%s: missing key 'compressor'",
+                          where);
+    if (cJSON_IsNull(j))
+        return CK_OK;
+    if (!cJSON_IsObject(j))
+        return ck_err_set(err, CK_EFORMAT,
+                          "%s: 'compressor' is neither null nor an object",
+                          where);
+    id = cJSON_GetObjectItemCaseSensitive(j, "id");
+    if (!cJSON_IsString(id))
+        return ck_err_set(err, CK_EFORMAT, "%s: compressor has no string 'id'",
+                          where);
+    if (strcmp(id->valuestring, "zstd") == 0) {
+        c->id = CK_CODEC_ZSTD;
+        return int_level(j, "level", 1, where, &c->level, err);
+    }
+    if (strcmp(id->valuestring, "zlib") == 0 ||
+        strcmp(id->valuestring, "gzip") == 0) {
+        c->id = id->valuestring[0] == 'z' ? CK_CODEC_ZLIB : CK_CODEC_GZIP;
+        return int_level(j, "level", 1, where, &c->level, err);
+    }
+    if (strcmp(id->valuestring, "blosc") == 0) {
+        const cJSON *cn = cJSON_GetObjectItemCaseSensitive(j, "cname");
+        const char *name = cJSON_IsString(cn) ? cn->valuestring : "lz4";
+        int shuffle, known = 0;
+
+        if (cn && !cJSON_IsString(cn))
+            return ck_err_set(err, CK_EFORMAT,
+                              "%s: compressor 'cname' is not a string", where);
+        for (size_t i = 0; i < sizeof cnames / sizeof cnames[0]; i++)
+            known |= strcmp(name, cnames[i]) == 0;
+        if (!known)
+            return ck_err_set(err, CK_ENOTSUP,
+                              "%s: blosc cname '%.40s' is not supported", where,
+                              name);
+        c->id = CK_CODEC_BLOSC;
+        snprintf(c->cname, sizeof c->cname, "%s", name);
+        CK_TRY(int_level(j, "clevel", 5, where, &c->level, err));
+        CK_TRY(int_level(j, "shuffle", 1, where, &shuffle, err));
+        if (shuffle < -1 || shuffle > 2)
+            return ck_err_set(err, CK_EFORMAT,
+                              "%s: blosc shuffle %d (expected -1, 0, 1 or 2)",
+                              where, shuffle);
+        if (shuffle == -1) /* AUTOSHUFFLE */
+            shuffle = ck_dtype_size(m->dtype) == 1 ? 2 : 1;
+        c->shuffle = (ck_shuffle_kind)shuffle;
+        return CK_OK;
+    }
+    return ck_err_set(err, CK_ENOTSUP,
+                      "%s: compressor '%.60s' is not supported (chunkctl "
+                      "reads blosc, zstd, zlib and gzip)",
+                      where, id->valuestring);
+}
+
+static ck_code parse_filters(const cJSON *j, const char *where, ck_err *err)
+{
+    char names[256] = "";
+    size_t used = 0;
+    const cJSON *f;
+
+    if (!j || cJSON_IsNull(j))
+        return CK_OK;
+    if (!cJSON_IsArray(j))
+        return ck_err_set(err, CK_EFORMAT,
+                          "%s: 'filters' is neither null nor a list", where);
+    if (cJSON_GetArraySize(j) == 0)
+        return CK_OK;
+    cJSON_ArrayForEach(f, j)
+    {
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(f, "id");
+        int k = snprintf(names + used, sizeof names - used, "%s%s",
+                         used ? ", " : "",
+                         cJSON_IsString(id) ? id->valuestring : "?");
+        if (k < 0 || (size_t)k >= sizeof names - used)
+            break;
+        used += (size_t)k;
+    }
+    return ck_err_set(err, CK_ENOTSUP,
+                      "%s: filters [%s] are not supported (chunkctl does not "
+                      "apply zarr filters yet)",
+                      where, names);
+}
+
+/* Range of the integer dtype t, as the magnitude limits of a fill value. */
+static int int_fits(ck_dtype t, int neg, uint64_t mag)
+{
+    unsigned bits = 8 * (unsigned)ck_dtype_size(t);
+
+    if (!ck_dtype_is_signed(t))
+        return !neg || mag == 0 ? bits == 64 || mag < ((uint64_t)1 << bits) : 0;
+    if (neg)
+        return mag <= ((uint64_t)1 << (bits - 1));
+    return mag < ((uint64_t)1 << (bits - 1));
+}
+
+static ck_code parse_fill(const cJSON *j, const char *text, size_t len,
+                          const char *where, ck_zarr_meta *m, ck_err *err)
+{
+    ck_dtype t = m->dtype;
+
+    m->has_fill = 0;
+    m->fill.u = 0;
+    if (!j)
+        return ck_err_set(err, CK_EFORMAT, "%s: missing key 'fill_value'",
+                          where);
+    if (cJSON_IsNull(j))
+        return CK_OK;
+    m->has_fill = 1;
+    if (ck_dtype_is_float(t)) {
+        if (cJSON_IsNumber(j)) {
+            m->fill.f = j->valuedouble;
+            return CK_OK;
+        }
+        if (cJSON_IsString(j)) {
+            if (strcmp(j->valuestring, "NaN") == 0)
+                m->fill.f = NAN;
+            else if (strcmp(j->valuestring, "Infinity") == 0)
+                m->fill.f = INFINITY;
+            else if (strcmp(j->valuestring, "-Infinity") == 0)
+                m->fill.f = -INFINITY;
+            else
+                return ck_err_set(err, CK_EFORMAT,
+                                  "%s: fill_value '%.60s' is not a number",
+                                  where, j->valuestring);
+            return CK_OK;
+        }
+        return ck_err_set(err, CK_EFORMAT, "%s: fill_value is not a number",
+                          where);
+    }
+    if (t == CK_BOOL && cJSON_IsBool(j)) {
+        m->fill.i = cJSON_IsTrue(j) ? 1 : 0;
+        return CK_OK;
+    }
+    if (!cJSON_IsNumber(j))
+        return ck_err_set(
+            err, CK_EFORMAT, "%s: fill_value is not %s for dtype %s", where,
+            t == CK_BOOL ? "true, false or a number" : "an integer",
+            ck_dtype_name(t));
+    if (t == CK_BOOL) {
+        m->fill.i = j->valuedouble != 0;
+        return CK_OK;
+    }
+
+    /* Integers: exact from the raw text where it is a plain literal, else
+     * from the double when that is integral and exact (below 2^53). */
+    const char *p = raw_member(text, len, "fill_value");
+    int neg = 0;
+    uint64_t mag = 0;
+    double d = j->valuedouble;
+
+    if (!p || !raw_int(p, text + len, &neg, &mag)) {
+        if (d != floor(d) || fabs(d) >= EXACT_MAX)
+            return ck_err_set(err, CK_EFORMAT,
+                              "%s: fill_value %.17g is not an exact integer",
+                              where, d);
+        neg = d < 0;
+        mag = (uint64_t)fabs(d);
+    }
+    if (!int_fits(t, neg, mag))
+        return ck_err_set(
+            err, CK_EFORMAT, "%s: fill_value %s%llu does not fit dtype %s",
+            where, neg ? "-" : "", (unsigned long long)mag, ck_dtype_name(t));
+    if (ck_dtype_is_signed(t))
+        m->fill.i = neg ? (int64_t)(0 - mag) : (int64_t)mag;
+    else
+        m->fill.u = mag;
+    return CK_OK;
+}
+
+static ck_code parse_root(const cJSON *root, const char *text, size_t len,
+                          const char *where, ck_zarr_meta *m, ck_err *err)
+{
+    const cJSON *j;
+    int nchunk = 0;
+
+    if (!cJSON_IsObject(root))
+        return ck_err_set(err, CK_EFORMAT, "%s: not a JSON object", where);
+    j = cJSON_GetObjectItemCaseSensitive(root, "zarr_format");
+    if (!j)
+        return ck_err_set(err, CK_EFORMAT, "%s: missing key 'zarr_format'",
+                          where);
+    if (!cJSON_IsNumber(j) || j->valuedouble != 2)
+        return ck_err_set(err, CK_EFORMAT,
+                          "%s: zarr_format is not 2 (only zarr v2 is "
+                          "supported)",
+                          where);
+    CK_TRY(parse_dims(root, "shape", 0, where, m->shape, &m->ndim, err));
+    CK_TRY(parse_dims(root, "chunks", 1, where, m->chunks, &nchunk, err));
+    if (nchunk != m->ndim)
+        return ck_err_set(err, CK_EFORMAT,
+                          "%s: 'chunks' has %d dimensions, 'shape' has %d",
+                          where, nchunk, m->ndim);
+    CK_TRY(parse_dtype(cJSON_GetObjectItemCaseSensitive(root, "dtype"), where,
+                       m, err));
+
+    j = cJSON_GetObjectItemCaseSensitive(root, "order");
+    if (!j)
+        return ck_err_set(err, CK_EFORMAT, "%s: missing key 'order'", where);
+    if (!cJSON_IsString(j) ||
+        (strcmp(j->valuestring, "C") != 0 && strcmp(j->valuestring, "F") != 0))
+        return ck_err_set(err, CK_EFORMAT, "%s: order is not \"C\" or \"F\"",
+                          where);
+    m->order = j->valuestring[0];
+
+    /* Absent in stores written before zarr-python 2.8: '.' then. */
+    j = cJSON_GetObjectItemCaseSensitive(root, "dimension_separator");
+    m->dim_sep = '.';
+    if (j && !cJSON_IsNull(j)) {
+        if (!cJSON_IsString(j) || (strcmp(j->valuestring, ".") != 0 &&
+                                   strcmp(j->valuestring, "/") != 0))
+            return ck_err_set(err, CK_EFORMAT,
+                              "%s: dimension_separator is not \".\" or "
+                              "\"/\"",
+                              where);
+        m->dim_sep = j->valuestring[0];
+    }
+
+    CK_TRY(parse_fill(cJSON_GetObjectItemCaseSensitive(root, "fill_value"),
+                      text, len, where, m, err));
+    CK_TRY(parse_compressor(
+        cJSON_GetObjectItemCaseSensitive(root, "compressor"), where, m, err));
+    return parse_filters(cJSON_GetObjectItemCaseSensitive(root, "filters"),
+                         where, err);
+}
+
+ck_code ck_zarr_meta_parse(const char *text, size_t len, const char *where,
+                           ck_zarr_meta *out, ck_err *err)
+{
+    ck_zarr_meta m;
+    cJSON *root = NULL;
+    ck_code rc;
+
+    where = where_or(where);
+    memset(&m, 0, sizeof m);
+    CK_TRY(parse_json(text, len, where, &root, err));
+    rc = parse_root(root, text, len, where, &m, err);
+    cJSON_Delete(root);
+    if (rc == CK_OK)
+        *out = m;
+    return rc;
+}
+
+ck_code ck_zarr_attrs_check(const char *text, size_t len, const char *where,
+                            ck_err *err)
+{
+    cJSON *root = NULL;
+    int ok;
+
+    CK_TRY(parse_json(text, len, where, &root, err));
+    ok = cJSON_IsObject(root);
+    cJSON_Delete(root);
+    if (!ok)
+        return ck_err_set(err, CK_EFORMAT, "%s: not a JSON object", where);
+    return CK_OK;
+}
+
+ck_code ck_zarr_zgroup_check(const char *text, size_t len, const char *where,
+                             ck_err *err)
+{
+    cJSON *root = NULL;
+    const cJSON *f;
+    ck_code rc = CK_OK;
+
+    CK_TRY(parse_json(text, len, where, &root, err));
+    f = cJSON_GetObjectItemCaseSensitive(root, "zarr_format");
+    if (!cJSON_IsObject(root))
+        rc = ck_err_set(err, CK_EFORMAT, "%s: not a JSON object", where);
+    else if (!f)
+        rc =
+            ck_err_set(err, CK_EFORMAT, "%s: missing key 'zarr_format'", where);
+    else if (!cJSON_IsNumber(f) || f->valuedouble != 2)
+        rc = ck_err_set(err, CK_EFORMAT,
+                        "%s: zarr_format is not 2 (only zarr v2 is "
+                        "supported)",
+                        where);
+    cJSON_Delete(root);
+    return rc;
+}
+
+const char *ck_zarr_dtype_str(ck_dtype t, int big_endian, char *buf)
+{
+    static const char kinds[CK_DT_COUNT] = {
+        [CK_BOOL] = 'b', [CK_I8] = 'i',  [CK_I16] = 'i', [CK_I32] = 'i',
+        [CK_I64] = 'i',  [CK_U8] = 'u',  [CK_U16] = 'u', [CK_U32] = 'u',
+        [CK_U64] = 'u',  [CK_F32] = 'f', [CK_F64] = 'f',
+    };
+    size_t sz = (unsigned)t < CK_DT_COUNT ? ck_dtype_size(t) : 0;
+
+    if (sz == 0 || !kinds[t]) {
+        buf[0] = '\0';
+        return buf;
+    }
+    buf[0] = sz == 1 ? '|' : big_endian ? '>' : '<';
+    buf[1] = kinds[t];
+    buf[2] = (char)('0' + sz);
+    buf[3] = '\0';
+    return buf;
+}
+
+/* An integer as a raw JSON number, so 64-bit values stay exact. */
+static cJSON *raw_int_item(int neg, uint64_t mag)
+{
+    char buf[32];
+
+    snprintf(buf, sizeof buf, "%s%llu", neg ? "-" : "",
+             (unsigned long long)mag);
+    return cJSON_CreateRaw(buf);
+}
+
+static cJSON *dims_item(const int64_t *v, int n)
+{
+    cJSON *a = cJSON_CreateArray();
+
+    for (int d = 0; a && d < n; d++) {
+        cJSON *x = raw_int_item(0, (uint64_t)v[d]);
+        if (!x || !cJSON_AddItemToArray(a, x)) {
+            cJSON_Delete(x);
+            cJSON_Delete(a);
+            return NULL;
+        }
+    }
+    return a;
+}
+
+static cJSON *fill_item(const ck_zarr_meta *m)
+{
+    if (!m->has_fill)
+        return cJSON_CreateNull();
+    if (m->dtype == CK_BOOL)
+        return cJSON_CreateBool(m->fill.i != 0);
+    if (ck_dtype_is_float(m->dtype)) {
+        double f = m->fill.f;
+        if (isnan(f))
+            return cJSON_CreateString("NaN");
+        if (isinf(f))
+            return cJSON_CreateString(f > 0 ? "Infinity" : "-Infinity");
+        return cJSON_CreateNumber(f);
+    }
+    if (ck_dtype_is_signed(m->dtype))
+        return m->fill.i < 0 ? raw_int_item(1, 0 - (uint64_t)m->fill.i)
+                             : raw_int_item(0, (uint64_t)m->fill.i);
+    return raw_int_item(0, m->fill.u);
+}
+
+/* numcodecs config of m->codec, keys sorted; NULL with *rc set if none. */
+static cJSON *compressor_item(const ck_zarr_meta *m, ck_code *rc, ck_err *err)
+{
+    const ck_codec_spec *c = &m->codec;
+    static const char *const ids[] = {
+        [CK_CODEC_ZSTD] = "zstd",
+        [CK_CODEC_ZLIB] = "zlib",
+        [CK_CODEC_GZIP] = "gzip",
+    };
+    cJSON *o;
+
+    switch (c->id) {
+    case CK_CODEC_NONE:
+        return cJSON_CreateNull();
+    case CK_CODEC_ZSTD:
+    case CK_CODEC_ZLIB:
+    case CK_CODEC_GZIP:
+        if (c->shuffle != CK_SHUF_NONE) {
+            *rc = ck_err_set(err, CK_ENOTSUP,
+                             "zarr: shuffle needs blosc (use "
+                             "blosc:CNAME:LEVEL:shuffle)");
+            return NULL;
+        }
+        o = cJSON_CreateObject();
+        if (o && (!cJSON_AddStringToObject(o, "id", ids[c->id]) ||
+                  !cJSON_AddNumberToObject(o, "level", c->level))) {
+            cJSON_Delete(o);
+            o = NULL;
+        }
+        break;
+    case CK_CODEC_BLOSC:
+        o = cJSON_CreateObject();
+        if (o && (!cJSON_AddNumberToObject(o, "blocksize", 0) ||
+                  !cJSON_AddNumberToObject(o, "clevel", c->level) ||
+                  !cJSON_AddStringToObject(o, "cname",
+                                           c->cname[0] ? c->cname : "lz4") ||
+                  !cJSON_AddStringToObject(o, "id", "blosc") ||
+                  !cJSON_AddNumberToObject(o, "shuffle", (int)c->shuffle))) {
+            cJSON_Delete(o);
+            o = NULL;
+        }
+        break;
+    default:
+        *rc = ck_err_set(err, CK_ENOTSUP, "zarr: codec %d is not supported",
+                         (int)c->id);
+        return NULL;
+    }
+    if (!o)
+        *rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+    return o;
+}
+
+ck_code ck_zarr_meta_format(const ck_zarr_meta *m, char **out, ck_err *err)
+{
+    ck_code rc = CK_ENOMEM;
+    char dt[4], sep[2] = {m->dim_sep ? m->dim_sep : '.', '\0'};
+    char order[2] = {m->order ? m->order : 'C', '\0'};
+    cJSON *root = cJSON_CreateObject();
+    cJSON *comp = NULL;
+    char *txt;
+
+    if (!root)
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    ck_zarr_dtype_str(m->dtype, m->big_endian, dt);
+    if (!dt[0]) {
+        rc = ck_err_set(err, CK_ENOTSUP, "zarr: dtype %s is not supported",
+                        ck_dtype_name(m->dtype));
+        goto out;
+    }
+    comp = compressor_item(m, &rc, err);
+    if (!comp)
+        goto out;
+    /* A NULL item (allocation failed) makes cJSON_AddItemToObject fail. */
+    if (!cJSON_AddItemToObject(root, "chunks", dims_item(m->chunks, m->ndim)))
+        goto nomem;
+    if (!cJSON_AddItemToObject(root, "compressor", comp)) {
+        cJSON_Delete(comp);
+        goto nomem;
+    }
+    if (!cJSON_AddStringToObject(root, "dimension_separator", sep) ||
+        !cJSON_AddStringToObject(root, "dtype", dt) ||
+        !cJSON_AddItemToObject(root, "fill_value", fill_item(m)) ||
+        !cJSON_AddNullToObject(root, "filters") ||
+        !cJSON_AddStringToObject(root, "order", order) ||
+        !cJSON_AddItemToObject(root, "shape", dims_item(m->shape, m->ndim)) ||
+        !cJSON_AddNumberToObject(root, "zarr_format", 2))
+        goto nomem;
+    txt = cJSON_Print(root);
+    if (!txt)
+        goto nomem;
+    /* cJSON allocates with malloc (no hooks are installed), so the caller
+     * may free() it. */
+    *out = txt;
+    rc = CK_OK;
+    goto out;
+nomem:
+    rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+out:
+    cJSON_Delete(root);
+    return rc;
+}

@@ -1,0 +1,261 @@
+/*
+ * pipelines/copy.c - chunkctl copy: one array or a whole store, into a new
+ * store of either kind, with new chunking, compression or dtype.
+ * Each output chunk is produced from the source region it covers; when the
+ * chunkings agree and the dtype is kept that is one chunk read straight into
+ * the write buffer.  Rechunking reads every source chunk an output chunk
+ * overlaps (a source chunk shared by several output chunks is decoded once
+ * for each of them).
+ */
+#include "pipelines/copy.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/ck_log.h"
+#include "pipelines/stream.h"
+
+typedef struct copy_ctx {
+    ck_array *src, *dst;
+    const ck_grid *sg, *dg;
+    ck_dtype to;
+    ck_scalar fill; /* in dst dtype's kind */
+    int aligned;    /* same chunk shape and dtype */
+} copy_ctx;
+
+static int is_edge(const ck_grid *g, const ck_chunk *c)
+{
+    for (int d = 0; d < g->ndim; d++)
+        if (c->shape[d] != g->chunk[d])
+            return 1;
+    return 0;
+}
+
+static ck_code produce(void *vctx, const ck_chunk *c, void *buf,
+                       ck_arena *scratch, ck_err *err)
+{
+    copy_ctx *x = vctx;
+    const ck_grid *g = x->dg;
+    int64_t stop[CK_MAX_DIMS], zero[CK_MAX_DIMS] = {0};
+    size_t esz = ck_dtype_size(x->to);
+    int edge = is_edge(g, c);
+    unsigned char fill[8];
+    void *region;
+
+    if (edge)
+        ck_dtype_fill(x->to, fill, x->fill, 1);
+    if (x->aligned) {
+        /* The source chunk is the output chunk: read it in place and give
+         * an edge chunk's padding the fill value, as h5py and zarr-python
+         * write it. */
+        CK_TRY(ck_array_read_chunk(x->src, c->coords, buf, scratch, err));
+        if (edge)
+            ck_box_pad(g->ndim, esz, buf, g->chunk, c->shape, fill);
+        return CK_OK;
+    }
+    for (int d = 0; d < g->ndim; d++)
+        stop[d] = c->start[d] + c->shape[d];
+    if (!edge)
+        return ck_array_read_region(x->src, c->start, stop, NULL, x->to, buf,
+                                    scratch, err);
+    region = ck_arena_alloc(scratch, (size_t)ck_chunk_nelem(g, c) * esz);
+    if (!region)
+        return ck_err_set(err, CK_ENOMEM, "copy: scratch arena too small");
+    CK_TRY(ck_array_read_region(x->src, c->start, stop, NULL, x->to, region,
+                                scratch, err));
+    ck_box_copy(g->ndim, esz, buf, g->chunk, zero, region, c->shape, zero, NULL,
+                c->shape);
+    ck_box_pad(g->ndim, esz, buf, g->chunk, c->shape, fill);
+    return CK_OK;
+}
+
+/* The name an array gets in the destination. */
+static void dst_name(const char *given, const char *src_name,
+                     ck_store_kind kind, int many, char *out, size_t n)
+{
+    if (given[0])
+        snprintf(out, n, "%s", given);
+    else if (many)
+        snprintf(out, n, "%s", src_name);
+    else if (kind == CK_KIND_ZARR)
+        snprintf(out, n, "/");
+    else
+        snprintf(out, n, "%s", strcmp(src_name, "/") ? src_name : "/data");
+}
+
+static ck_code copy_one(const ck_copy_opts *o, ck_store *in, const char *name,
+                        ck_store *out, const char *oname, ck_budget *budget,
+                        ck_err *err)
+{
+    ck_array *src = NULL, *dst = NULL;
+    ck_array_spec spec;
+    const ck_array_info *si;
+    copy_ctx x = {0};
+    ck_code rc;
+
+    if ((rc = ck_array_open(in, name, &src, err)) != CK_OK)
+        return rc;
+    si = ck_array_info_of(src);
+    memset(&spec, 0, sizeof spec);
+    spec.name = oname;
+    spec.ndim = si->ndim;
+    memcpy(spec.shape, si->shape, sizeof spec.shape);
+    memcpy(spec.chunks, si->chunks, sizeof spec.chunks);
+    if (o->chunks_ndim) {
+        if (o->chunks_ndim != si->ndim) {
+            rc = ck_err_set(err, CK_EUSAGE,
+                            "--chunks has %d values but %s:%s has %d "
+                            "dimensions",
+                            o->chunks_ndim, ck_store_path(in), si->name,
+                            si->ndim);
+            goto out;
+        }
+        memcpy(spec.chunks, o->chunks, sizeof spec.chunks);
+    }
+    /* A chunk never needs to be larger than the array (h5py clips too);
+     * keeping it so avoids writing padding. */
+    for (int d = 0; d < spec.ndim; d++)
+        if (spec.chunks[d] > spec.shape[d] && spec.shape[d] > 0)
+            spec.chunks[d] = spec.shape[d];
+    spec.dtype = o->dtype != CK_DT_INVALID ? o->dtype : si->dtype;
+    spec.codec = o->has_codec ? o->codec : si->codec;
+    if (!o->has_codec && ck_store_kind_of(out) == CK_KIND_ZARR &&
+        spec.codec.id != CK_CODEC_BLOSC && spec.codec.shuffle) {
+        ck_log(CK_LOG_NOTE,
+               "%s: zarr has no separate shuffle filter; writing %s "
+               "without it",
+               si->name, spec.codec.id == CK_CODEC_ZSTD ? "zstd" : "gzip");
+        spec.codec.shuffle = CK_SHUF_NONE;
+    }
+    spec.has_fill = si->has_fill;
+    spec.fill = ck_scalar_convert(spec.dtype, si->dtype, si->fill);
+    if ((rc = ck_array_create(out, &spec, &dst, err)) != CK_OK)
+        goto out;
+    x.src = src;
+    x.dst = dst;
+    x.sg = ck_array_grid(src);
+    x.dg = ck_array_grid(dst);
+    x.to = spec.dtype;
+    x.fill = spec.fill;
+    x.aligned = spec.dtype == si->dtype &&
+                memcmp(x.sg->chunk, x.dg->chunk,
+                       sizeof(int64_t) * (size_t)spec.ndim) == 0;
+    ck_stream_job job = {
+        .dst = dst,
+        .produce = produce,
+        .ctx = &x,
+        .scratch = x.aligned
+                       ? ck_array_scratch_bytes(src)
+                       : (size_t)x.dg->chunk_nelem * ck_dtype_size(spec.dtype) +
+                             ck_array_region_scratch_bytes(src, spec.dtype) +
+                             128,
+        .budget = budget,
+        .threads = o->threads,
+        .progress = o->progress,
+    };
+    if ((rc = ck_stream_write(&job, err)) != CK_OK)
+        goto out;
+    rc = ck_store_copy_attrs(in, si->name, out, oname, err);
+out:
+    ck_array_close(dst);
+    ck_array_close(src);
+    return rc;
+}
+
+/* Copies the attributes of the root and of every group that holds one of
+ * the copied arrays (each group once). */
+static ck_code copy_group_attrs(ck_store *in, ck_store *out,
+                                const ck_names *names, ck_err *err)
+{
+    ck_names done = {0};
+    ck_code rc = ck_store_copy_attrs(in, "/", out, "/", err);
+
+    for (int i = 0; i < names->n && rc == CK_OK; i++) {
+        char group[512];
+        snprintf(group, sizeof group, "%s", names->v[i]);
+        /* Walk up from the array's parent to the root's child. */
+        for (char *slash = strrchr(group, '/');
+             rc == CK_OK && slash && slash != group;
+             slash = strrchr(group, '/')) {
+            int seen = 0;
+            *slash = '\0';
+            for (int k = 0; k < done.n; k++)
+                seen |= strcmp(done.v[k], group) == 0;
+            if (seen)
+                break; /* its parents were done with it */
+            if ((rc = ck_names_push(&done, group, err)) == CK_OK)
+                rc = ck_store_copy_attrs(in, group, out, group, err);
+        }
+    }
+    ck_names_release(&done);
+    return rc;
+}
+
+/* 1 if a and b name the same existing file or directory. */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+ck_code ck_copy(const ck_copy_opts *o, ck_err *err)
+{
+    char spath[PATH_MAX], sname[512], dpath[PATH_MAX], dname[512], oname[512];
+    ck_store *in = NULL, *out = NULL;
+    ck_names names = {0};
+    ck_budget budget = CK_BUDGET_INIT(o->memory);
+    ck_store_kind kind;
+    ck_code rc;
+
+    CK_TRY(ck_target_split(o->src, spath, sname, sizeof spath, err));
+    CK_TRY(ck_target_split(o->dst, dpath, dname, sizeof dpath, err));
+    if (same_file(spath, dpath))
+        return ck_err_set(err, CK_EUSAGE,
+                          "%s: the output is the input; chunkctl never "
+                          "writes into its input",
+                          dpath);
+    kind = ck_store_kind_guess(dpath);
+    if (kind == CK_KIND_NONE)
+        return ck_err_set(err, CK_EUSAGE,
+                          "%s: cannot tell the output format; name it "
+                          "*.h5 or *.zarr",
+                          dpath);
+    CK_TRY(ck_budget_charge(&budget, CK_BASE_OVERHEAD, "chunkctl itself", err));
+    if ((rc = ck_store_open(spath, &in, err)) != CK_OK)
+        goto out;
+    if (sname[0]) {
+        rc = ck_names_push(&names, sname, err);
+    } else {
+        rc = ck_store_list(in, &names, err);
+        if (rc == CK_OK && names.n == 0)
+            rc = ck_err_set(err, CK_EFORMAT, "%s: holds no arrays", spath);
+    }
+    if (rc != CK_OK)
+        goto out;
+    if (names.n > 1 && dname[0]) {
+        rc = ck_err_set(err, CK_EUSAGE,
+                        "%s holds %d arrays: copy them to a whole store, "
+                        "or name one as %s:NAME",
+                        spath, names.n, spath);
+        goto out;
+    }
+    if ((rc = ck_store_create(dpath, kind, o->force, &out, err)) != CK_OK)
+        goto out;
+    for (int i = 0; i < names.n && rc == CK_OK; i++) {
+        dst_name(dname, names.v[i], kind, names.n > 1, oname, sizeof oname);
+        rc = copy_one(o, in, names.v[i], out, oname, &budget, err);
+    }
+    if (rc == CK_OK && names.n > 1)
+        rc = copy_group_attrs(in, out, &names, err);
+    if (rc == CK_OK)
+        rc = ck_store_commit(out, err);
+out:
+    ck_names_release(&names);
+    ck_store_close(out);
+    ck_store_close(in);
+    return rc;
+}

@@ -1,0 +1,186 @@
+/*
+ * pipelines/gen.c - chunkctl gen: random arrays from a counter-based
+ * generator.  Element i is a hash of (seed, i) (splitmix64's finaliser), so
+ * any chunk can be generated on its own, in any order, on any thread.
+ */
+#include "pipelines/gen.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "pipelines/stream.h"
+
+static uint64_t mix(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* A double in [0, 1) from draw k of element i. */
+static double unit(uint64_t seed, uint64_t i, uint64_t k)
+{
+    uint64_t h = mix(mix(seed + 0x9e3779b97f4a7c15ULL) ^ (2 * i + k));
+    return (double)(h >> 11) * 0x1.0p-53;
+}
+
+double ck_gen_value(ck_dist dist, double a, double b, uint64_t seed, uint64_t i)
+{
+    switch (dist) {
+    case CK_DIST_NORMAL: {
+        /* Box-Muller; 1 - u is in (0, 1], so the log is finite. */
+        double u1 = 1.0 - unit(seed, i, 0), u2 = unit(seed, i, 1);
+        return a + b * sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+    }
+    case CK_DIST_INTEGERS:
+        return floor(a + unit(seed, i, 0) * (b - a));
+    default:
+        return a + unit(seed, i, 0) * (b - a);
+    }
+}
+
+void ck_auto_chunks(int ndim, const int64_t *shape, size_t elem, size_t target,
+                    int64_t *chunks)
+{
+    uint64_t per = elem ? elem : 1;
+    int d = ndim - 1;
+
+    for (; d >= 0; d--) {
+        uint64_t n = shape[d] > 0 ? (uint64_t)shape[d] : 1;
+        if (per * n > target)
+            break;
+        chunks[d] = (int64_t)n;
+        per *= n;
+    }
+    if (d >= 0) {
+        uint64_t k = target / per;
+        chunks[d] = k < 1 ? 1 : (int64_t)k;
+        for (d--; d >= 0; d--)
+            chunks[d] = 1;
+    }
+}
+
+/* A double below b can round up to b in float32: keep [a, b) half-open. */
+static void keep_below(float *v, int64_t n, double b)
+{
+    float top = nextafterf((float)b, -INFINITY);
+
+    for (int64_t i = 0; i < n; i++)
+        if ((double)v[i] >= b)
+            v[i] = top;
+}
+
+typedef struct gen_ctx {
+    const ck_gen_opts *o;
+    const ck_grid *g;
+} gen_ctx;
+
+static ck_code produce(void *vctx, const ck_chunk *c, void *buf,
+                       ck_arena *scratch, ck_err *err)
+{
+    gen_ctx *x = vctx;
+    const ck_gen_opts *o = x->o;
+    const ck_grid *g = x->g;
+    int nd = g->ndim, last = nd - 1;
+    size_t esz = ck_dtype_size(o->dtype);
+    int64_t row_len = nd ? c->shape[last] : 1;
+    int64_t idx[CK_MAX_DIMS] = {0};
+    double *row = ck_arena_alloc(scratch, sizeof(double) * (size_t)row_len);
+    ck_scalar zero = {0};
+
+    if (!row)
+        return ck_err_set(err, CK_ENOMEM, "gen: scratch arena too small");
+    ck_dtype_fill(o->dtype, buf, zero, (size_t)g->chunk_nelem);
+    for (;;) {
+        /* Linear index of this row's first element, in the array and in
+         * the chunk. */
+        uint64_t lin = 0;
+        int64_t off = 0;
+        for (int d = 0; d < nd; d++) {
+            lin =
+                lin * (uint64_t)g->shape[d] + (uint64_t)(c->start[d] + idx[d]);
+            off = off * g->chunk[d] + idx[d];
+        }
+        for (int64_t k = 0; k < row_len; k++)
+            row[k] = ck_gen_value(o->dist, o->a, o->b, o->seed, lin + k);
+        ck_dtype_convert(o->dtype, (char *)buf + (size_t)off * esz, CK_F64, row,
+                         (size_t)row_len);
+        if (o->dtype == CK_F32 && o->dist == CK_DIST_UNIFORM)
+            keep_below((float *)buf + off, row_len, o->b);
+        int d = last - 1;
+        for (; d >= 0; d--) {
+            if (++idx[d] < c->shape[d])
+                break;
+            idx[d] = 0;
+        }
+        if (d < 0)
+            break;
+    }
+    return CK_OK;
+}
+
+ck_code ck_gen(const ck_gen_opts *o, ck_err *err)
+{
+    char path[PATH_MAX], name[512];
+    ck_store *out = NULL;
+    ck_array *dst = NULL;
+    ck_array_spec spec;
+    ck_budget budget = CK_BUDGET_INIT(o->memory);
+    ck_store_kind kind;
+    ck_code rc;
+
+    CK_TRY(ck_target_split(o->dst, path, name, sizeof path, err));
+    kind = ck_store_kind_guess(path);
+    if (kind == CK_KIND_NONE)
+        return ck_err_set(err, CK_EUSAGE,
+                          "%s: cannot tell the output format; name it "
+                          "*.h5 or *.zarr",
+                          path);
+    memset(&spec, 0, sizeof spec);
+    spec.name = name[0] ? name : (kind == CK_KIND_ZARR ? "/" : "/data");
+    spec.ndim = o->ndim;
+    memcpy(spec.shape, o->shape, sizeof spec.shape);
+    if (o->chunks_ndim) {
+        if (o->chunks_ndim != o->ndim)
+            return ck_err_set(err, CK_EUSAGE,
+                              "--chunks has %d values, --shape %d",
+                              o->chunks_ndim, o->ndim);
+        memcpy(spec.chunks, o->chunks, sizeof spec.chunks);
+    } else {
+        ck_auto_chunks(o->ndim, o->shape, ck_dtype_size(o->dtype), 8 << 20,
+                       spec.chunks);
+    }
+    for (int d = 0; d < spec.ndim; d++)
+        if (spec.chunks[d] > spec.shape[d] && spec.shape[d] > 0)
+            spec.chunks[d] = spec.shape[d];
+    spec.dtype = o->dtype;
+    spec.codec = o->codec;
+    spec.has_fill = 1;
+    CK_TRY(ck_budget_charge(&budget, CK_BASE_OVERHEAD, "chunkctl itself", err));
+    if ((rc = ck_store_create(path, kind, o->force, &out, err)) != CK_OK ||
+        (rc = ck_array_create(out, &spec, &dst, err)) != CK_OK)
+        goto out;
+    gen_ctx x = {o, ck_array_grid(dst)};
+    ck_stream_job job = {
+        .dst = dst,
+        .produce = produce,
+        .ctx = &x,
+        .scratch = sizeof(double) *
+                       (size_t)(spec.ndim ? spec.chunks[spec.ndim - 1] : 1) +
+                   64,
+        .budget = &budget,
+        .threads = o->threads,
+        .progress = o->progress,
+    };
+    if ((rc = ck_stream_write(&job, err)) != CK_OK)
+        goto out;
+    ck_array_close(dst);
+    dst = NULL;
+    rc = ck_store_commit(out, err);
+out:
+    ck_array_close(dst);
+    ck_store_close(out);
+    return rc;
+}

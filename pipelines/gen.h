@@ -1,0 +1,52 @@
+/*
+ * pipelines/gen.h - reproducible random arrays (chunkctl gen).
+ * Element i of an array depends only on the seed, the distribution and i
+ * (its C-order linear index), never on chunking or thread count, so the same
+ * command makes the same numbers everywhere.
+ */
+#ifndef CK_GEN_H
+#define CK_GEN_H
+
+#include <stdint.h>
+
+#include "base/ck_dtype.h"
+#include "base/ck_err.h"
+#include "base/ck_grid.h"
+#include "base/ck_progress.h"
+#include "io/codec.h"
+
+typedef enum ck_dist {
+    CK_DIST_UNIFORM = 0, /* [a, b) */
+    CK_DIST_NORMAL,      /* mean a, standard deviation b */
+    CK_DIST_INTEGERS,    /* integers in [a, b) */
+} ck_dist;
+
+typedef struct ck_gen_opts {
+    const char *dst; /* PATH[:DATASET] */
+    int ndim;
+    int64_t shape[CK_MAX_DIMS];
+    int chunks_ndim; /* 0: about 8 MiB chunks */
+    int64_t chunks[CK_MAX_DIMS];
+    ck_dtype dtype;
+    ck_codec_spec codec;
+    ck_dist dist;
+    double a, b;
+    uint64_t seed;
+    int force;
+    int64_t memory;
+    int threads;
+    ck_progress *progress;
+} ck_gen_opts;
+
+ck_code ck_gen(const ck_gen_opts *o, ck_err *err);
+
+/* Value i of the stream (exposed for tests of the distribution). */
+double ck_gen_value(ck_dist dist, double a, double b, uint64_t seed,
+                    uint64_t i);
+
+/* A chunk shape of about 'target' bytes for shape: whole trailing axes
+ * first (the same rule io/hdf5 uses for contiguous datasets). */
+void ck_auto_chunks(int ndim, const int64_t *shape, size_t elem, size_t target,
+                    int64_t *chunks);
+
+#endif

@@ -1,0 +1,96 @@
+/*
+ * pipelines/stream.c - the chunk-writing engine behind copy and gen.
+ * Workers take small batches of consecutive chunk indices from one atomic
+ * counter: consecutive chunks keep a worker's reads local, and small
+ * batches keep both cores busy to the end.
+ */
+#include "pipelines/stream.h"
+
+#include <stdio.h>
+
+#include "base/ck_thread.h"
+
+typedef struct run {
+    const ck_stream_job *j;
+    const ck_grid *g;
+    size_t chunk_bytes, arena_bytes;
+    int64_t next; /* next chunk index to hand out; atomic */
+    int64_t batch;
+} run;
+
+static ck_code worker(void *ctx, int id, ck_par *par, ck_err *err)
+{
+    run *r = ctx;
+    const ck_stream_job *j = r->j;
+    ck_arena a = CK_ARENA_INIT;
+    ck_code rc = CK_OK;
+    char what[64];
+
+    snprintf(what, sizeof what, "worker %d's chunk buffers", id);
+    if ((rc = ck_arena_reserve(&a, j->budget, r->arena_bytes, what, err)) !=
+        CK_OK)
+        return rc;
+    while (!ck_par_stopped(par)) {
+        int64_t first =
+            __atomic_fetch_add(&r->next, r->batch, __ATOMIC_RELAXED);
+        if (first >= r->g->total_chunks)
+            break;
+        ck_iter it = ck_iter_range(r->g, first, r->batch);
+        ck_chunk c;
+        while (rc == CK_OK && ck_iter_next(&it, &c)) {
+            void *buf;
+            ck_arena_reset(&a);
+            buf = ck_arena_alloc(&a, r->chunk_bytes);
+            if ((rc = j->produce(j->ctx, &c, buf, &a, err)) == CK_OK)
+                rc = ck_array_write_chunk(j->dst, c.coords, buf, &a, err);
+            if (rc == CK_OK)
+                ck_progress_add(j->progress, (int64_t)r->chunk_bytes);
+        }
+        if (rc != CK_OK)
+            break;
+    }
+    ck_arena_release(&a);
+    return rc;
+}
+
+ck_code ck_stream_write(const ck_stream_job *j, ck_err *err)
+{
+    run r = {0};
+    int64_t left;
+    int threads;
+    char need[32], have[32];
+
+    r.j = j;
+    r.g = ck_array_grid(j->dst);
+    r.chunk_bytes = (size_t)r.g->chunk_nelem *
+                    ck_dtype_size(ck_array_info_of(j->dst)->dtype);
+    /* Three 64-byte alignment pads besides the three buffers. */
+    r.arena_bytes =
+        r.chunk_bytes + j->scratch + ck_array_scratch_bytes(j->dst) + 3 * 64;
+    if (r.g->total_chunks == 0)
+        return CK_OK;
+    threads = j->threads > 0 ? j->threads : ck_ncpus();
+    if (threads > r.g->total_chunks)
+        threads = (int)r.g->total_chunks;
+    left = j->budget->limit - j->budget->used;
+    if (left < (int64_t)r.arena_bytes)
+        return ck_err_set(
+            err, CK_ENOMEM,
+            "--memory %s is too small: one worker needs %s for chunks of "
+            "%s:%s (raise --memory or use smaller --chunks)",
+            ck_size_str((double)j->budget->limit, have, sizeof have),
+            ck_size_str((double)r.arena_bytes + (double)j->budget->used, need,
+                        sizeof need),
+            ck_store_path(ck_array_store(j->dst)),
+            ck_array_info_of(j->dst)->name);
+    if ((int64_t)threads * (int64_t)r.arena_bytes > left)
+        threads = (int)(left / (int64_t)r.arena_bytes);
+    r.batch = r.g->total_chunks / (threads * 16);
+    if (r.batch < 1)
+        r.batch = 1;
+    if (r.batch > 64)
+        r.batch = 64;
+    if (j->progress)
+        j->progress->total = r.g->total_chunks;
+    return ck_par_run(threads, worker, &r, err);
+}

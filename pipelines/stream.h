@@ -1,0 +1,44 @@
+/*
+ * pipelines/stream.h - write a new array chunk by chunk on all cores.
+ * The producer fills each output chunk (reading whatever it needs); the
+ * engine owns threads, the per-worker arenas charged to the --memory
+ * budget, work distribution and progress.  Every chunk is produced and
+ * written by one worker, so the output does not depend on --threads.
+ */
+#ifndef CK_STREAM_H
+#define CK_STREAM_H
+
+#include <stddef.h>
+
+#include "base/ck_grid.h"
+#include "base/ck_mem.h"
+#include "base/ck_progress.h"
+#include "io/store.h"
+
+/* Fills buf, one full chunk of the output (its chunk shape and dtype, C
+ * order), for chunk c.  Parts of an edge chunk past the array end must be
+ * set too (to the fill value) so output bytes are deterministic.  scratch
+ * holds the producer's declared scratch bytes; it is reset per chunk. */
+typedef ck_code (*ck_produce_fn)(void *ctx, const ck_chunk *c, void *buf,
+                                 ck_arena *scratch, ck_err *err);
+
+typedef struct ck_stream_job {
+    ck_array *dst;
+    ck_produce_fn produce;
+    void *ctx;
+    size_t scratch; /* arena bytes one produce call needs */
+    ck_budget *budget;
+    int threads; /* 0: all cores */
+    ck_progress *progress;
+} ck_stream_job;
+
+/* Runs the job.  CK_ENOMEM before any work when one worker does not fit in
+ * what is left of the budget. */
+ck_code ck_stream_write(const ck_stream_job *j, ck_err *err);
+
+/* Bytes charged up front for the process itself (code, libraries, HDF5's
+ * metadata caches, stacks): --memory bounds the whole process, not only
+ * chunk buffers. */
+#define CK_BASE_OVERHEAD ((int64_t)24 << 20)
+
+#endif

@@ -1,0 +1,2 @@
+# A path that does not exist.
+$CHUNKCTL info nope.h5

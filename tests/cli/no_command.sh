@@ -1,0 +1,2 @@
+# An unknown command is a usage error.
+$CHUNKCTL frobnicate

@@ -1,0 +1,129 @@
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/codec.h"
+
+TestSuite(codec, .description = "io/codec.h: compressors and shuffle");
+
+/* Criterion runs each test in a new process: parameters must be values,
+ * not pointers into the parent's memory. */
+typedef struct spec_param {
+    char s[32];
+} spec_param;
+
+static spec_param specs[] = {
+    {"none"},
+    {"zstd:1"},
+    {"zstd:19"},
+    {"gzip:4"},
+    {"zlib:9"},
+    {"blosc"},
+    {"blosc:zstd:3:bitshuffle"},
+    {"blosc:blosclz:1:noshuffle"},
+    {"blosc:lz4hc:9:shuffle"},
+    {"blosc:zlib:5"},
+};
+
+ParameterizedTestParameters(codec, round_trip)
+{
+    return cr_make_param_array(spec_param, specs,
+                               sizeof specs / sizeof specs[0]);
+}
+
+ParameterizedTest(spec_param *spec, codec, round_trip)
+{
+    ck_codec_spec c;
+    ck_err err = {0};
+    size_t n = 100003, enc_n = 0; /* odd: exercises shuffle tails */
+    double *src = malloc(n);
+    char *enc, *dec = malloc(n);
+
+    cr_assert_eq(ck_codec_parse(spec->s, &c, &err), CK_OK, "%s", err.msg);
+    for (size_t i = 0; i < n; i++)
+        ((unsigned char *)src)[i] = (unsigned char)((i * 7) % 13);
+    enc = malloc(ck_codec_bound(&c, n));
+    cr_assert_eq(ck_codec_encode(&c, 8, src, n, enc, ck_codec_bound(&c, n),
+                                 &enc_n, &err),
+                 CK_OK, "%s", err.msg);
+    cr_assert_eq(ck_codec_decode(c.id, enc, enc_n, dec, n, &err), CK_OK, "%s",
+                 err.msg);
+    cr_assert_arr_eq(dec, src, n);
+    free(src);
+    free(enc);
+    free(dec);
+}
+
+Test(codec, parse_and_format_agree)
+{
+    ck_codec_spec c;
+    char buf[64];
+
+    cr_assert_eq(ck_codec_parse("blosc", &c, NULL), CK_OK);
+    cr_assert_str_eq(ck_codec_str(&c, buf, sizeof buf), "blosc:lz4:5:shuffle");
+    cr_assert_eq(ck_codec_parse("gzip:4:shuffle", &c, NULL), CK_OK);
+    cr_assert_str_eq(ck_codec_str(&c, buf, sizeof buf), "gzip:4:shuffle");
+    cr_assert_eq(ck_codec_parse("zstd", &c, NULL), CK_OK);
+    cr_assert_eq(c.level, 3);
+}
+
+Test(codec, bad_specs_are_usage_errors)
+{
+    const char *bad[] = {"lz5",
+                         "zstd:99",
+                         "gzip:10",
+                         "blosc:snappy",
+                         "blosc:lz4:5:twice",
+                         "none:1",
+                         "zstd:3:bitshuffle"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_codec_spec c;
+        ck_err err = {0};
+        cr_assert_eq(ck_codec_parse(bad[i], &c, &err), CK_EUSAGE, "%s", bad[i]);
+        cr_assert(strstr(err.msg, bad[i]), "%s", err.msg);
+    }
+}
+
+Test(codec, garbage_and_wrong_sizes_are_corrupt)
+{
+    char junk[64], out[1000];
+    ck_err err = {0};
+    ck_codec_id ids[] = {CK_CODEC_ZSTD, CK_CODEC_ZLIB, CK_CODEC_GZIP,
+                         CK_CODEC_BLOSC, CK_CODEC_NONE};
+
+    memset(junk, 0x5a, sizeof junk);
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        memset(&err, 0, sizeof err);
+        cr_assert_eq(
+            ck_codec_decode(ids[i], junk, sizeof junk, out, sizeof out, &err),
+            CK_ECORRUPT, "codec %d", (int)ids[i]);
+        cr_assert(err.msg[0]);
+    }
+}
+
+Test(codec, decode_refuses_a_frame_of_another_size)
+{
+    ck_codec_spec c = {.id = CK_CODEC_ZSTD, .level = 3};
+    char src[500] = {0}, enc[1000], out[400];
+    size_t n;
+    ck_err err = {0};
+
+    cr_assert_eq(
+        ck_codec_encode(&c, 1, src, sizeof src, enc, sizeof enc, &n, &err),
+        CK_OK);
+    cr_assert_eq(ck_codec_decode(CK_CODEC_ZSTD, enc, n, out, sizeof out, &err),
+                 CK_ECORRUPT);
+    cr_assert(strstr(err.msg, "expected 400"), "%s", err.msg);
+}
+
+Test(codec, shuffle_matches_hdf5_layout)
+{
+    unsigned char src[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, sh[9], back[9];
+    unsigned char want[9] = {1, 3, 5, 7, 2, 4, 6, 8, 9};
+
+    ck_shuffle(2, src, sh, 9);
+    cr_assert_arr_eq(sh, want, 9);
+    ck_unshuffle(2, sh, back, 9);
+    cr_assert_arr_eq(back, src, 9);
+}
