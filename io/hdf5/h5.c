@@ -475,12 +475,17 @@ static int is_compressor(H5Z_filter_t id)
            id == 32004;
 }
 
-static void append(char *dst, size_t n, const char *part)
+static void append_sep(char *dst, size_t n, const char *sep, const char *part)
 {
     size_t used = strlen(dst);
 
     if (used < n)
-        snprintf(dst + used, n - used, "%s%s", used ? "+" : "", part);
+        snprintf(dst + used, n - used, "%s%s", used ? sep : "", part);
+}
+
+static void append(char *dst, size_t n, const char *part)
+{
+    append_sep(dst, n, "+", part);
 }
 
 /* Reads the filter pipeline of dcpl into info->codec, info->compressor and
@@ -509,7 +514,8 @@ static int read_filters(hid_t dcpl, size_t esize, ck_array_info *info,
         case H5Z_FILTER_DEFLATE:
             info->codec.id = CK_CODEC_ZLIB;
             info->codec.level = ncd > 0 ? (int)cd[0] : 6;
-            snprintf(part, sizeof part, "deflate:%d", info->codec.level);
+            /* h5py's name, and what --compress gzip writes here */
+            snprintf(part, sizeof part, "gzip:%d", info->codec.level);
             break;
         case CK_H5Z_FILTER_ZSTD:
             info->codec.id = CK_CODEC_ZSTD;
@@ -557,7 +563,12 @@ static int read_filters(hid_t dcpl, size_t esize, ck_array_info *info,
     if (ncomp > 1)
         ours = 0; /* the size between two compressors is not known */
     snprintf(info->compressor, sizeof info->compressor, "%s", comp);
-    if (rest[0])
+    /* Say it the way --compress takes it where that is possible
+     * ("gzip:4:shuffle"); other filters follow with '+'. */
+    if (ncomp == 1 && strcmp(rest, "shuffle") == 0 &&
+        info->codec.id != CK_CODEC_BLOSC)
+        append_sep(info->compressor, sizeof info->compressor, ":", "shuffle");
+    else if (rest[0])
         append(info->compressor, sizeof info->compressor, rest);
     if (!info->compressor[0])
         snprintf(info->compressor, sizeof info->compressor, "none");

@@ -20,11 +20,9 @@ def nchunks(shape, chunks):
 
 
 def deflate4_names(shuffle):
-    """How chunkctl may spell HDF5 deflate level 4 (+ shuffle)."""
-    base = ("gzip:4", "deflate:4", "zlib:4")
-    if not shuffle:
-        return base
-    return tuple(b + sep + "shuffle" for b in base for sep in (":", "+"))
+    """How chunkctl spells HDF5 deflate level 4 (+ shuffle): as --compress
+    takes it."""
+    return ("gzip:4:shuffle",) if shuffle else ("gzip:4",)
 
 
 class Info(C.InteropCase):
