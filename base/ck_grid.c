@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/ck_dtype.h"
+
 ck_code ck_grid_init(ck_grid *g, int ndim, const int64_t *shape,
                      const int64_t *chunk, size_t elem_size, ck_err *err)
 {
@@ -179,6 +181,72 @@ void ck_box_copy(int ndim, size_t elem, void *dst, const int64_t *dst_shape,
     }
     box_rec(0, ndim, elem, (char *)dst + (size_t)doff * elem, ds,
             (const char *)src + (size_t)soff * elem, ss, st, bx);
+}
+
+typedef struct conv_args {
+    ck_dtype dt, st;
+    size_t dsz, ssz;
+    const int64_t *ds, *ss, *step, *box;
+    int ndim;
+} conv_args;
+
+static void conv_rec(const conv_args *c, int d, char *dst, const char *src)
+{
+    if (d == c->ndim - 1) {
+        if (c->step[d] == 1) {
+            ck_dtype_convert(c->dt, dst, c->st, src, (size_t)c->box[d]);
+            return;
+        }
+        for (int64_t i = 0; i < c->box[d]; i++)
+            ck_dtype_convert(c->dt, dst + (size_t)i * c->dsz, c->st,
+                             src + (size_t)(i * c->step[d] * c->ss[d]) * c->ssz,
+                             1);
+        return;
+    }
+    for (int64_t i = 0; i < c->box[d]; i++)
+        conv_rec(c, d + 1, dst + (size_t)(i * c->ds[d]) * c->dsz,
+                 src + (size_t)(i * c->step[d] * c->ss[d]) * c->ssz);
+}
+
+void ck_box_convert(int ndim, int dst_t, void *dst, const int64_t *dst_shape,
+                    const int64_t *dst_off, int src_t, const void *src,
+                    const int64_t *src_shape, const int64_t *src_off,
+                    const int64_t *src_step, const int64_t *box)
+{
+    int64_t ds[CK_MAX_DIMS], ss[CK_MAX_DIMS], st[CK_MAX_DIMS];
+    int64_t doff = 0, soff = 0;
+    conv_args c;
+
+    c.dt = (ck_dtype)dst_t;
+    c.st = (ck_dtype)src_t;
+    c.dsz = ck_dtype_size(c.dt);
+    c.ssz = ck_dtype_size(c.st);
+    if (ndim == 0) {
+        ck_dtype_convert(c.dt, dst, c.st, src, 1);
+        return;
+    }
+    if (ndim < 0 || ndim > CK_MAX_DIMS)
+        return;
+    for (int d = 0; d < ndim; d++)
+        if (box[d] == 0)
+            return;
+    ds[ndim - 1] = ss[ndim - 1] = 1;
+    for (int d = ndim - 2; d >= 0; d--) {
+        ds[d] = ds[d + 1] * dst_shape[d + 1];
+        ss[d] = ss[d + 1] * src_shape[d + 1];
+    }
+    for (int d = 0; d < ndim; d++) {
+        st[d] = src_step ? src_step[d] : 1;
+        doff += dst_off[d] * ds[d];
+        soff += src_off[d] * ss[d];
+    }
+    c.ds = ds;
+    c.ss = ss;
+    c.step = st;
+    c.box = box;
+    c.ndim = ndim;
+    conv_rec(&c, 0, (char *)dst + (size_t)doff * c.dsz,
+             (const char *)src + (size_t)soff * c.ssz);
 }
 
 static void fill_run(char *p, size_t elem, const void *value, int64_t n)

@@ -71,6 +71,14 @@ void ck_box_copy(int ndim, size_t elem, void *dst, const int64_t *dst_shape,
                  const int64_t *src_shape, const int64_t *src_off,
                  const int64_t *src_step, const int64_t *box);
 
+/* ck_box_copy with a dtype change: the box is read as src_t elements and
+ * written as dst_t elements (ck_dtype_convert's rules), one run at a time,
+ * so only the box is converted, never the whole source. */
+void ck_box_convert(int ndim, int dst_t, void *dst, const int64_t *dst_shape,
+                    const int64_t *dst_off, int src_t, const void *src,
+                    const int64_t *src_shape, const int64_t *src_off,
+                    const int64_t *src_step, const int64_t *box);
+
 /* Sets every element of buf (a C-order array of shape full[]) that lies
  * outside the box [0, box[d]) to the elem-byte value at 'value': how an
  * edge chunk read whole is given defined padding in place. */

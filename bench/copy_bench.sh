@@ -106,10 +106,12 @@ EOF
 fi
 
 # ---------------------------------------------------------------- measuring
-SAMPLES=$LOG/samples.tsv      # id  run  wall_s  rss_kib  cpu%
+SAMPLES=$LOG/samples.tsv      # id  run  wall_s  rss_kib  cpu%  other_cpu_s  disturbed
 : > "$SAMPLES"
 CMDS=$LOG/commands.tsv        # id  command (as run)
 : > "$CMDS"
+REDONE=$LOG/disturbed.tsv     # samples found disturbed (redone, or kept after 3 redos)
+: > "$REDONE"
 
 clean_out() { rm -rf "${OUT:?}"/* && sync; }
 
@@ -124,18 +126,46 @@ shell_quote() {
     done
 }
 
-# measure ID RUN CMD...: run CMD once (stdout to /dev/null), record the sample.
+# busy_ticks: CPU time the whole machine has spent busy, all cores, in clock
+# ticks (/proc/stat: user nice system irq softirq steal; steal = time the VM
+# host took away).  Compared with the measured command's own user+sys time it
+# tells whether something else ran during a sample.
+busy_ticks() {
+    local _cpu u n s idle iow irq sirq steal _rest
+    read -r _cpu u n s idle iow irq sirq steal _rest < /proc/stat
+    echo $((u + n + s + irq + sirq + steal))
+}
+HZ=$(getconf CLK_TCK)
+
+# measure ID RUN CMD...: run CMD (stdout to /dev/null) and record one sample:
+# wall s, peak RSS KiB, CPU %, and "other" = CPU seconds the machine spent on
+# anything but CMD meanwhile.  A sample where other work took more than
+# DISTURBED (fraction of one core, default 0.15) of the wall time is redone,
+# up to 3 times after a pause; the last try is kept and marked.
+DISTURBED=${DISTURBED:-0.15}
 measure() {
-    local id=$1 run=$2 t0 t1 tf=$LOG/time.txt
+    local id=$1 run=$2 t0 t1 b0 b1 tf=$LOG/time.txt try line
     shift 2
     [ "$run" = 1 ] && printf '%s\t%s> /dev/null\n' "$id" "$(shell_quote "$@")" >> "$CMDS"
-    t0=$EPOCHREALTIME
-    if ! /usr/bin/time -f '%M %P' -o "$tf" "$@" > /dev/null 2> "$LOG/stderr.txt"; then
-        echo "copy_bench: failed: $*" >&2; cat "$LOG/stderr.txt" >&2; exit 1
-    fi
-    t1=$EPOCHREALTIME
-    printf '%s\t%s\t%s\t%s\n' "$id" "$run" "$(awk "BEGIN { printf \"%.6f\", $t1 - $t0 }")" \
-        "$(tail -1 "$tf" | tr ' ' '\t' | tr -d '%')" >> "$SAMPLES"
+    for try in 1 2 3 4; do
+        b0=$(busy_ticks)
+        t0=$EPOCHREALTIME
+        if ! /usr/bin/time -f '%M %P %U %S' -o "$tf" "$@" > /dev/null 2> "$LOG/stderr.txt"; then
+            echo "copy_bench: failed: $*" >&2; cat "$LOG/stderr.txt" >&2; exit 1
+        fi
+        t1=$EPOCHREALTIME
+        b1=$(busy_ticks)
+        # id run wall rss cpu% other disturbed(0/1)
+        line=$(tail -1 "$tf" | tr -d '%' | awk -v id="$id" -v run="$run" \
+            -v t0="$t0" -v t1="$t1" -v db="$((b1 - b0))" -v hz="$HZ" -v lim="$DISTURBED" '
+            { wall = t1 - t0; other = db / hz - ($3 + $4); if (other < 0) other = 0
+              printf "%s\t%s\t%.6f\t%s\t%s\t%.2f\t%d", id, run, wall, $1, $2, other,
+                     other > lim * wall + 0.02 }')
+        case $line in *0) break ;; esac
+        printf '%s\n' "$line" >> "$REDONE"
+        [ "$try" = 4 ] || { echo "copy_bench: $id run $run disturbed ($(echo "$line" | cut -f6) CPU s of other work in $(echo "$line" | cut -f3) s), redoing" >&2; sleep 5; }
+    done
+    printf '%s\n' "$line" >> "$SAMPLES"
 }
 
 # Inputs as chunkctl names them, and the peer reader for each.
@@ -208,6 +238,7 @@ stored_of() { find "$(path_of "$1")" -type f -printf '%s\n' | awk '{ n += $1 } E
     echo "versions	$("$PY" -c 'import sys, numpy, h5py, zarr, numcodecs; print(f"Python {sys.version.split()[0]}, NumPy {numpy.__version__}, h5py {h5py.__version__} (HDF5 {h5py.version.hdf5_version}), zarr {zarr.__version__}, numcodecs {numcodecs.__version__}")'), zstd $(zstd --version | grep -o 'v[0-9.]*' | head -1)"
     echo "runs	$RUNS"
     echo "memory	$MEMORY"
+    echo "disturbed	$DISTURBED"
     echo "raw_bytes	$RAW_BYTES"
     echo "shape	$ROWS x $COLS float64, chunks $CHUNK_ROWS x $COLS"
     echo "load	$LOAD_BEFORE -> $LOAD_AFTER"
@@ -217,5 +248,5 @@ stored_of() { find "$(path_of "$1")" -type f -printf '%s\n' | awk '{ n += $1 } E
     echo "stored:raw.zst	$(stat -c %s "$DATA/raw.zst")"
 } > "$LOG/meta.tsv"
 
-"$PY" "$HERE/copy_bench_report.py" "$LOG/meta.tsv" "$SAMPLES" "$CMDS" "$RESULTS"
+"$PY" "$HERE/copy_bench_report.py" "$LOG/meta.tsv" "$SAMPLES" "$CMDS" "$REDONE" "$RESULTS"
 echo "copy_bench: wrote $RESULTS (raw samples: $SAMPLES)"

@@ -1,8 +1,9 @@
 """Turn copy_bench.sh's samples into its section of bench/RESULTS.md.
 
-usage: python3 copy_bench_report.py META.tsv SAMPLES.tsv COMMANDS.tsv RESULTS.md
+usage: python3 copy_bench_report.py META.tsv SAMPLES.tsv COMMANDS.tsv DISTURBED.tsv RESULTS.md
 
-META: key<TAB>value lines; SAMPLES: id, run, wall s, peak RSS KiB, CPU %;
+META: key<TAB>value lines; SAMPLES (and DISTURBED, the samples found
+disturbed): id, run, wall s, peak RSS KiB, CPU %, other CPU s, disturbed 0/1;
 COMMANDS: id<TAB>command as run.  Only the text between
 <!-- copy_bench:begin --> and <!-- copy_bench:end --> in RESULTS.md is
 replaced (the section is appended when the markers are missing).
@@ -33,17 +34,25 @@ def parse_size(spec):
     return int(float(spec[: len(spec) - len(unit)]) * units[unit])
 
 
-def main(meta_path, samples_path, cmds_path, results_path):
+def main(meta_path, samples_path, cmds_path, disturbed_path, results_path):
     meta = dict(line.rstrip("\n").split("\t", 1) for line in open(meta_path) if "\t" in line)
     raw = int(meta["raw_bytes"])
     mem_cap = parse_size(meta["memory"])
 
-    walls, rss, cpu = defaultdict(list), defaultdict(list), defaultdict(list)
+    walls, rss, cpu, other = defaultdict(list), defaultdict(list), defaultdict(list), defaultdict(list)
+    kept_disturbed = []
     for line in open(samples_path):
         f = line.split()
         walls[f[0]].append(float(f[2]))
         rss[f[0]].append(int(f[3]))
         cpu[f[0]].append(float(f[4]) if f[4].replace(".", "").isdigit() else 0.0)
+        other[f[0]].append(float(f[5]))
+        if f[6] == "1":
+            kept_disturbed.append("%s run %s" % (f[0], f[1]))
+    n_redone = sum(1 for _ in open(disturbed_path)) - len(kept_disturbed)
+    n_samples = sum(len(v) for v in walls.values())
+    other_total = sum(sum(v) for v in other.values())
+    wall_total = sum(sum(v) for v in walls.values())
     cmds = [line.rstrip("\n").split("\t", 1) for line in open(cmds_path)]
 
     med = {k: statistics.median(v) for k, v in walls.items()}
@@ -71,6 +80,11 @@ def main(meta_path, samples_path, cmds_path, results_path):
         "| data | %s, %s raw; `chunkctl gen --dist integers --low 0 --high 1000 --seed 1` |" % (meta["shape"], size),
         "| runs | %s per row, tools alternating within each round; page cache warm; outputs removed + `sync` between runs, untimed |" % meta["runs"],
         "| load average | %s (1/5/15 min, before -> after) |" % meta["load"],
+        "| interference | %d of %d samples redone because other work used > %s of a core during them; "
+        "%s; other work in the kept samples: %.1f CPU s over %.0f s timed |" % (
+            n_redone, n_samples, meta["disturbed"],
+            "none kept disturbed" if not kept_disturbed else "kept disturbed after 3 redos: " + ", ".join(kept_disturbed),
+            other_total, wall_total),
         "| outputs | %s |" % meta["verified"],
         "",
         "Stored sizes: " + ", ".join(
@@ -177,4 +191,4 @@ def main(meta_path, samples_path, cmds_path, results_path):
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:5])
+    main(*sys.argv[1:6])

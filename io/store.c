@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "base/ck_log.h"
+#include "io/cache.h"
 
 ck_code ck_names_push(ck_names *l, const char *s, ck_err *err)
 {
@@ -328,25 +329,24 @@ static size_t al64(size_t n)
     return (n + 63) & ~(size_t)63;
 }
 
-size_t ck_array_region_scratch_bytes(const ck_array *a, ck_dtype to)
+size_t ck_array_region_scratch_bytes(const ck_array *a)
 {
     size_t n = (size_t)a->grid.chunk_nelem;
-    size_t conv = to == a->info.dtype ? 0 : al64(n * ck_dtype_size(to));
-    return al64(n * ck_dtype_size(a->info.dtype)) + conv +
+    return al64(n * ck_dtype_size(a->info.dtype)) +
            al64(ck_array_scratch_bytes(a)) + 128;
 }
 
 ck_code ck_array_read_region(ck_array *a, const int64_t *start,
                              const int64_t *stop, const int64_t *step,
-                             ck_dtype to, void *dst, ck_arena *scratch,
-                             ck_err *err)
+                             ck_dtype to, void *dst, ck_chunk_cache *cache,
+                             ck_arena *scratch, ck_err *err)
 {
     const ck_grid *g = &a->grid;
     int nd = g->ndim;
-    size_t in_sz = ck_dtype_size(a->info.dtype), out_sz = ck_dtype_size(to);
+    size_t in_sz = ck_dtype_size(a->info.dtype);
     int64_t st[CK_MAX_DIMS], nsel[CK_MAX_DIMS], c0[CK_MAX_DIMS],
         c1[CK_MAX_DIMS], cc[CK_MAX_DIMS];
-    void *chunk, *conv;
+    void *chunk;
     size_t mark;
 
     for (int d = 0; d < nd; d++) {
@@ -363,10 +363,7 @@ ck_code ck_array_read_region(ck_array *a, const int64_t *start,
         cc[d] = c0[d];
     }
     chunk = ck_arena_alloc(scratch, (size_t)g->chunk_nelem * in_sz);
-    conv = to == a->info.dtype
-               ? chunk
-               : ck_arena_alloc(scratch, (size_t)g->chunk_nelem * out_sz);
-    if (!chunk || !conv)
+    if (!chunk)
         return ck_err_set(err, CK_ENOMEM,
                           "region read: scratch arena too small");
     mark = scratch->used;
@@ -389,13 +386,18 @@ ck_code ck_array_read_region(ck_array *a, const int64_t *start,
             box[d] = (ce - 1 - i0) / st[d] + 1;
         }
         if (!empty) {
+            const void *data = chunk;
+            int slot = -1;
+            ck_code rc;
             scratch->used = mark;
-            CK_TRY(ck_array_read_chunk(a, cc, chunk, scratch, err));
-            if (conv != chunk)
-                ck_dtype_convert(to, conv, a->info.dtype, chunk,
-                                 (size_t)g->chunk_nelem);
-            ck_box_copy(nd, out_sz, dst, nsel, doff, conv, g->chunk, soff, st,
-                        box);
+            rc = cache ? ck_chunk_cache_get(cache, cc, chunk, scratch, &data,
+                                            &slot, err)
+                       : ck_array_read_chunk(a, cc, chunk, scratch, err);
+            if (rc != CK_OK)
+                return rc;
+            ck_box_convert(nd, to, dst, nsel, doff, a->info.dtype, data,
+                           g->chunk, soff, st, box);
+            ck_chunk_cache_put(cache, slot);
         }
         /* Odometer over the chunk coordinates c0..c1. */
         int d = nd - 1;

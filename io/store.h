@@ -119,8 +119,8 @@ const ck_grid *ck_array_grid(const ck_array *a);
  * write_chunk on this array (ck_arena_reset between calls). */
 size_t ck_array_scratch_bytes(const ck_array *a);
 
-/* Scratch bytes for one ck_array_read_region into dtype 'to'. */
-size_t ck_array_region_scratch_bytes(const ck_array *a, ck_dtype to);
+/* Scratch bytes for one ck_array_read_region. */
+size_t ck_array_region_scratch_bytes(const ck_array *a);
 
 /* Reads chunk 'coords' into caller-owned dst, which holds a full chunk
  * (info.chunks elements of info.dtype), decoded, native byte order, C
@@ -131,11 +131,14 @@ ck_code ck_array_read_chunk(ck_array *a, const int64_t *coords, void *dst,
                             ck_arena *scratch, ck_err *err);
 
 /* Reads the region start[d] <= i < stop[d] taking every step[d]-th element
- * (step NULL: 1) into dst, C order, converted to dtype 'to'.  scratch must
- * hold ck_array_region_scratch_bytes(a, to). */
+ * (step NULL: 1) into dst, C order, converted to dtype 'to'.  Chunks come
+ * through cache when it is not NULL (a ck_chunk_cache of this array, see
+ * io/cache.h).  scratch must hold ck_array_region_scratch_bytes(a). */
+struct ck_chunk_cache;
 ck_code ck_array_read_region(ck_array *a, const int64_t *start,
                              const int64_t *stop, const int64_t *step,
-                             ck_dtype to, void *dst, ck_arena *scratch,
+                             ck_dtype to, void *dst,
+                             struct ck_chunk_cache *cache, ck_arena *scratch,
                              ck_err *err);
 
 /* Creates a new store of 'kind' that will appear at path on commit.

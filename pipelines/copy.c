@@ -16,14 +16,16 @@
 #include <sys/stat.h>
 
 #include "base/ck_log.h"
+#include "io/cache.h"
 #include "pipelines/stream.h"
 
 typedef struct copy_ctx {
     ck_array *src, *dst;
     const ck_grid *sg, *dg;
     ck_dtype to;
-    ck_scalar fill; /* in dst dtype's kind */
-    int aligned;    /* same chunk shape and dtype */
+    ck_scalar fill;        /* in dst dtype's kind */
+    int aligned;           /* same chunk shape and dtype */
+    ck_chunk_cache *cache; /* decoded source chunks, when rechunking */
 } copy_ctx;
 
 static int is_edge(const ck_grid *g, const ck_chunk *c)
@@ -60,16 +62,57 @@ static ck_code produce(void *vctx, const ck_chunk *c, void *buf,
         stop[d] = c->start[d] + c->shape[d];
     if (!edge)
         return ck_array_read_region(x->src, c->start, stop, NULL, x->to, buf,
-                                    scratch, err);
+                                    x->cache, scratch, err);
     region = ck_arena_alloc(scratch, (size_t)ck_chunk_nelem(g, c) * esz);
     if (!region)
         return ck_err_set(err, CK_ENOMEM, "copy: scratch arena too small");
     CK_TRY(ck_array_read_region(x->src, c->start, stop, NULL, x->to, region,
-                                scratch, err));
+                                x->cache, scratch, err));
     ck_box_copy(g->ndim, esz, buf, g->chunk, zero, region, c->shape, zero, NULL,
                 c->shape);
     ck_box_pad(g->ndim, esz, buf, g->chunk, c->shape, fill);
     return CK_OK;
+}
+
+/* A rechunking copy decodes each source chunk once for every output chunk
+ * it overlaps, unless the chunks stay decoded while the neighbours are
+ * made.  Workers take output chunks in C order, so what must stay is one
+ * row of output chunks' worth of source chunks per worker.  The cache gets
+ * that many slots, or what the budget leaves after the workers (none at
+ * all: then every overlap decodes again, slower but within --memory). */
+static ck_code make_cache(copy_ctx *x, const ck_stream_job *job,
+                          ck_budget *budget, ck_chunk_cache **out, ck_err *err)
+{
+    const ck_grid *sg = x->sg, *dg = x->dg;
+    size_t cb = (size_t)sg->chunk_nelem *
+                ck_dtype_size(ck_array_info_of(x->src)->dtype);
+    int64_t need = 1, left, slots;
+    size_t worker;
+    int threads;
+
+    *out = NULL;
+    if (sg->total_chunks == 0 || sg->ndim == 0)
+        return CK_OK;
+    need = dg->chunk[0] / sg->chunk[0] + 2; /* source chunk rows per row */
+    for (int d = 1; d < sg->ndim; d++)
+        need *= sg->nchunks[d];
+    ck_stream_plan(job, &threads, &worker);
+    /* A cache short of a row per worker hits almost never (the access is
+     * cyclic), so trade workers for a whole row each; the engine then
+     * starts only as many workers as the budget still holds. */
+    slots = 0;
+    for (int t = threads; t >= 1 && slots == 0; t--) {
+        left = budget->limit - budget->used - (int64_t)t * (int64_t)worker;
+        if (left > 0 && left / (int64_t)cb >= need * t)
+            slots = need * t;
+    }
+    if (slots > sg->total_chunks)
+        slots = sg->total_chunks;
+    if (slots > 4096)
+        slots = 4096;
+    if (slots < 1)
+        return CK_OK;
+    return ck_chunk_cache_new(x->src, (int)slots, budget, out, err);
 }
 
 /* The name an array gets in the destination. */
@@ -150,16 +193,19 @@ static ck_code copy_one(const ck_copy_opts *o, ck_store *in, const char *name,
         .scratch = x.aligned
                        ? ck_array_scratch_bytes(src)
                        : (size_t)x.dg->chunk_nelem * ck_dtype_size(spec.dtype) +
-                             ck_array_region_scratch_bytes(src, spec.dtype) +
-                             128,
+                             ck_array_region_scratch_bytes(src) + 128,
         .budget = budget,
         .threads = o->threads,
         .progress = o->progress,
     };
+    if (!x.aligned &&
+        (rc = make_cache(&x, &job, budget, &x.cache, err)) != CK_OK)
+        goto out;
     if ((rc = ck_stream_write(&job, err)) != CK_OK)
         goto out;
     rc = ck_store_copy_attrs(in, si->name, out, oname, err);
 out:
+    ck_chunk_cache_free(x.cache);
     ck_array_close(dst);
     ck_array_close(src);
     return rc;

@@ -53,6 +53,28 @@ static ck_code worker(void *ctx, int id, ck_par *par, ck_err *err)
     return rc;
 }
 
+static size_t arena_bytes(const ck_stream_job *j, size_t chunk_bytes)
+{
+    /* Three 64-byte alignment pads besides the three buffers. */
+    return chunk_bytes + j->scratch + ck_array_scratch_bytes(j->dst) + 3 * 64;
+}
+
+void ck_stream_plan(const ck_stream_job *j, int *threads, size_t *worker_bytes)
+{
+    const ck_grid *g = ck_array_grid(j->dst);
+    size_t cb =
+        (size_t)g->chunk_nelem * ck_dtype_size(ck_array_info_of(j->dst)->dtype);
+    int64_t left = j->budget->limit - j->budget->used;
+    int t = j->threads > 0 ? j->threads : ck_ncpus();
+
+    *worker_bytes = arena_bytes(j, cb);
+    if (t > g->total_chunks)
+        t = g->total_chunks > 0 ? (int)g->total_chunks : 1;
+    if ((int64_t)t * (int64_t)*worker_bytes > left)
+        t = (int)(left / (int64_t)*worker_bytes);
+    *threads = t > 0 ? t : 1;
+}
+
 ck_code ck_stream_write(const ck_stream_job *j, ck_err *err)
 {
     run r = {0};
@@ -64,14 +86,9 @@ ck_code ck_stream_write(const ck_stream_job *j, ck_err *err)
     r.g = ck_array_grid(j->dst);
     r.chunk_bytes = (size_t)r.g->chunk_nelem *
                     ck_dtype_size(ck_array_info_of(j->dst)->dtype);
-    /* Three 64-byte alignment pads besides the three buffers. */
-    r.arena_bytes =
-        r.chunk_bytes + j->scratch + ck_array_scratch_bytes(j->dst) + 3 * 64;
     if (r.g->total_chunks == 0)
         return CK_OK;
-    threads = j->threads > 0 ? j->threads : ck_ncpus();
-    if (threads > r.g->total_chunks)
-        threads = (int)r.g->total_chunks;
+    ck_stream_plan(j, &threads, &r.arena_bytes);
     left = j->budget->limit - j->budget->used;
     if (left < (int64_t)r.arena_bytes)
         return ck_err_set(
@@ -83,8 +100,6 @@ ck_code ck_stream_write(const ck_stream_job *j, ck_err *err)
                         sizeof need),
             ck_store_path(ck_array_store(j->dst)),
             ck_array_info_of(j->dst)->name);
-    if ((int64_t)threads * (int64_t)r.arena_bytes > left)
-        threads = (int)(left / (int64_t)r.arena_bytes);
     r.batch = r.g->total_chunks / (threads * 16);
     if (r.batch < 1)
         r.batch = 1;

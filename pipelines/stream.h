@@ -32,6 +32,11 @@ typedef struct ck_stream_job {
     ck_progress *progress;
 } ck_stream_job;
 
+/* The threads the job will run on and the arena bytes of each, given what
+ * is left of its budget now (a caller can size other buffers from the
+ * rest before running it). */
+void ck_stream_plan(const ck_stream_job *j, int *threads, size_t *worker_bytes);
+
 /* Runs the job.  CK_ENOMEM before any work when one worker does not fit in
  * what is left of the budget. */
 ck_code ck_stream_write(const ck_stream_job *j, ck_err *err);

@@ -2,6 +2,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "base/ck_dtype.h"
 #include "base/ck_grid.h"
 
 TestSuite(grid, .description = "base/ck_grid.h: chunk grid and iterator");
@@ -127,4 +128,23 @@ Test(grid, box_pad_fills_only_outside_the_box)
             cr_assert_eq(buf[r * 4 + c], inside ? r * 4 + c : -7, "%d,%d", r,
                          c);
         }
+}
+
+Test(grid, box_convert_converts_only_the_box)
+{
+    /* src 3x4 int16 holding 0..11; the box rows 1..2, cols 1..3 step 2
+     * lands as float64 at (0, 1) of a 2x3 destination. */
+    int16_t src[12];
+    double dst[6] = {-1, -1, -1, -1, -1, -1};
+    int64_t ss[] = {3, 4}, so[] = {1, 1}, step[] = {1, 2}, box[] = {2, 2};
+    int64_t ds[] = {2, 3}, doff[] = {0, 1};
+
+    for (int i = 0; i < 12; i++)
+        src[i] = (int16_t)i;
+    ck_box_convert(2, CK_F64, dst, ds, doff, CK_I16, src, ss, so, step, box);
+    cr_assert_eq(dst[0], -1);
+    cr_assert_eq(dst[1], 5);
+    cr_assert_eq(dst[2], 7);
+    cr_assert_eq(dst[4], 9);
+    cr_assert_eq(dst[5], 11);
 }

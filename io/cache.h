@@ -1,0 +1,39 @@
+/*
+ * io/cache.h - decoded chunks of one array, shared by worker threads.
+ * Rechunking and region reads touch a source chunk once for every output
+ * chunk it overlaps; the cache keeps recently decoded chunks so each is
+ * decoded about once while its neighbours are being produced.  Its memory
+ * is a fixed number of chunk slots, charged to the --memory budget up
+ * front.  A miss with every slot in use decodes into the caller's buffer:
+ * the cache never waits and never grows.
+ */
+#ifndef CK_CACHE_H
+#define CK_CACHE_H
+
+#include "base/ck_err.h"
+#include "base/ck_mem.h"
+#include "io/store.h"
+
+typedef struct ck_chunk_cache ck_chunk_cache;
+
+/* A cache of nslots decoded chunks of a (nslots >= 1), its memory charged
+ * to budget (NULL: uncharged). */
+ck_code ck_chunk_cache_new(ck_array *a, int nslots, ck_budget *budget,
+                           ck_chunk_cache **out, ck_err *err);
+/* Frees the slots and returns their charge; accepts NULL. */
+void ck_chunk_cache_free(ck_chunk_cache *c);
+
+/* Sets *data to chunk 'coords' decoded (as ck_array_read_chunk gives it),
+ * from the cache or read now.  fallback is a caller buffer of one chunk
+ * used when no slot is free.  *slot must be passed to ck_chunk_cache_put
+ * when done with *data (it is -1 when fallback was used). */
+ck_code ck_chunk_cache_get(ck_chunk_cache *c, const int64_t *coords,
+                           void *fallback, ck_arena *scratch, const void **data,
+                           int *slot, ck_err *err);
+void ck_chunk_cache_put(ck_chunk_cache *c, int slot);
+
+/* Hits and misses so far (for notes and tests). */
+void ck_chunk_cache_stats(const ck_chunk_cache *c, int64_t *hits,
+                          int64_t *misses);
+
+#endif
