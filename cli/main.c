@@ -4,6 +4,7 @@
  * runtime or data error, 2 for a usage error.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "base/ck_mem.h"
 #include "base/ck_thread.h"
 #include "cli/cli.h"
+#include "pipelines/stream.h"
 
 struct cmd {
     const char *name;
@@ -83,6 +85,16 @@ int64_t cli_default_memory(void)
     return m < ((int64_t)256 << 20) ? (int64_t)256 << 20 : m;
 }
 
+/* Ctrl-C or a kill: remove the temporary outputs, then die of the same
+ * signal so the caller sees how we ended.  Outputs never appear under their
+ * final name before they are complete, so this only tidies up. */
+static void on_signal(int sig)
+{
+    ck_stream_abandon();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
 int main(int argc, char **argv)
 {
     cli_common common = {0};
@@ -112,6 +124,9 @@ int main(int argc, char **argv)
                 argv[1]);
         return 2;
     }
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    signal(SIGHUP, on_signal);
     common.memory = cli_default_memory();
     rc = cmd->run(argc - 1, argv + 1, &common, &err);
     cli_progress_end(&common);

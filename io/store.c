@@ -161,10 +161,45 @@ static int remove_tree(const char *path)
     return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* Temporary outputs in progress, for ck_store_abandon_all().  A slot holds
+ * a pointer to a ck_store's tmp name while the store is being written. */
+enum { MAX_PENDING = 64 };
+static const char *volatile pending[MAX_PENDING];
+
+static void pending_add(const char *tmp)
+{
+    for (int i = 0; i < MAX_PENDING; i++) {
+        const char *expected = NULL;
+        if (__atomic_compare_exchange_n(&pending[i], &expected, tmp, 0,
+                                        __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+            return;
+    }
+}
+
+static void pending_drop(const char *tmp)
+{
+    for (int i = 0; i < MAX_PENDING; i++) {
+        const char *expected = tmp;
+        __atomic_compare_exchange_n(&pending[i], &expected, NULL, 0,
+                                    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    }
+}
+
+void ck_store_abandon_all(void)
+{
+    for (int i = 0; i < MAX_PENDING; i++) {
+        const char *p = __atomic_load_n(&pending[i], __ATOMIC_SEQ_CST);
+        if (p)
+            remove_tree(p);
+    }
+}
+
 void ck_store_close(ck_store *s)
 {
     if (!s)
         return;
+    if (s->writing)
+        pending_drop(s->tmp);
     if (s->impl)
         s->ops->close(s);
     if (s->writing && !s->committed && s->tmp[0])
@@ -445,6 +480,7 @@ ck_code ck_store_create(const char *path, ck_store_kind kind, int force,
     s->writing = 1;
     snprintf(s->path, sizeof s->path, "%s", path);
     memcpy(s->tmp, tmp, strlen(tmp) + 1); /* fits: checked above */
+    pending_add(s->tmp);
     if ((rc = s->ops->create(s, err)) != CK_OK) {
         ck_store_close(s);
         return rc;

@@ -158,6 +158,12 @@ ck_code ck_array_write_chunk(ck_array *a, const int64_t *coords,
  * hold are skipped with a note. */
 ck_code ck_store_copy_attrs(ck_store *src, const char *src_name, ck_store *dst,
                             const char *dst_name, ck_err *err);
+/* Removes the temporary files of every store still being written.  For a
+ * signal handler on SIGINT/SIGTERM, just before the process dies: the lists
+ * it walks are fixed arrays, it takes no lock and allocates nothing
+ * (removing a Zarr directory tree uses nftw, which may). */
+void ck_store_abandon_all(void);
+
 /* Flushes and renames the temporary store over path.  After it the store
  * may only be closed. */
 ck_code ck_store_commit(ck_store *s, ck_err *err);

@@ -109,3 +109,8 @@ ck_code ck_stream_write(const ck_stream_job *j, ck_err *err)
         j->progress->total = r.g->total_chunks;
     return ck_par_run(threads, worker, &r, err);
 }
+
+void ck_stream_abandon(void)
+{
+    ck_store_abandon_all();
+}

@@ -41,6 +41,10 @@ void ck_stream_plan(const ck_stream_job *j, int *threads, size_t *worker_bytes);
  * what is left of the budget. */
 ck_code ck_stream_write(const ck_stream_job *j, ck_err *err);
 
+/* Removes the temporary outputs of a run being killed (for cli/'s signal
+ * handler; see ck_store_abandon_all). */
+void ck_stream_abandon(void);
+
 /* Bytes charged up front for the process itself (code, libraries, HDF5's
  * metadata caches, stacks): --memory bounds the whole process, not only
  * chunk buffers. */
