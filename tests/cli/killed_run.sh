@@ -5,4 +5,4 @@ sleep 0.5
 kill -TERM $pid
 wait $pid
 echo "exit status $?" >&2
-ls -A
+ls -A >&2  # must list nothing
