@@ -12,7 +12,8 @@ for case in "$dir"/*.sh; do
     name=$(basename "$case" .sh)
     [ "$name" = run-cases ] && continue
     tmp=$(mktemp -d)
-    (cd "$tmp" && CHUNKCTL=$bin PY=/usr/bin/python3 sh "$case" \
+    mkdir "$tmp/work"
+    (cd "$tmp/work" && CHUNKCTL=$bin PY=/usr/bin/python3 sh "$case" \
         >"$tmp/.stdout" 2>"$tmp/.stderr")
     status=$?
     if [ "${CK_UPDATE:-0}" = 1 ]; then
