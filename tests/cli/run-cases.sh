@@ -13,7 +13,7 @@ for case in "$dir"/*.sh; do
     [ "$name" = run-cases ] && continue
     tmp=$(mktemp -d)
     mkdir "$tmp/work"
-    (cd "$tmp/work" && CHUNKCTL=$bin PY=/usr/bin/python3 sh "$case" \
+    (cd "$tmp/work" && CHUNKCTL=$bin PY=/usr/bin/python3 SRC="$dir/../.." sh "$case" \
         >"$tmp/.stdout" 2>"$tmp/.stderr")
     status=$?
     if [ "${CK_UPDATE:-0}" = 1 ]; then

@@ -1,0 +1,11 @@
+# Every command has a man page, and every long option its --help lists is
+# documented there (so the two cannot drift apart silently).
+for cmd in $($CHUNKCTL --help | awk '/^commands:/{on=1; next} on && NF==0{exit} on{print $1}'); do
+    page="$SRC/man/chunkctl-$cmd.1"
+    [ -f "$page" ] || { echo "no man page for $cmd" >&2; continue; }
+    for opt in $($CHUNKCTL "$cmd" --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
+        grep -q -- "$(echo "$opt" | sed 's/-/\\\\-/g')" "$page" ||
+            echo "chunkctl-$cmd.1 does not document $opt" >&2
+    done
+done
+grep -q "chunkctl\\\\-copy" "$SRC/man/chunkctl.1" || echo "chunkctl.1 misses copy" >&2
