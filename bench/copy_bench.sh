@@ -71,6 +71,7 @@ DATA=$WORK/data
 OUT=$WORK/out
 LOG=$WORK/log
 mkdir -p "$DATA" "$OUT" "$LOG"
+cd "$WORK"          # nothing this script runs may write into the checkout
 RAW_BYTES=$((ROWS * COLS * 8))
 
 # ---------------------------------------------------------------- the data
@@ -160,7 +161,7 @@ measure() {
             -v t0="$t0" -v t1="$t1" -v db="$((b1 - b0))" -v hz="$HZ" -v lim="$DISTURBED" '
             { wall = t1 - t0; other = db / hz - ($3 + $4); if (other < 0) other = 0
               printf "%s\t%s\t%.6f\t%s\t%s\t%.2f\t%d", id, run, wall, $1, $2, other,
-                     other > lim * wall + 0.02 }')
+                     (other > lim * wall + 0.02) }')
         case $line in *0) break ;; esac
         printf '%s\n' "$line" >> "$REDONE"
         [ "$try" = 4 ] || { echo "copy_bench: $id run $run disturbed ($(echo "$line" | cut -f6) CPU s of other work in $(echo "$line" | cut -f3) s), redoing" >&2; sleep 5; }
