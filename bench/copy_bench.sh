@@ -32,12 +32,17 @@
 # Wall time: bash's $EPOCHREALTIME around the command (microseconds); peak RSS
 # (%M), CPU% (%P) from /usr/bin/time.  Table: median, min, max wall; max peak
 # RSS; rate = 2^30 raw bytes / median wall in GB/s (10^9 bytes/s).
+# Interference: for each sample the machine's busy CPU time (/proc/stat, steal
+# included) is compared with the command's own user+sys time; a sample where
+# other work used more than DISTURBED of a core is redone (3 times at most),
+# and RESULTS.md says how many were.  The binary and the zstd plugin are
+# copied to WORK/bin first, so a rebuild meanwhile does not mix builds.
 #
 # Run (about 5 minutes on 2 cores, plus ~1 minute to make the data once):
 #   bash bench/copy_bench.sh
 # Knobs (environment): WORK=/tmp/chunkctl-bench (data and outputs, ~5 GiB),
 #   RUNS=7, MEMORY=256M, ROWS=16384 COLS=8192 CHUNK_ROWS=128, REGEN=1 (remake
-#   the data), VERIFY=0 (skip the output check), CHUNKCTL=path,
+#   the data), VERIFY=0 (skip the output check), DISTURBED=0.15, CHUNKCTL=path,
 #   RESULTS=bench/RESULTS.md (the script rewrites only its own section there,
 #   between <!-- copy_bench:begin --> and <!-- copy_bench:end -->).
 # Needs: /usr/bin/python3 with numpy, h5py, zarr (v2); zstd; /usr/bin/time.
@@ -59,7 +64,7 @@ RESULTS=${RESULTS:-$HERE/RESULTS.md}
 VERIFY=${VERIFY:-1}
 REGEN=${REGEN:-0}
 PY=/usr/bin/python3
-export HDF5_PLUGIN_PATH=${HDF5_PLUGIN_PATH:-$REPO/build/plugins}
+PLUGINS=${HDF5_PLUGIN_PATH:-$REPO/build/plugins}
 
 for tool in "$CHUNKCTL" /usr/bin/time "$PY"; do
     [ -x "$tool" ] || { echo "copy_bench: $tool missing (build: cmake --build $REPO/build -j2)" >&2; exit 1; }
@@ -72,6 +77,17 @@ OUT=$WORK/out
 LOG=$WORK/log
 mkdir -p "$DATA" "$OUT" "$LOG"
 cd "$WORK"          # nothing this script runs may write into the checkout
+
+# Run a snapshot of the binary and the zstd plugin, so that a rebuild of the
+# checkout during the run cannot mix two builds in one table.
+BIN=$WORK/bin
+rm -rf "$BIN" && mkdir -p "$BIN/plugins"
+cp "$CHUNKCTL" "$BIN/chunkctl"
+cp "$PLUGINS"/*.so "$BIN/plugins/"
+changed=$(git -C "$REPO" diff --name-only HEAD -- . ':!bench' 2>/dev/null | tr '\n' ' ')
+BUILD_INFO="commit $(git -C "$REPO" rev-parse --short HEAD)${changed:+ + uncommitted changes to ${changed% }}; binary built $(date -u -r "$CHUNKCTL" '+%Y-%m-%d %H:%M UTC'), sha256 $(sha256sum "$BIN/chunkctl" | cut -c1-12)"
+CHUNKCTL=$BIN/chunkctl
+export HDF5_PLUGIN_PATH=$BIN/plugins
 RAW_BYTES=$((ROWS * COLS * 8))
 
 # ---------------------------------------------------------------- the data
@@ -132,8 +148,8 @@ shell_quote() {
 # host took away).  Compared with the measured command's own user+sys time it
 # tells whether something else ran during a sample.
 busy_ticks() {
-    local _cpu u n s idle iow irq sirq steal _rest
-    read -r _cpu u n s idle iow irq sirq steal _rest < /proc/stat
+    local _cpu u n s _idle _iow irq sirq steal _rest
+    read -r _cpu u n s _idle _iow irq sirq steal _rest < /proc/stat
     echo $((u + n + s + irq + sirq + steal))
 }
 HZ=$(getconf CLK_TCK)
@@ -234,8 +250,7 @@ stored_of() { find "$(path_of "$1")" -type f -printf '%s\n' | awk '{ n += $1 } E
     echo "cpu	$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
     echo "mem	$(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
     echo "kernel	$(uname -r)"
-    changed=$(git -C "$REPO" diff --name-only HEAD -- . ':!bench' 2>/dev/null | tr '\n' ' ')
-    echo "commit	$(git -C "$REPO" rev-parse --short HEAD)${changed:+ + uncommitted changes to ${changed% }}; binary built $(date -u -r "$CHUNKCTL" '+%Y-%m-%d %H:%M UTC')"
+    echo "commit	$BUILD_INFO (snapshot run from $BIN)"
     echo "versions	$("$PY" -c 'import sys, numpy, h5py, zarr, numcodecs; print(f"Python {sys.version.split()[0]}, NumPy {numpy.__version__}, h5py {h5py.__version__} (HDF5 {h5py.version.hdf5_version}), zarr {zarr.__version__}, numcodecs {numcodecs.__version__}")'), zstd $(zstd --version | grep -o 'v[0-9.]*' | head -1)"
     echo "runs	$RUNS"
     echo "memory	$MEMORY"

@@ -75,7 +75,7 @@ def main(meta_path, samples_path, cmds_path, disturbed_path, results_path):
         "|---|---|",
         "| date | %s |" % meta["date"],
         "| machine | %s cores, %s, %s RAM, Linux %s |" % (meta["nproc"], meta["cpu"], meta["mem"], meta["kernel"]),
-        "| chunkctl | commit %s |" % meta["commit"],
+        "| chunkctl | %s |" % meta["commit"],
         "| others | %s |" % meta["versions"],
         "| data | %s, %s raw; `chunkctl gen --dist integers --low 0 --high 1000 --seed 1` |" % (meta["shape"], size),
         "| runs | %s per row, tools alternating within each round; page cache warm; outputs removed + `sync` between runs, untimed |" % meta["runs"],
@@ -174,7 +174,7 @@ def main(meta_path, samples_path, cmds_path, disturbed_path, results_path):
 
     out += ["", "### Commands (as run; IN/OUT paths under %s)" % meta["work"], "", "```"]
     out += ["%-16s %s" % (k, c) for k, c in cmds]
-    out += ["```", "", "HDF5_PLUGIN_PATH points at chunkctl's `build/plugins` so h5py can read zstd.h5.",
+    out += ["```", "", "HDF5_PLUGIN_PATH points at (a snapshot of) chunkctl's `build/plugins` so h5py can read zstd.h5.",
             "Raw samples: `%s/log/samples.tsv`." % meta["work"], "", END]
 
     section = "\n".join(out)

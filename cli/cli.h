@@ -51,5 +51,6 @@ typedef struct cmd_help {
 ck_code cmd_info(int argc, char **argv, cli_common *c, ck_err *err);
 ck_code cmd_copy(int argc, char **argv, cli_common *c, ck_err *err);
 ck_code cmd_gen(int argc, char **argv, cli_common *c, ck_err *err);
+ck_code cmd_verify(int argc, char **argv, cli_common *c, ck_err *err);
 
 #endif

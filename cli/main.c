@@ -27,6 +27,7 @@ static const struct cmd commands[] = {
     {"info", cmd_info, "list the arrays in an HDF5 file or Zarr store"},
     {"copy", cmd_copy, "convert HDF5 <-> Zarr, rechunk, recompress, retype"},
     {"gen", cmd_gen, "write a reproducible random array"},
+    {"verify", cmd_verify, "read every chunk and report damaged ones"},
 };
 
 static void usage(FILE *f)

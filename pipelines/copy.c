@@ -201,7 +201,7 @@ static ck_code copy_one(const ck_copy_opts *o, ck_store *in, const char *name,
     if (!x.aligned &&
         (rc = make_cache(&x, &job, budget, &x.cache, err)) != CK_OK)
         goto out;
-    if ((rc = ck_stream_write(&job, err)) != CK_OK)
+    if ((rc = ck_stream_run(&job, err)) != CK_OK)
         goto out;
     rc = ck_store_copy_attrs(in, si->name, out, oname, err);
 out:

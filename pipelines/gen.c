@@ -174,7 +174,7 @@ ck_code ck_gen(const ck_gen_opts *o, ck_err *err)
         .threads = o->threads,
         .progress = o->progress,
     };
-    if ((rc = ck_stream_write(&job, err)) != CK_OK)
+    if ((rc = ck_stream_run(&job, err)) != CK_OK)
         goto out;
     ck_array_close(dst);
     dst = NULL;

@@ -1,5 +1,5 @@
 /*
- * pipelines/stream.c - the chunk-writing engine behind copy and gen.
+ * pipelines/stream.c - the chunk engine behind copy, gen and verify.
  * Workers take small batches of consecutive chunk indices from one atomic
  * counter: consecutive chunks keep a worker's reads local, and small
  * batches keep both cores busy to the end.
@@ -41,7 +41,8 @@ static ck_code worker(void *ctx, int id, ck_par *par, ck_err *err)
             void *buf;
             ck_arena_reset(&a);
             buf = ck_arena_alloc(&a, r->chunk_bytes);
-            if ((rc = j->produce(j->ctx, &c, buf, &a, err)) == CK_OK)
+            rc = j->produce(j->ctx, &c, buf, &a, err);
+            if (rc == CK_OK && j->dst)
                 rc = ck_array_write_chunk(j->dst, c.coords, buf, &a, err);
             if (rc == CK_OK)
                 ck_progress_add(j->progress, (int64_t)r->chunk_bytes);
@@ -53,21 +54,33 @@ static ck_code worker(void *ctx, int id, ck_par *par, ck_err *err)
     return rc;
 }
 
-static size_t arena_bytes(const ck_stream_job *j, size_t chunk_bytes)
+static const ck_grid *job_grid(const ck_stream_job *j)
+{
+    return j->dst ? ck_array_grid(j->dst) : j->grid;
+}
+
+static size_t job_buf_bytes(const ck_stream_job *j)
+{
+    if (!j->dst)
+        return j->buf_bytes;
+    return (size_t)ck_array_grid(j->dst)->chunk_nelem *
+           ck_dtype_size(ck_array_info_of(j->dst)->dtype);
+}
+
+static size_t arena_bytes(const ck_stream_job *j)
 {
     /* Three 64-byte alignment pads besides the three buffers. */
-    return chunk_bytes + j->scratch + ck_array_scratch_bytes(j->dst) + 3 * 64;
+    return job_buf_bytes(j) + j->scratch +
+           (j->dst ? ck_array_scratch_bytes(j->dst) : 0) + 3 * 64;
 }
 
 void ck_stream_plan(const ck_stream_job *j, int *threads, size_t *worker_bytes)
 {
-    const ck_grid *g = ck_array_grid(j->dst);
-    size_t cb =
-        (size_t)g->chunk_nelem * ck_dtype_size(ck_array_info_of(j->dst)->dtype);
+    const ck_grid *g = job_grid(j);
     int64_t left = j->budget->limit - j->budget->used;
     int t = j->threads > 0 ? j->threads : ck_ncpus();
 
-    *worker_bytes = arena_bytes(j, cb);
+    *worker_bytes = arena_bytes(j);
     if (t > g->total_chunks)
         t = g->total_chunks > 0 ? (int)g->total_chunks : 1;
     if ((int64_t)t * (int64_t)*worker_bytes > left)
@@ -75,7 +88,7 @@ void ck_stream_plan(const ck_stream_job *j, int *threads, size_t *worker_bytes)
     *threads = t > 0 ? t : 1;
 }
 
-ck_code ck_stream_write(const ck_stream_job *j, ck_err *err)
+ck_code ck_stream_run(const ck_stream_job *j, ck_err *err)
 {
     run r = {0};
     int64_t left;
@@ -83,9 +96,8 @@ ck_code ck_stream_write(const ck_stream_job *j, ck_err *err)
     char need[32], have[32];
 
     r.j = j;
-    r.g = ck_array_grid(j->dst);
-    r.chunk_bytes = (size_t)r.g->chunk_nelem *
-                    ck_dtype_size(ck_array_info_of(j->dst)->dtype);
+    r.g = job_grid(j);
+    r.chunk_bytes = job_buf_bytes(j);
     if (r.g->total_chunks == 0)
         return CK_OK;
     ck_stream_plan(j, &threads, &r.arena_bytes);
@@ -94,12 +106,12 @@ ck_code ck_stream_write(const ck_stream_job *j, ck_err *err)
         return ck_err_set(
             err, CK_ENOMEM,
             "--memory %s is too small: one worker needs %s for chunks of "
-            "%s:%s (raise --memory or use smaller --chunks)",
+            "%s%s%s (raise --memory or use smaller --chunks)",
             ck_size_str((double)j->budget->limit, have, sizeof have),
             ck_size_str((double)r.arena_bytes + (double)j->budget->used, need,
                         sizeof need),
-            ck_store_path(ck_array_store(j->dst)),
-            ck_array_info_of(j->dst)->name);
+            j->dst ? ck_store_path(ck_array_store(j->dst)) : "the input",
+            j->dst ? ":" : "", j->dst ? ck_array_info_of(j->dst)->name : "");
     r.batch = r.g->total_chunks / (threads * 16);
     if (r.batch < 1)
         r.batch = 1;

@@ -1,9 +1,11 @@
 /*
  * pipelines/stream.h - write a new array chunk by chunk on all cores.
  * The producer fills each output chunk (reading whatever it needs); the
- * engine owns threads, the per-worker arenas charged to the --memory
- * budget, work distribution and progress.  Every chunk is produced and
- * written by one worker, so the output does not depend on --threads.
+ * engine writes it, or, in a job with no dst, only walks a grid (a verify
+ * or a reduction consumes chunks in its producer).  The engine owns threads,
+ * the per-worker arenas charged to the --memory budget, work distribution and
+ * progress.  Every chunk is produced and written by one worker, so the output
+ * does not depend on --threads.
  */
 #ifndef CK_STREAM_H
 #define CK_STREAM_H
@@ -23,7 +25,10 @@ typedef ck_code (*ck_produce_fn)(void *ctx, const ck_chunk *c, void *buf,
                                  ck_arena *scratch, ck_err *err);
 
 typedef struct ck_stream_job {
-    ck_array *dst;
+    ck_array *dst; /* the array written; NULL for a job that only reads */
+    /* A read-only job walks this grid with buffers of buf_bytes instead. */
+    const ck_grid *grid;
+    size_t buf_bytes;
     ck_produce_fn produce;
     void *ctx;
     size_t scratch; /* arena bytes one produce call needs */
@@ -39,7 +44,7 @@ void ck_stream_plan(const ck_stream_job *j, int *threads, size_t *worker_bytes);
 
 /* Runs the job.  CK_ENOMEM before any work when one worker does not fit in
  * what is left of the budget. */
-ck_code ck_stream_write(const ck_stream_job *j, ck_err *err);
+ck_code ck_stream_run(const ck_stream_job *j, ck_err *err);
 
 /* Removes the temporary outputs of a run being killed (for cli/'s signal
  * handler; see ck_store_abandon_all). */
