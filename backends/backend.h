@@ -8,11 +8,132 @@
 #ifndef CK_BACKEND_H
 #define CK_BACKEND_H
 
-#include "base/ck_err.h"
+#include <stddef.h>
+#include <stdint.h>
 
-#define CK_BACKEND_ABI 1 /* bump when a slot is added */
+#include "base/ck_dtype.h"
+#include "base/ck_err.h"
+#include "base/ck_grid.h"
+
+#define CK_BACKEND_ABI 2 /* bump when a slot is added */
 
 typedef struct ck_be_ctx ck_be_ctx;
+
+/* ---- elementwise (semantics and type rules: ops/ew.h) ---- */
+
+typedef enum ck_ew_op {
+    /* unary */
+    CK_EW_NEGATIVE,
+    CK_EW_ABS,
+    CK_EW_SQRT,
+    CK_EW_EXP,
+    CK_EW_LOG,
+    CK_EW_LOG1P,
+    CK_EW_EXPM1,
+    CK_EW_SIN,
+    CK_EW_COS,
+    CK_EW_TAN,
+    CK_EW_TANH,
+    CK_EW_FLOOR,
+    CK_EW_CEIL,
+    CK_EW_ROUND, /* half to even, as numpy.round with decimals=0 */
+    CK_EW_ISNAN,
+    CK_EW_ISFINITE,
+    CK_EW_LOGICAL_NOT,
+    /* binary */
+    CK_EW_ADD,
+    CK_EW_SUBTRACT,
+    CK_EW_MULTIPLY,
+    CK_EW_DIVIDE, /* true division: integers give float64 */
+    CK_EW_POWER,
+    CK_EW_MINIMUM, /* NaN propagates, as numpy.minimum */
+    CK_EW_MAXIMUM,
+    CK_EW_LESS,
+    CK_EW_LESS_EQUAL,
+    CK_EW_GREATER,
+    CK_EW_GREATER_EQUAL,
+    CK_EW_EQUAL,
+    CK_EW_NOT_EQUAL,
+    CK_EW_LOGICAL_AND,
+    CK_EW_LOGICAL_OR,
+    /* ternary */
+    CK_EW_WHERE, /* where(cond, a, b) */
+    CK_EW_COUNT
+} ck_ew_op;
+
+/* One run of n elements.  Operands are in the compute dtype (cond: bool);
+ * stride is 1 (contiguous) or 0 (the same element for all n). */
+typedef struct ck_ew_args {
+    ck_ew_op op;
+    ck_dtype compute, result;
+    size_t n;
+    const void *in[3];
+    int stride[3];
+    void *out;
+} ck_ew_args;
+
+/* ---- reductions (semantics, states, finalising: ops/reduce.h) ---- */
+
+typedef enum ck_red_op {
+    CK_RED_SUM,
+    CK_RED_PROD,
+    CK_RED_MIN,
+    CK_RED_MAX,
+    CK_RED_MEAN,
+    CK_RED_VAR,
+    CK_RED_STD,
+    CK_RED_ARGMIN,
+    CK_RED_ARGMAX,
+    CK_RED_COUNT_NONZERO,
+    CK_RED_ANY,
+    CK_RED_ALL,
+    CK_RED_NANSUM,
+    CK_RED_NANMEAN,
+    CK_RED_NANMIN,
+    CK_RED_NANMAX,
+    CK_RED_NANVAR,
+    CK_RED_NANSTD,
+    CK_RED_COUNT
+} ck_red_op;
+
+/* Accumulates one block into partial states.  The block is C-order data of
+ * dtype 'in' and shape shape[ndim] placed at origin[] in an array of shape
+ * array_shape[]; bit d of 'axes' set means axis d is reduced.  state holds
+ * one partial state (ops/reduce.h: ck_red_state_size bytes each) per
+ * element of the block's output box (the block's shape without the
+ * reduced axes, C order), already initialised; elements are folded in C
+ * order. */
+typedef struct ck_red_args {
+    ck_red_op op;
+    ck_dtype in;
+    const void *data;
+    int ndim;
+    const int64_t *shape;
+    const int64_t *origin;
+    const int64_t *array_shape;
+    uint32_t axes;
+    void *state;
+} ck_red_args;
+
+/* ---- histogram (semantics, edges: ops/hist.h) ---- */
+
+/* Adds n values (dtype in) to counts[nbins] following numpy.histogram:
+ * bins are [e_i, e_i+1) except the last, which is closed; values outside
+ * [edges[0], edges[nbins]] and NaN are dropped.  weights (dtype wtype, n
+ * values) or NULL for counts of 1.  uniform bins are found arithmetically
+ * the way NumPy does it, then corrected against edges[]. */
+typedef struct ck_hist_args {
+    ck_dtype in;
+    const void *data;
+    size_t n;
+    const void *weights;
+    ck_dtype wtype;
+    int nbins;
+    const double *edges; /* nbins + 1, increasing, already in the data's
+                            precision (float32 edges for float32 data) */
+    int uniform;
+    double *counts;
+} ck_hist_args;
 
 typedef struct ck_be_opts {
     int threads; /* 0: all cores */
@@ -23,11 +144,28 @@ typedef struct ck_backend {
     int abi;
     ck_code (*open)(const ck_be_opts *o, ck_be_ctx **ctx, ck_err *err);
     void (*close)(ck_be_ctx *ctx);
+    ck_code (*ew)(ck_be_ctx *ctx, const ck_ew_args *a, ck_err *err);
+    ck_code (*reduce)(ck_be_ctx *ctx, const ck_red_args *a, ck_err *err);
+    ck_code (*hist)(ck_be_ctx *ctx, const ck_hist_args *a, ck_err *err);
 } ck_backend;
+
+/* A backend table with its open context: what ops/ is handed. */
+typedef struct ck_be {
+    const ck_backend *table;
+    ck_be_ctx *ctx;
+    ck_be_ctx *cpu_ctx; /* for slots the table leaves NULL */
+} ck_be;
 
 extern const ck_backend ck_backend_cpu;
 
 /* Finds a backend by name ("cpu").  CK_EUSAGE naming the known ones. */
 ck_code ck_be_find(const char *name, const ck_backend **out, ck_err *err);
+
+/* Finds and opens backend 'name' (and the CPU backend beside it, for the
+ * slots it leaves NULL) into *be.  ck_be_close releases both; it accepts
+ * a zeroed ck_be. */
+ck_code ck_be_open(const char *name, const ck_be_opts *o, ck_be *be,
+                   ck_err *err);
+void ck_be_close(ck_be *be);
 
 #endif

@@ -5,7 +5,7 @@
  */
 #include <stdlib.h>
 
-#include "backends/backend.h"
+#include "backends/cpu/cpu.h"
 
 struct ck_be_ctx {
     int threads;
@@ -32,4 +32,7 @@ const ck_backend ck_backend_cpu = {
     .abi = CK_BACKEND_ABI,
     .open = cpu_open,
     .close = cpu_close,
+    .ew = ck_cpu_ew,
+    .reduce = ck_cpu_reduce,
+    .hist = ck_cpu_hist,
 };

@@ -1,0 +1,28 @@
+/*
+ * ops/dispatch.c - the one place that knows a backend slot may be NULL:
+ * such a step runs on the CPU backend instead.
+ */
+#include "ops/ew.h"
+#include "ops/hist.h"
+#include "ops/reduce.h"
+
+ck_code ck_op_ew(const ck_be *be, const ck_ew_args *a, ck_err *err)
+{
+    if (be->table->ew)
+        return be->table->ew(be->ctx, a, err);
+    return ck_backend_cpu.ew(be->cpu_ctx, a, err);
+}
+
+ck_code ck_op_reduce(const ck_be *be, const ck_red_args *a, ck_err *err)
+{
+    if (be->table->reduce)
+        return be->table->reduce(be->ctx, a, err);
+    return ck_backend_cpu.reduce(be->cpu_ctx, a, err);
+}
+
+ck_code ck_op_hist(const ck_be *be, const ck_hist_args *a, ck_err *err)
+{
+    if (be->table->hist)
+        return be->table->hist(be->ctx, a, err);
+    return ck_backend_cpu.hist(be->cpu_ctx, a, err);
+}
