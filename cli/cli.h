@@ -52,5 +52,7 @@ ck_code cmd_info(int argc, char **argv, cli_common *c, ck_err *err);
 ck_code cmd_copy(int argc, char **argv, cli_common *c, ck_err *err);
 ck_code cmd_gen(int argc, char **argv, cli_common *c, ck_err *err);
 ck_code cmd_verify(int argc, char **argv, cli_common *c, ck_err *err);
+ck_code cmd_run(int argc, char **argv, cli_common *c, ck_err *err);
+ck_code cmd_plan(int argc, char **argv, cli_common *c, ck_err *err);
 
 #endif

@@ -28,6 +28,8 @@ static const struct cmd commands[] = {
     {"copy", cmd_copy, "convert HDF5 <-> Zarr, rechunk, recompress, retype"},
     {"gen", cmd_gen, "write a reproducible random array"},
     {"verify", cmd_verify, "read every chunk and report damaged ones"},
+    {"run", cmd_run, "run a JSON pipeline out of core"},
+    {"plan", cmd_plan, "validate a pipeline and show its plan"},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,613 @@
+/*
+ * pipelines/exec.c - the executor: pull evaluation of boxes through the
+ * step graph, chunk-order folds for reductions and histograms, and the
+ * writes of outputs (all stores committed together at the end).
+ */
+#include "pipelines/exec.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/ck_log.h"
+#include "base/ck_thread.h"
+#include "io/store.h"
+#include "ops/ew.h"
+#include "ops/hist.h"
+#include "ops/reduce.h"
+#include "pipelines/stream.h"
+
+typedef struct xnode {
+    ck_store *store; /* inputs */
+    ck_array *arr;
+    void *mem; /* reductions and histograms: the result, dtype, C order */
+} xnode;
+
+typedef struct xrun {
+    const ck_plan *p;
+    const ck_exec_opts *o;
+    ck_be be;
+    ck_budget budget;
+    xnode x[CK_MAX_NODES];
+} xrun;
+
+static int64_t nelem(int nd, const int64_t *shape)
+{
+    int64_t n = 1;
+    for (int d = 0; d < nd; d++)
+        n *= shape[d];
+    return n;
+}
+
+static size_t al(size_t n)
+{
+    return (n + 63) & ~(size_t)63;
+}
+
+/* Arena bytes that evaluating a box of n elements of node i needs. */
+static size_t eval_bytes(const xrun *r, int i, size_t n)
+{
+    const ck_node *nd = &r->p->node[i];
+    size_t b = 0;
+
+    switch (nd->kind) {
+    case CK_NODE_INPUT:
+        return ck_array_region_scratch_bytes(r->x[i].arr) + 256;
+    case CK_NODE_ASTYPE: {
+        const ck_node *m = &r->p->node[nd->arg[0]];
+        return al(n * ck_dtype_size(m->dtype)) + eval_bytes(r, nd->arg[0], n);
+    }
+    case CK_NODE_EW:
+        for (int k = 0; k < nd->nargs; k++) {
+            b += 3 * al(n * 8) + 64;
+            if (nd->arg[k] >= 0)
+                b += eval_bytes(r, nd->arg[k], n);
+        }
+        return b;
+    default:
+        return 64;
+    }
+}
+
+/* Copies operand data (shape osh, broadcast against the box shape bsh of
+ * nd dims; osh[d] is 1 or bsh[d]) into dst laid out as the full box. */
+static void expand(int nd, size_t esz, void *dst, const int64_t *bsh,
+                   const void *src, const int64_t *osh)
+{
+    int64_t idx[CK_MAX_DIMS] = {0}, row = nd ? bsh[nd - 1] : 1;
+    char *o = dst;
+
+    for (;;) {
+        int64_t off = 0;
+        for (int d = 0; d < nd - 1; d++)
+            off = off * osh[d] + (osh[d] == 1 ? 0 : idx[d]);
+        off *= nd ? osh[nd - 1] : 1;
+        const char *s = (const char *)src + (size_t)off * esz;
+        if (nd && osh[nd - 1] == 1)
+            for (int64_t k = 0; k < row; k++)
+                memcpy(o + (size_t)k * esz, s, esz);
+        else
+            memcpy(o, s, (size_t)row * esz);
+        o += (size_t)row * esz;
+        int d = nd - 2;
+        for (; d >= 0; d--) {
+            if (++idx[d] < bsh[d])
+                break;
+            idx[d] = 0;
+        }
+        if (d < 0)
+            break;
+    }
+}
+
+static ck_code no_room(ck_err *err)
+{
+    return ck_err_set(err, CK_ENOMEM, "run: scratch arena too small");
+}
+
+/* Evaluates node i over the box start[]/shape[] (its own coordinates) into
+ * dst, in the node's dtype, C order. */
+static ck_code eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
+                    void *dst, ck_arena *a, ck_err *err)
+{
+    const ck_node *nd = &r->p->node[i];
+    size_t n = (size_t)nelem(nd->ndim, shape);
+
+    switch (nd->kind) {
+    case CK_NODE_INPUT: {
+        int64_t stop[CK_MAX_DIMS];
+        for (int d = 0; d < nd->ndim; d++)
+            stop[d] = start[d] + shape[d];
+        return ck_array_read_region(r->x[i].arr, start, stop, NULL, nd->dtype,
+                                    dst, NULL, a, err);
+    }
+    case CK_NODE_REDUCE:
+    case CK_NODE_HIST: {
+        int64_t zero[CK_MAX_DIMS] = {0};
+        ck_box_copy(nd->ndim, ck_dtype_size(nd->dtype), dst, shape, zero,
+                    r->x[i].mem, nd->shape, start, NULL, shape);
+        return CK_OK;
+    }
+    case CK_NODE_ASTYPE: {
+        const ck_node *m = &r->p->node[nd->arg[0]];
+        void *tmp = ck_arena_alloc(a, n * ck_dtype_size(m->dtype));
+        if (!tmp)
+            return no_room(err);
+        CK_TRY(eval(r, nd->arg[0], start, shape, tmp, a, err));
+        ck_dtype_convert(nd->dtype, dst, m->dtype, tmp, n);
+        return CK_OK;
+    }
+    case CK_NODE_EW: {
+        ck_ew_args ea = {0};
+        ea.op = nd->ew;
+        ea.compute = nd->compute;
+        ea.result = nd->dtype;
+        ea.n = n;
+        ea.out = dst;
+        for (int k = 0; k < nd->nargs; k++) {
+            ck_dtype want =
+                nd->ew == CK_EW_WHERE && k == 0 ? CK_BOOL : nd->compute;
+            size_t wsz = ck_dtype_size(want);
+            if (nd->arg[k] < 0) {
+                void *s = ck_arena_alloc(a, 8);
+                if (!s)
+                    return no_room(err);
+                if (nd->scalar_t[k] == CK_F64)
+                    ck_dtype_convert(want, s, CK_F64, &nd->scalar[k], 1);
+                else {
+                    int64_t v = (int64_t)nd->scalar[k];
+                    ck_dtype_convert(want, s, CK_I64, &v, 1);
+                }
+                ea.in[k] = s;
+                ea.stride[k] = 0;
+                continue;
+            }
+            const ck_node *m = &r->p->node[nd->arg[k]];
+            int off = nd->ndim - m->ndim;
+            int64_t ms[CK_MAX_DIMS], msh[CK_MAX_DIMS];
+            for (int d = 0; d < m->ndim; d++) {
+                int bc = m->shape[d] == 1 && nd->shape[d + off] != 1;
+                ms[d] = bc ? 0 : start[d + off];
+                msh[d] = bc ? 1 : shape[d + off];
+            }
+            size_t mn = (size_t)nelem(m->ndim, msh);
+            void *v = ck_arena_alloc(a, mn * ck_dtype_size(m->dtype));
+            if (!v)
+                return no_room(err);
+            CK_TRY(eval(r, nd->arg[k], ms, msh, v, a, err));
+            if (m->dtype != want) {
+                void *c = ck_arena_alloc(a, mn * wsz);
+                if (!c)
+                    return no_room(err);
+                ck_dtype_convert(want, c, m->dtype, v, mn);
+                v = c;
+            }
+            if (mn == n) {
+                ea.stride[k] = 1;
+            } else if (mn == 1) {
+                ea.stride[k] = 0;
+            } else {
+                int64_t full[CK_MAX_DIMS];
+                void *e = ck_arena_alloc(a, n * wsz);
+                if (!e)
+                    return no_room(err);
+                for (int d = 0; d < nd->ndim; d++)
+                    full[d] = d < off ? 1 : msh[d - off];
+                expand(nd->ndim, wsz, e, shape, v, full);
+                v = e;
+                ea.stride[k] = 1;
+            }
+            ea.in[k] = v;
+        }
+        return ck_op_ew(&r->be, &ea, err);
+    }
+    }
+    return ck_err_set(err, CK_ENOTSUP, "run: node kind %d", (int)nd->kind);
+}
+
+/* ---- folds: reductions and histograms ---- */
+
+typedef struct fold {
+    xrun *r;
+    int node, operand;
+    ck_grid g;         /* the operand's chunks */
+    int64_t w0, wn;    /* the window: chunks w0 .. w0+wn-1 */
+    int64_t next;      /* atomic */
+    size_t part_bytes; /* one chunk's partial */
+    char *parts;       /* wn partials */
+    size_t arena_bytes;
+} fold;
+
+/* Output box of chunk c under a reduction: shape and start without the
+ * reduced axes. */
+static int out_box(const ck_node *nd, const ck_grid *g, const ck_chunk *c,
+                   int64_t *start, int64_t *shape)
+{
+    int k = 0;
+    for (int d = 0; d < g->ndim; d++)
+        if (!(nd->axes & (1u << d))) {
+            start[k] = c->start[d];
+            shape[k++] = c->shape[d];
+        }
+    return k;
+}
+
+static ck_code fold_chunk(fold *f, const ck_chunk *c, ck_arena *a, ck_err *err)
+{
+    xrun *r = f->r;
+    const ck_node *nd = &r->p->node[f->node];
+    const ck_node *m = &r->p->node[f->operand];
+    size_t n = (size_t)ck_chunk_nelem(&f->g, c);
+    void *part = f->parts + (size_t)(c->index - f->w0) * f->part_bytes;
+    void *buf = ck_arena_alloc(a, n * ck_dtype_size(m->dtype));
+
+    if (!buf)
+        return no_room(err);
+    CK_TRY(eval(r, f->operand, c->start, c->shape, buf, a, err));
+    if (nd->kind == CK_NODE_REDUCE) {
+        int64_t os[CK_MAX_DIMS], osh[CK_MAX_DIMS];
+        int ond = out_box(nd, &f->g, c, os, osh);
+        ck_red_init(nd->red, part, (size_t)nelem(ond, osh));
+        ck_red_args ra = {.op = nd->red,
+                          .in = m->dtype,
+                          .data = buf,
+                          .ndim = m->ndim,
+                          .shape = c->shape,
+                          .origin = c->start,
+                          .array_shape = m->shape,
+                          .axes = nd->axes,
+                          .state = part};
+        return ck_op_reduce(&r->be, &ra, err);
+    }
+    void *w = NULL;
+    ck_dtype wt = CK_F64;
+    if (nd->weights >= 0) {
+        wt = r->p->node[nd->weights].dtype;
+        if (!(w = ck_arena_alloc(a, n * ck_dtype_size(wt))))
+            return no_room(err);
+        CK_TRY(eval(r, nd->weights, c->start, c->shape, w, a, err));
+    }
+    memset(part, 0, f->part_bytes);
+    ck_hist_args ha = {.in = m->dtype,
+                       .data = buf,
+                       .n = n,
+                       .weights = w,
+                       .wtype = wt,
+                       .nbins = nd->nbins,
+                       .edges = nd->edges,
+                       .uniform = nd->uniform,
+                       .counts = part};
+    return ck_op_hist(&r->be, &ha, err);
+}
+
+static ck_code fold_worker(void *ctx, int id, ck_par *par, ck_err *err)
+{
+    fold *f = ctx;
+    ck_arena a = CK_ARENA_INIT;
+    ck_code rc = CK_OK;
+    char what[48];
+
+    snprintf(what, sizeof what, "worker %d's buffers", id);
+    CK_TRY(ck_arena_reserve(&a, &f->r->budget, f->arena_bytes, what, err));
+    while (rc == CK_OK && !ck_par_stopped(par)) {
+        int64_t k = __atomic_fetch_add(&f->next, 1, __ATOMIC_RELAXED);
+        ck_chunk c;
+        if (k >= f->wn)
+            break;
+        ck_grid_chunk(&f->g, f->w0 + k, &c);
+        ck_arena_reset(&a);
+        rc = fold_chunk(f, &c, &a, err);
+        if (rc == CK_OK)
+            ck_progress_add(f->r->o->progress, 0);
+    }
+    ck_arena_release(&a);
+    return rc;
+}
+
+/* Combines chunk c's partial states into the global states (shape gsh). */
+static void combine_box(const ck_node *nd, const ck_grid *g, const ck_chunk *c,
+                        void *states, const void *part, int gnd,
+                        const int64_t *gsh)
+{
+    int64_t os[CK_MAX_DIMS], osh[CK_MAX_DIMS], idx[CK_MAX_DIMS] = {0};
+    int ond = out_box(nd, g, c, os, osh);
+    size_t ssz = ck_red_state_size();
+    int64_t row = ond ? osh[ond - 1] : 1;
+    const char *src = part;
+
+    (void)gnd;
+    for (;;) {
+        int64_t off = 0;
+        for (int d = 0; d < ond; d++)
+            off = off * gsh[d] + os[d] + (d < ond - 1 ? idx[d] : 0);
+        ck_red_combine(nd->red, (char *)states + (size_t)off * ssz, src,
+                       (size_t)row);
+        src += (size_t)row * ssz;
+        int d = ond - 2;
+        for (; d >= 0; d--) {
+            if (++idx[d] < osh[d])
+                break;
+            idx[d] = 0;
+        }
+        if (d < 0)
+            break;
+    }
+}
+
+static ck_code run_fold(xrun *r, int i, ck_err *err)
+{
+    const ck_node *nd = &r->p->node[i];
+    const ck_node *m = &r->p->node[nd->arg[0]];
+    fold f = {0};
+    int64_t gsh[CK_MAX_DIMS];
+    int gnd = 0, threads = r->o->threads > 0 ? r->o->threads : ck_ncpus();
+    void *states = NULL;
+    double *counts = NULL;
+    int64_t charged = 0, nout, maxbox = 1;
+    ck_code rc;
+
+    f.r = r;
+    f.node = i;
+    f.operand = nd->arg[0];
+    CK_TRY(ck_grid_init(&f.g, m->ndim, m->shape, m->chunks,
+                        ck_dtype_size(m->dtype), err));
+    for (int d = 0; d < m->ndim; d++)
+        if (!(nd->axes & (1u << d))) {
+            gsh[gnd++] = m->shape[d];
+            maxbox *= m->chunks[d] < m->shape[d] ? m->chunks[d] : m->shape[d];
+        }
+    nout = nelem(gnd, gsh);
+    if (nd->kind == CK_NODE_REDUCE)
+        f.part_bytes = al((size_t)maxbox * ck_red_state_size());
+    else
+        f.part_bytes = al((size_t)nd->nbins * sizeof(double));
+    f.arena_bytes = al((size_t)f.g.chunk_nelem * ck_dtype_size(m->dtype)) +
+                    eval_bytes(r, f.operand, (size_t)f.g.chunk_nelem) +
+                    (nd->weights >= 0 ? al((size_t)f.g.chunk_nelem * 8) +
+                                            eval_bytes(r, nd->weights,
+                                                       (size_t)f.g.chunk_nelem)
+                                      : 0) +
+                    256;
+    /* The result and its states stay in memory. */
+    charged = (nd->kind == CK_NODE_REDUCE ? nout * (int64_t)ck_red_state_size()
+                                          : nd->nbins * 8) +
+              nelem(nd->ndim, nd->shape) * (int64_t)ck_dtype_size(nd->dtype);
+    CK_TRY(ck_budget_charge(&r->budget, charged, nd->name, err));
+    /* Window: a few chunks per thread, as the budget allows. */
+    f.wn = (int64_t)threads * 4;
+    int64_t left = r->budget.limit - r->budget.used -
+                   (int64_t)threads * (int64_t)f.arena_bytes;
+    while (f.wn > 1 && f.wn * (int64_t)f.part_bytes > left)
+        f.wn /= 2;
+    if (f.wn > f.g.total_chunks)
+        f.wn = f.g.total_chunks > 0 ? f.g.total_chunks : 1;
+    rc = ck_budget_charge(&r->budget, f.wn * (int64_t)f.part_bytes,
+                          "partial results", err);
+    if (rc == CK_OK) {
+        f.parts = malloc((size_t)f.wn * f.part_bytes);
+        states = nd->kind == CK_NODE_REDUCE
+                     ? malloc((size_t)(nout ? nout : 1) * ck_red_state_size())
+                     : NULL;
+        counts = calloc((size_t)nd->nbins + 1, sizeof(double));
+        r->x[i].mem = malloc((size_t)(nelem(nd->ndim, nd->shape) + 1) *
+                             ck_dtype_size(nd->dtype));
+        if (!f.parts || !r->x[i].mem || !counts ||
+            (nd->kind == CK_NODE_REDUCE && !states))
+            rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+    }
+    if (rc == CK_OK && states)
+        ck_red_init(nd->red, states, (size_t)nout);
+    if (rc == CK_OK && r->o->progress)
+        r->o->progress->total += f.g.total_chunks;
+    for (int64_t w0 = 0; rc == CK_OK && w0 < f.g.total_chunks; w0 += f.wn) {
+        f.w0 = w0;
+        int64_t wn = f.wn;
+        if (w0 + wn > f.g.total_chunks)
+            f.wn = f.g.total_chunks - w0;
+        f.next = 0;
+        rc = ck_par_run(threads < f.wn ? threads : (int)f.wn, fold_worker, &f,
+                        err);
+        /* Fold in chunk order: the same result for any thread count. */
+        for (int64_t k = 0; rc == CK_OK && k < f.wn; k++) {
+            ck_chunk c;
+            const char *part = f.parts + (size_t)k * f.part_bytes;
+            ck_grid_chunk(&f.g, w0 + k, &c);
+            if (nd->kind == CK_NODE_REDUCE)
+                combine_box(nd, &f.g, &c, states, part, gnd, gsh);
+            else
+                for (int b = 0; b < nd->nbins; b++)
+                    counts[b] += ((const double *)(const void *)part)[b];
+        }
+        f.wn = wn;
+    }
+    if (rc == CK_OK && nd->kind == CK_NODE_REDUCE) {
+        int empty = 0;
+        rc = ck_red_finalize(nd->red, nd->ddof, states, (size_t)nout, nd->dtype,
+                             r->x[i].mem, &empty, err);
+        if (rc == CK_OK && empty)
+            ck_log(CK_LOG_WARN, "%s: %s of an empty selection is NaN", nd->name,
+                   ck_red_name(nd->red));
+        if (rc != CK_OK)
+            ck_err_prefix(err, "%s", nd->where);
+    } else if (rc == CK_OK) {
+        if (nd->density)
+            ck_hist_density(counts, nd->nbins, nd->edges);
+        ck_dtype_convert(nd->dtype, r->x[i].mem, CK_F64, counts,
+                         (size_t)nd->nbins);
+    }
+    ck_budget_release(&r->budget, f.wn * (int64_t)f.part_bytes);
+    free(f.parts);
+    free(states);
+    free(counts);
+    return rc;
+}
+
+/* ---- outputs ---- */
+
+typedef struct out_ctx {
+    xrun *r;
+    int node;
+    const ck_grid *g;
+} out_ctx;
+
+static ck_code produce(void *vctx, const ck_chunk *c, void *buf, ck_arena *a,
+                       ck_err *err)
+{
+    out_ctx *x = vctx;
+    const ck_node *nd = &x->r->p->node[x->node];
+    size_t esz = ck_dtype_size(nd->dtype);
+    int64_t zero[CK_MAX_DIMS] = {0};
+    int edge = 0;
+    void *tmp;
+
+    for (int d = 0; d < x->g->ndim; d++)
+        edge |= c->shape[d] != x->g->chunk[d];
+    if (!edge)
+        return eval(x->r, x->node, c->start, c->shape, buf, a, err);
+    if (!(tmp = ck_arena_alloc(a, (size_t)ck_chunk_nelem(x->g, c) * esz)))
+        return no_room(err);
+    CK_TRY(eval(x->r, x->node, c->start, c->shape, tmp, a, err));
+    memset(buf, 0, (size_t)x->g->chunk_nelem * esz);
+    ck_box_copy(x->g->ndim, esz, buf, x->g->chunk, zero, tmp, c->shape, zero,
+                NULL, c->shape);
+    return CK_OK;
+}
+
+static ck_code write_output(xrun *r, const ck_output *o, ck_store *s,
+                            const char *name, ck_err *err)
+{
+    const ck_node *nd = &r->p->node[o->node];
+    ck_array_spec spec;
+    ck_array *dst = NULL;
+    ck_code rc;
+    out_ctx x;
+
+    memset(&spec, 0, sizeof spec);
+    spec.name = name;
+    spec.ndim = nd->ndim;
+    memcpy(spec.shape, nd->shape, sizeof spec.shape);
+    memcpy(spec.chunks, nd->chunks, sizeof spec.chunks);
+    for (int d = 0; d < nd->ndim; d++) {
+        if (spec.chunks[d] > spec.shape[d])
+            spec.chunks[d] = spec.shape[d];
+        if (spec.chunks[d] < 1)
+            spec.chunks[d] = 1;
+    }
+    spec.dtype = nd->dtype;
+    spec.codec.id = CK_CODEC_NONE;
+    CK_TRY(ck_array_create(s, &spec, &dst, err));
+    x.r = r;
+    x.node = o->node;
+    x.g = ck_array_grid(dst);
+    ck_stream_job job = {
+        .dst = dst,
+        .produce = produce,
+        .ctx = &x,
+        .scratch = al((size_t)x.g->chunk_nelem * ck_dtype_size(nd->dtype)) +
+                   eval_bytes(r, o->node, (size_t)x.g->chunk_nelem),
+        .budget = &r->budget,
+        .threads = r->o->threads,
+        .progress = r->o->progress,
+    };
+    rc = ck_stream_run(&job, err);
+    ck_array_close(dst);
+    return rc;
+}
+
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_err *err)
+{
+    xrun *r = calloc(1, sizeof *r);
+    ck_store *stores[CK_MAX_NODES] = {0};
+    char paths[CK_MAX_NODES][PATH_MAX];
+    char names[CK_MAX_NODES][512];
+    int nstores = 0, which[CK_MAX_NODES];
+    ck_be_opts bo = {o->threads};
+    ck_code rc = CK_OK;
+
+    if (!r)
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    r->p = p;
+    r->o = o;
+    r->budget.limit = o->memory;
+    rc = ck_budget_charge(&r->budget, CK_BASE_OVERHEAD, "chunkctl itself", err);
+    if (rc == CK_OK)
+        rc = ck_be_open(o->backend ? o->backend : "cpu", &bo, &r->be, err);
+    /* Open the inputs. */
+    for (int i = 0; rc == CK_OK && i < p->n; i++) {
+        const ck_node *nd = &p->node[i];
+        char sp[PATH_MAX], sn[512];
+        if (nd->kind != CK_NODE_INPUT)
+            continue;
+        rc = ck_target_split(nd->source, sp, sn, sizeof sp, err);
+        if (rc == CK_OK)
+            rc = ck_store_open(sp, &r->x[i].store, err);
+        if (rc == CK_OK)
+            rc = ck_array_open(r->x[i].store, sn, &r->x[i].arr, err);
+    }
+    /* Create every output store before computing anything, so an existing
+     * output fails the run at once. */
+    for (int k = 0; rc == CK_OK && k < p->nout; k++) {
+        char dp[PATH_MAX];
+        rc = ck_target_split(p->out[k].target, dp, names[k], sizeof dp, err);
+        if (rc != CK_OK)
+            break;
+        if (!names[k][0])
+            snprintf(names[k], sizeof names[k], "/%s",
+                     p->node[p->out[k].node].name);
+        which[k] = -1;
+        for (int s = 0; s < nstores; s++)
+            if (strcmp(paths[s], dp) == 0)
+                which[k] = s;
+        if (which[k] >= 0)
+            continue;
+        for (int i = 0; rc == CK_OK && i < p->n; i++)
+            if (r->x[i].store && same_file(dp, ck_store_path(r->x[i].store)))
+                rc = ck_err_set(err, CK_EUSAGE,
+                                "%s: %s is the input '%s'; chunkctl never "
+                                "writes into its input",
+                                p->out[k].where, dp, p->node[i].name);
+        if (rc != CK_OK)
+            break;
+        ck_store_kind kind = ck_store_kind_guess(dp);
+        if (kind == CK_KIND_NONE) {
+            rc = ck_err_set(err, CK_EUSAGE,
+                            "%s: cannot tell the output format; name it "
+                            "*.h5 or *.zarr",
+                            dp);
+            break;
+        }
+        snprintf(paths[nstores], PATH_MAX, "%s", dp);
+        rc = ck_store_create(dp, kind, o->force, &stores[nstores], err);
+        which[k] = nstores++;
+    }
+    /* Folds, in dependency order. */
+    for (int j = 0; rc == CK_OK && j < p->n; j++) {
+        int i = p->order[j];
+        if (p->node[i].kind == CK_NODE_REDUCE ||
+            p->node[i].kind == CK_NODE_HIST)
+            rc = run_fold(r, i, err);
+    }
+    for (int k = 0; rc == CK_OK && k < p->nout; k++)
+        rc = write_output(r, &p->out[k], stores[which[k]], names[k], err);
+    for (int s = 0; rc == CK_OK && s < nstores; s++)
+        rc = ck_store_commit(stores[s], err);
+    for (int s = 0; s < nstores; s++)
+        ck_store_close(stores[s]);
+    for (int i = 0; i < p->n; i++) {
+        ck_array_close(r->x[i].arr);
+        ck_store_close(r->x[i].store);
+        free(r->x[i].mem);
+    }
+    ck_be_close(&r->be);
+    free(r);
+    return rc;
+}

@@ -1,0 +1,28 @@
+/*
+ * pipelines/exec.h - runs a validated plan, out of core (chunkctl run).
+ * Steps are evaluated by pulling chunk-sized boxes through the graph:
+ * a chain of elementwise steps is computed box by box in one pass (fused),
+ * never materialised whole.  Reductions and histograms fold their operand
+ * chunk by chunk and keep only their (small) result in memory; results are
+ * combined in chunk order, so output is bit-identical for any --threads.
+ */
+#ifndef CK_EXEC_H
+#define CK_EXEC_H
+
+#include <stdint.h>
+
+#include "base/ck_err.h"
+#include "base/ck_progress.h"
+#include "pipelines/plan.h"
+
+typedef struct ck_exec_opts {
+    int64_t memory;
+    int threads;
+    int force;
+    const char *backend; /* "cpu" */
+    ck_progress *progress;
+} ck_exec_opts;
+
+ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_err *err);
+
+#endif

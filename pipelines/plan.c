@@ -1,0 +1,728 @@
+/*
+ * pipelines/plan.c - pipeline JSON to a validated plan.
+ * Every check that needs no data happens here, so a run never fails
+ * half-way for a reason the file already showed.
+ */
+#include "pipelines/plan.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ops/ew.h"
+#include "ops/hist.h"
+#include "ops/reduce.h"
+#include "pipelines/gen.h"
+#include "io/store.h"
+
+/* "path: where: message", a usage error. */
+static ck_code bad(ck_err *err, const char *path, const char *where,
+                   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static ck_code bad(ck_err *err, const char *path, const char *where,
+                   const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return ck_err_set(err, CK_EUSAGE, "%s: %s: %s", path, where, msg);
+}
+
+static int find(const ck_plan *p, const char *name)
+{
+    for (int i = 0; i < p->n; i++)
+        if (strcmp(p->node[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+static ck_code add_node(ck_plan *p, const char *path, const char *where,
+                        const char *name, ck_node **out, ck_err *err)
+{
+    ck_node *n;
+
+    if (p->n == CK_MAX_NODES)
+        return bad(err, path, where, "more than %d inputs and steps",
+                   CK_MAX_NODES);
+    if (!name[0] || strlen(name) >= CK_NAME_MAX)
+        return bad(err, path, where, "a name must have 1 to %d characters",
+                   CK_NAME_MAX - 1);
+    if (find(p, name) >= 0)
+        return bad(err, path, where, "name '%s' is used twice", name);
+    n = &p->node[p->n++];
+    memset(n, 0, sizeof *n);
+    snprintf(n->name, sizeof n->name, "%s", name);
+    snprintf(n->where, sizeof n->where, "%s", where);
+    n->arg[0] = n->arg[1] = n->arg[2] = -1;
+    n->weights = -1;
+    *out = n;
+    return CK_OK;
+}
+
+static ck_code parse_input(ck_plan *p, const char *path, const cJSON *item,
+                           ck_err *err)
+{
+    char where[48], spath[PATH_MAX], sname[512];
+    ck_store *s = NULL;
+    ck_array *a = NULL;
+    ck_node *n;
+    ck_code rc;
+
+    snprintf(where, sizeof where, "inputs.%.30s", item->string);
+    if (!cJSON_IsString(item))
+        return bad(err, path, where, "expected \"PATH[:DATASET]\"");
+    CK_TRY(add_node(p, path, where, item->string, &n, err));
+    n->kind = CK_NODE_INPUT;
+    snprintf(n->source, sizeof n->source, "%s", item->valuestring);
+    CK_TRY(ck_target_split(n->source, spath, sname, sizeof spath, err));
+    if ((rc = ck_store_open(spath, &s, err)) == CK_OK &&
+        (rc = ck_array_open(s, sname, &a, err)) == CK_OK) {
+        const ck_array_info *ai = ck_array_info_of(a);
+        n->dtype = ai->dtype;
+        n->ndim = ai->ndim;
+        memcpy(n->shape, ai->shape, sizeof n->shape);
+        memcpy(n->chunks, ai->chunks, sizeof n->chunks);
+    }
+    ck_array_close(a);
+    ck_store_close(s);
+    if (rc != CK_OK)
+        ck_err_prefix(err, "%s: %s", path, where);
+    return rc;
+}
+
+/* NumPy broadcasting of a and b into out; 0 if they do not broadcast. */
+static int broadcast(const ck_node *a, const ck_node *b, int *nd,
+                     int64_t *shape)
+{
+    int n = a->ndim > b->ndim ? a->ndim : b->ndim;
+
+    for (int i = 0; i < n; i++) {
+        int da = a->ndim - n + i, db = b->ndim - n + i;
+        int64_t x = da >= 0 ? a->shape[da] : 1;
+        int64_t y = db >= 0 ? b->shape[db] : 1;
+        if (x != y && x != 1 && y != 1)
+            return 0;
+        shape[i] = x == 1 ? y : x;
+    }
+    *nd = n;
+    return 1;
+}
+
+/* "(3, 4)", and "(3,)" for one dimension, as NumPy prints shapes. */
+static const char *shape_str(int nd, const int64_t *s, char *buf, size_t n)
+{
+    ck_coords_str(nd, s, buf, n);
+    if (nd == 1 && strlen(buf) + 2 <= n) {
+        buf[strlen(buf) - 1] = '\0';
+        strcat(buf, ",)");
+    }
+    return buf;
+}
+
+static ck_code parse_args(ck_plan *p, const char *path, const char *where,
+                          ck_node *n, const cJSON *args, int want, ck_err *err)
+{
+    int k = 0;
+    const cJSON *a;
+
+    if (!cJSON_IsArray(args))
+        return bad(err, path, where, "\"args\" must be a list");
+    if (cJSON_GetArraySize(args) != want)
+        return bad(err, path, where, "takes %d argument%s, got %d", want,
+                   want == 1 ? "" : "s", cJSON_GetArraySize(args));
+    cJSON_ArrayForEach(a, args)
+    {
+        if (cJSON_IsNumber(a) || cJSON_IsBool(a)) {
+            double v = cJSON_IsBool(a) ? cJSON_IsTrue(a) : a->valuedouble;
+            n->arg[k] = -1;
+            n->scalar[k] = v;
+            /* cJSON keeps no number text, so 1.0 reads as the integer
+             * 1 for NumPy's scalar promotion (documented). */
+            n->scalar_t[k] = cJSON_IsBool(a) ? CK_BOOL
+                             : v == floor(v) && fabs(v) < 9007199254740992.0
+                                 ? CK_I64
+                                 : CK_F64;
+        } else if (cJSON_IsString(a)) {
+            int m = find(p, a->valuestring);
+            if (m < 0)
+                return bad(err, path, where,
+                           "args[%d]: no input or step named '%s'", k,
+                           a->valuestring);
+            n->arg[k] = m;
+        } else {
+            return bad(err, path, where,
+                       "args[%d]: expected a name or a number", k);
+        }
+        k++;
+    }
+    n->nargs = want;
+    return CK_OK;
+}
+
+/* Axis list of "axis" (int, list, or absent/null: all) into a bit mask. */
+static ck_code parse_axes(const char *path, const char *where, const cJSON *ax,
+                          int ndim, uint32_t *mask, ck_err *err)
+{
+    const cJSON *a;
+
+    *mask = 0;
+    if (!ax || cJSON_IsNull(ax)) {
+        *mask = ndim ? (uint32_t)((1ULL << ndim) - 1) : 0;
+        return CK_OK;
+    }
+    if (cJSON_IsNumber(ax)) {
+        int v = ax->valueint;
+        if (ax->valuedouble != v || v < -ndim || v >= ndim)
+            return bad(err, path, where,
+                       "axis %g out of range for a %d-D array", ax->valuedouble,
+                       ndim);
+        *mask = 1u << (v < 0 ? v + ndim : v);
+        return CK_OK;
+    }
+    if (!cJSON_IsArray(ax))
+        return bad(err, path, where, "axis must be an integer or a list");
+    cJSON_ArrayForEach(a, ax)
+    {
+        int v = a->valueint;
+        if (!cJSON_IsNumber(a) || a->valuedouble != v || v < -ndim || v >= ndim)
+            return bad(err, path, where,
+                       "axis %g out of range for a %d-D array",
+                       cJSON_IsNumber(a) ? a->valuedouble : NAN, ndim);
+        v = v < 0 ? v + ndim : v;
+        if (*mask & (1u << v))
+            return bad(err, path, where, "axis %d repeated", v);
+        *mask |= 1u << v;
+    }
+    return CK_OK;
+}
+
+static void first_chunks(const ck_plan *p, ck_node *n)
+{
+    /* Stream in the chunks of the first operand that has the full shape;
+     * otherwise about 8 MiB blocks. */
+    for (int k = 0; k < n->nargs; k++) {
+        const ck_node *m = n->arg[k] >= 0 ? &p->node[n->arg[k]] : NULL;
+        if (m && m->ndim == n->ndim &&
+            memcmp(m->shape, n->shape, sizeof(int64_t) * (size_t)n->ndim) ==
+                0) {
+            memcpy(n->chunks, m->chunks, sizeof n->chunks);
+            return;
+        }
+    }
+    ck_auto_chunks(n->ndim, n->shape, 8, 8 << 20, n->chunks);
+}
+
+static ck_code parse_ew(ck_plan *p, const char *path, const char *where,
+                        ck_node *n, ck_ew_op op, const cJSON *step, ck_err *err)
+{
+    ck_ew_operand in[3];
+    ck_node shape_acc = {0};
+
+    n->kind = CK_NODE_EW;
+    n->ew = op;
+    CK_TRY(parse_args(p, path, where, n, cJSON_GetObjectItem(step, "args"),
+                      ck_ew_arity(op), err));
+    shape_acc.ndim = 0;
+    for (int k = 0; k < n->nargs; k++) {
+        if (n->arg[k] < 0) {
+            in[k].dtype = n->scalar_t[k];
+            in[k].is_scalar = 1;
+            in[k].value = n->scalar[k];
+            continue;
+        }
+        const ck_node *m = &p->node[n->arg[k]];
+        in[k].dtype = m->dtype;
+        in[k].is_scalar = 0;
+        in[k].value = 0;
+        int nd;
+        int64_t sh[CK_MAX_DIMS];
+        if (!broadcast(&shape_acc, m, &nd, sh)) {
+            char a[128], b[128];
+            return bad(err, path, where, "shapes %s and %s do not broadcast",
+                       shape_str(shape_acc.ndim, shape_acc.shape, a, sizeof a),
+                       shape_str(m->ndim, m->shape, b, sizeof b));
+        }
+        shape_acc.ndim = nd;
+        memcpy(shape_acc.shape, sh, sizeof sh);
+    }
+    if (op == CK_EW_WHERE)
+        in[0].dtype = CK_BOOL; /* cond: any dtype, tested for nonzero */
+    CK_TRY(ck_ew_types(op, n->nargs, in, &n->compute, &n->dtype, err));
+    n->ndim = shape_acc.ndim;
+    memcpy(n->shape, shape_acc.shape, sizeof n->shape);
+    first_chunks(p, n);
+    return CK_OK;
+}
+
+static ck_code parse_reduce(ck_plan *p, const char *path, const char *where,
+                            ck_node *n, ck_red_op op, const cJSON *step,
+                            ck_err *err)
+{
+    const cJSON *kd = cJSON_GetObjectItem(step, "keepdims");
+    const cJSON *dd = cJSON_GetObjectItem(step, "ddof");
+    const ck_node *m;
+    int nd = 0;
+
+    n->kind = CK_NODE_REDUCE;
+    n->red = op;
+    CK_TRY(parse_args(p, path, where, n, cJSON_GetObjectItem(step, "args"), 1,
+                      err));
+    if (n->arg[0] < 0)
+        return bad(err, path, where, "args[0]: expected an array");
+    m = &p->node[n->arg[0]];
+    CK_TRY(parse_axes(path, where, cJSON_GetObjectItem(step, "axis"), m->ndim,
+                      &n->axes, err));
+    if ((op == CK_RED_ARGMIN || op == CK_RED_ARGMAX) &&
+        __builtin_popcount(n->axes) > 1 &&
+        n->axes != (uint32_t)((1ULL << m->ndim) - 1))
+        return bad(err, path, where,
+                   "%s takes one axis, or none for the flat index",
+                   ck_red_name(op));
+    if (kd && !cJSON_IsBool(kd))
+        return bad(err, path, where, "keepdims must be true or false");
+    n->keepdims = cJSON_IsTrue(kd);
+    if (dd && (!cJSON_IsNumber(dd) || dd->valuedouble < 0))
+        return bad(err, path, where, "ddof must be a number >= 0");
+    n->ddof = dd ? dd->valuedouble : 0;
+    n->dtype = ck_red_result_dtype(op, m->dtype);
+    for (int d = 0; d < m->ndim; d++) {
+        if (!(n->axes & (1u << d)))
+            n->shape[nd++] = m->shape[d];
+        else if (n->keepdims)
+            n->shape[nd++] = 1;
+    }
+    n->ndim = nd;
+    memcpy(n->chunks, n->shape, sizeof n->chunks);
+    for (int d = 0; d < nd; d++)
+        if (n->chunks[d] < 1)
+            n->chunks[d] = 1;
+    return CK_OK;
+}
+
+static ck_code parse_hist(ck_plan *p, const char *path, const char *where,
+                          ck_node *n, const cJSON *step, ck_err *err)
+{
+    const cJSON *bins = cJSON_GetObjectItem(step, "bins");
+    const cJSON *range = cJSON_GetObjectItem(step, "range");
+    const cJSON *edges = cJSON_GetObjectItem(step, "edges");
+    const cJSON *dens = cJSON_GetObjectItem(step, "density");
+    const cJSON *w = cJSON_GetObjectItem(step, "weights");
+    const ck_node *m;
+
+    n->kind = CK_NODE_HIST;
+    CK_TRY(parse_args(p, path, where, n, cJSON_GetObjectItem(step, "args"), 1,
+                      err));
+    if (n->arg[0] < 0)
+        return bad(err, path, where, "args[0]: expected an array");
+    m = &p->node[n->arg[0]];
+    if (edges && (bins || range))
+        return bad(err, path, where,
+                   "give \"edges\", or \"bins\" and \"range\", not both");
+    if (edges) {
+        int k = 0;
+        const cJSON *e;
+        if (!cJSON_IsArray(edges) || cJSON_GetArraySize(edges) < 2)
+            return bad(err, path, where, "edges: at least two numbers");
+        n->nbins = cJSON_GetArraySize(edges) - 1;
+        if (!(n->edges = calloc((size_t)n->nbins + 1, sizeof(double))))
+            return ck_err_set(err, CK_ENOMEM, "out of memory");
+        cJSON_ArrayForEach(e, edges)
+        {
+            if (!cJSON_IsNumber(e))
+                return bad(err, path, where, "edges[%d]: not a number", k);
+            n->edges[k++] = e->valuedouble;
+        }
+        ck_err local = {0};
+        if (ck_hist_check_edges(n->edges, n->nbins + 1, &local) != CK_OK)
+            return bad(err, path, where, "%s", local.msg);
+    } else {
+        ck_err local = {0};
+        double lo, hi;
+        n->nbins = 10;
+        if (bins &&
+            (!cJSON_IsNumber(bins) || bins->valueint < 1 ||
+             bins->valuedouble != bins->valueint || bins->valueint > 100000000))
+            return bad(err, path, where, "bins must be a positive integer");
+        if (bins)
+            n->nbins = bins->valueint;
+        if (!range || !cJSON_IsArray(range) || cJSON_GetArraySize(range) != 2 ||
+            !cJSON_IsNumber(cJSON_GetArrayItem(range, 0)) ||
+            !cJSON_IsNumber(cJSON_GetArrayItem(range, 1)))
+            return bad(err, path, where,
+                       "range: expected [low, high] (chunkctl does not "
+                       "take a pass to find the data's range)");
+        lo = cJSON_GetArrayItem(range, 0)->valuedouble;
+        hi = cJSON_GetArrayItem(range, 1)->valuedouble;
+        if (!(n->edges = calloc((size_t)n->nbins + 1, sizeof(double))))
+            return ck_err_set(err, CK_ENOMEM, "out of memory");
+        if (ck_hist_uniform_edges(n->nbins, lo, hi, m->dtype, n->edges,
+                                  &local) != CK_OK)
+            return bad(err, path, where, "%s", local.msg);
+        n->uniform = 1;
+    }
+    if (dens && !cJSON_IsBool(dens))
+        return bad(err, path, where, "density must be true or false");
+    n->density = cJSON_IsTrue(dens);
+    if (w) {
+        if (!cJSON_IsString(w) || (n->weights = find(p, w->valuestring)) < 0)
+            return bad(err, path, where,
+                       "weights: no input or step named "
+                       "'%s'",
+                       cJSON_IsString(w) ? w->valuestring : "?");
+        const ck_node *wn = &p->node[n->weights];
+        if (wn->ndim != m->ndim ||
+            memcmp(wn->shape, m->shape, sizeof(int64_t) * (size_t)m->ndim))
+            return bad(err, path, where,
+                       "weights must have the shape of args[0]");
+    }
+    n->dtype = n->weights >= 0 || n->density ? CK_F64 : CK_I64;
+    n->ndim = 1;
+    n->shape[0] = n->nbins;
+    n->chunks[0] = n->nbins;
+    return CK_OK;
+}
+
+static ck_code parse_step(ck_plan *p, const char *path, int i,
+                          const cJSON *step, ck_err *err)
+{
+    char where[48];
+    const cJSON *name = cJSON_GetObjectItem(step, "name");
+    const cJSON *op = cJSON_GetObjectItem(step, "op");
+    ck_node *n;
+    ck_ew_op ew;
+    ck_red_op red;
+
+    snprintf(where, sizeof where, "steps[%d]", i);
+    if (!cJSON_IsObject(step))
+        return bad(err, path, where, "expected an object");
+    if (!cJSON_IsString(name))
+        return bad(err, path, where, "\"name\" is missing");
+    if (!cJSON_IsString(op))
+        return bad(err, path, where, "\"op\" is missing");
+    CK_TRY(add_node(p, path, where, name->valuestring, &n, err));
+    if (ck_ew_lookup(op->valuestring, &ew))
+        return parse_ew(p, path, where, n, ew, step, err);
+    if (ck_red_lookup(op->valuestring, &red))
+        return parse_reduce(p, path, where, n, red, step, err);
+    if (strcmp(op->valuestring, "histogram") == 0)
+        return parse_hist(p, path, where, n, step, err);
+    if (strcmp(op->valuestring, "astype") == 0) {
+        const cJSON *dt = cJSON_GetObjectItem(step, "dtype");
+        ck_err local = {0};
+        n->kind = CK_NODE_ASTYPE;
+        CK_TRY(parse_args(p, path, where, n, cJSON_GetObjectItem(step, "args"),
+                          1, err));
+        if (n->arg[0] < 0)
+            return bad(err, path, where, "args[0]: expected an array");
+        if (!cJSON_IsString(dt) ||
+            ck_dtype_parse(dt->valuestring, &n->dtype, &local) != CK_OK)
+            return bad(err, path, where, "dtype: %s",
+                       local.msg[0] ? local.msg : "missing");
+        const ck_node *m = &p->node[n->arg[0]];
+        n->ndim = m->ndim;
+        memcpy(n->shape, m->shape, sizeof n->shape);
+        memcpy(n->chunks, m->chunks, sizeof n->chunks);
+        return CK_OK;
+    }
+    return bad(err, path, where,
+               "unknown op '%s' (see chunkctl-pipeline(5) for the list)",
+               op->valuestring);
+}
+
+/* Steps may name steps defined later: each step is parsed after the steps
+ * it names (depth first), which orders the plan's nodes so that operands
+ * come first and finds cycles. */
+typedef struct steps_ctx {
+    ck_plan *p;
+    const char *path;
+    const cJSON *item[CK_MAX_NODES];
+    int state[CK_MAX_NODES]; /* 0 new, 1 being parsed, 2 done */
+    int n;
+} steps_ctx;
+
+static int step_index(const steps_ctx *s, const char *name)
+{
+    for (int i = 0; i < s->n; i++) {
+        const cJSON *nm = cJSON_GetObjectItem(s->item[i], "name");
+        if (cJSON_IsString(nm) && strcmp(nm->valuestring, name) == 0)
+            return i;
+    }
+    return -1;
+}
+
+static ck_code parse_one(steps_ctx *s, int i, const char *via, ck_err *err)
+{
+    const cJSON *step = s->item[i], *args, *a, *w;
+    char where[48];
+
+    if (s->state[i] == 2)
+        return CK_OK;
+    snprintf(where, sizeof where, "steps[%d]", i);
+    if (s->state[i] == 1)
+        return bad(err, s->path, where,
+                   "'%s' depends on itself (its args lead back to it)", via);
+    s->state[i] = 1;
+    args = cJSON_GetObjectItem(step, "args");
+    w = cJSON_GetObjectItem(step, "weights");
+    if (!cJSON_IsArray(args))
+        args = NULL;
+    cJSON_ArrayForEach(a, args)
+    {
+        int j = cJSON_IsString(a) && find(s->p, a->valuestring) < 0
+                    ? step_index(s, a->valuestring)
+                    : -1;
+        if (j >= 0)
+            CK_TRY(parse_one(s, j, a->valuestring, err));
+    }
+    if (cJSON_IsString(w) && find(s->p, w->valuestring) < 0) {
+        int j = step_index(s, w->valuestring);
+        if (j >= 0)
+            CK_TRY(parse_one(s, j, w->valuestring, err));
+    }
+    CK_TRY(parse_step(s->p, s->path, i, step, err));
+    s->state[i] = 2;
+    return CK_OK;
+}
+
+static ck_code parse_steps(ck_plan *p, const char *path, const cJSON *steps,
+                           ck_err *err)
+{
+    steps_ctx *s = calloc(1, sizeof *s);
+    const cJSON *it;
+    ck_code rc = CK_OK;
+
+    if (!s)
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    s->p = p;
+    s->path = path;
+    cJSON_ArrayForEach(it, steps)
+    {
+        if (s->n == CK_MAX_NODES) {
+            free(s);
+            return bad(err, path, "steps", "more than %d steps", CK_MAX_NODES);
+        }
+        s->item[s->n++] = it;
+    }
+    for (int i = 0; i < s->n && rc == CK_OK; i++)
+        rc = parse_one(s, i, "", err);
+    free(s);
+    return rc;
+}
+
+ck_code ck_plan_parse(const char *path, const char *text, ck_plan **out,
+                      ck_err *err)
+{
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
+    const cJSON *inputs, *steps, *outputs, *it;
+    ck_plan *p;
+    ck_code rc = CK_OK;
+
+    if (!root) {
+        int line = 1, col = 1;
+        for (const char *c = text; end && c < end; c++) {
+            if (*c == '\n') {
+                line++;
+                col = 1;
+            } else {
+                col++;
+            }
+        }
+        return ck_err_set(err, CK_EUSAGE, "%s: line %d column %d: invalid JSON",
+                          path, line, col);
+    }
+    if (!(p = calloc(1, sizeof *p))) {
+        cJSON_Delete(root);
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    }
+    inputs = cJSON_GetObjectItem(root, "inputs");
+    steps = cJSON_GetObjectItem(root, "steps");
+    outputs = cJSON_GetObjectItem(root, "outputs");
+    if (!cJSON_IsObject(root))
+        rc = bad(err, path, "top level", "expected an object");
+    else if (!cJSON_IsObject(inputs) || !inputs->child)
+        rc =
+            bad(err, path, "inputs", "expected {\"name\": \"PATH[:DATASET]\"}");
+    else if (steps && !cJSON_IsArray(steps))
+        rc = bad(err, path, "steps", "expected a list");
+    else if (!cJSON_IsObject(outputs) || !outputs->child)
+        rc = bad(err, path, "outputs",
+                 "expected {\"step\": \"PATH[:DATASET]\"}");
+    for (it = inputs ? inputs->child : NULL; rc == CK_OK && it; it = it->next)
+        rc = parse_input(p, path, it, err);
+    if (rc == CK_OK && steps)
+        rc = parse_steps(p, path, steps, err);
+    for (it = outputs ? outputs->child : NULL; rc == CK_OK && it;
+         it = it->next) {
+        ck_output *o = &p->out[p->nout];
+        snprintf(o->where, sizeof o->where, "outputs.%.30s", it->string);
+        if ((o->node = find(p, it->string)) < 0)
+            rc = bad(err, path, o->where, "no step named '%s'", it->string);
+        else if (!cJSON_IsString(it) || !it->valuestring[0])
+            rc = bad(err, path, o->where, "expected \"PATH[:DATASET]\"");
+        else
+            snprintf(o->target, sizeof o->target, "%s", it->valuestring);
+        p->nout++;
+    }
+    for (int a = 0; rc == CK_OK && a < p->nout; a++)
+        for (int b = 0; rc == CK_OK && b < p->n; b++)
+            if (p->node[b].kind == CK_NODE_INPUT &&
+                strcmp(p->out[a].target, p->node[b].source) == 0)
+                rc = bad(err, path, p->out[a].where,
+                         "'%s' is also an input; chunkctl never writes into "
+                         "its input",
+                         p->out[a].target);
+    for (int k = 0; k < p->n; k++)
+        p->order[k] = k; /* parse_steps created operands first */
+    cJSON_Delete(root);
+    if (rc != CK_OK) {
+        ck_plan_free(p);
+        return rc;
+    }
+    *out = p;
+    return CK_OK;
+}
+
+void ck_plan_free(ck_plan *p)
+{
+    if (!p)
+        return;
+    for (int i = 0; i < p->n; i++)
+        free(p->node[i].edges);
+    free(p);
+}
+
+ck_code ck_plan_load(const char *path, ck_plan **out, ck_err *err)
+{
+    struct stat st;
+    char *text;
+    ssize_t got;
+    ck_code rc;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0)
+        return ck_err_set(err, CK_EIO, "%s: %s", path, strerror(errno));
+    if (fstat(fd, &st) != 0 || st.st_size > (16 << 20)) {
+        close(fd);
+        return ck_err_set(err, CK_EUSAGE,
+                          "%s: not a pipeline file (over "
+                          "16 MiB)",
+                          path);
+    }
+    if (!(text = malloc((size_t)st.st_size + 1))) {
+        close(fd);
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    }
+    got = read(fd, text, (size_t)st.st_size);
+    close(fd);
+    if (got != st.st_size) {
+        free(text);
+        return ck_err_set(err, CK_EIO, "%s: short read", path);
+    }
+    text[got] = '\0';
+    rc = ck_plan_parse(path, text, out, err);
+    free(text);
+    return rc;
+}
+
+static const char *kind_name(const ck_node *n)
+{
+    switch (n->kind) {
+    case CK_NODE_INPUT:
+        return "input";
+    case CK_NODE_EW:
+        return ck_ew_name(n->ew);
+    case CK_NODE_ASTYPE:
+        return "astype";
+    case CK_NODE_REDUCE:
+        return ck_red_name(n->red);
+    default:
+        return "histogram";
+    }
+}
+
+void ck_plan_print(const ck_plan *p, int threads, FILE *f)
+{
+    char sh[128], ch[128], rd[32], wr[32], pk[32];
+    double peak = 0;
+
+    fprintf(f, "%-12s %-12s %-20s %-8s %-18s %8s %10s %10s\n", "step", "op",
+            "shape", "dtype", "chunks", "tasks", "read", "write");
+    for (int j = 0; j < p->n; j++) {
+        const ck_node *n = &p->node[p->order[j]];
+        ck_grid g;
+        double in_bytes = 0, out_bytes = 0, chunk_bytes;
+        int64_t tasks = 0;
+        int written = 0;
+
+        for (int k = 0; k < p->nout; k++)
+            written |= p->out[k].node == p->order[j];
+        if (ck_grid_init(&g, n->ndim, n->shape, n->chunks,
+                         ck_dtype_size(n->dtype), NULL) == CK_OK)
+            tasks = g.total_chunks;
+        if (n->kind == CK_NODE_INPUT)
+            in_bytes = (double)g.nelem * (double)ck_dtype_size(n->dtype);
+        if (n->kind == CK_NODE_REDUCE || n->kind == CK_NODE_HIST) {
+            const ck_node *m = &p->node[n->arg[0]];
+            ck_grid mg;
+            if (ck_grid_init(&mg, m->ndim, m->shape, m->chunks,
+                             ck_dtype_size(m->dtype), NULL) == CK_OK)
+                tasks = mg.total_chunks;
+        }
+        if (written)
+            out_bytes = (double)g.nelem * (double)ck_dtype_size(n->dtype);
+        chunk_bytes = (double)g.chunk_nelem * 8 * 4;
+        if (chunk_bytes > peak)
+            peak = chunk_bytes;
+        fprintf(f, "%-12s %-12s %-20s %-8s %-18s %8lld %10s %10s\n", n->name,
+                kind_name(n), shape_str(n->ndim, n->shape, sh, sizeof sh),
+                ck_dtype_name(n->dtype),
+                shape_str(n->ndim, n->chunks, ch, sizeof ch), (long long)tasks,
+                in_bytes ? ck_size_str(in_bytes, rd, sizeof rd) : "-",
+                out_bytes ? ck_size_str(out_bytes, wr, sizeof wr) : "-");
+    }
+    for (int k = 0; k < p->nout; k++)
+        fprintf(f, "output %s -> %s\n", p->node[p->out[k].node].name,
+                p->out[k].target);
+    fprintf(f, "estimated peak memory: %s (%d worker%s)\n",
+            ck_size_str(24.0 * 1024 * 1024 + peak * threads, pk, sizeof pk),
+            threads, threads == 1 ? "" : "s");
+}
+
+void ck_plan_dot(const ck_plan *p, FILE *f)
+{
+    char sh[128];
+
+    fprintf(f, "digraph pipeline {\n  rankdir=LR;\n");
+    for (int i = 0; i < p->n; i++) {
+        const ck_node *n = &p->node[i];
+        fprintf(f, "  \"%s\" [label=\"%s\\n%s %s %s\"%s];\n", n->name, n->name,
+                kind_name(n), ck_coords_str(n->ndim, n->shape, sh, sizeof sh),
+                ck_dtype_name(n->dtype),
+                n->kind == CK_NODE_INPUT ? ", shape=box" : "");
+        for (int k = 0; k < n->nargs; k++)
+            if (n->arg[k] >= 0)
+                fprintf(f, "  \"%s\" -> \"%s\";\n", p->node[n->arg[k]].name,
+                        n->name);
+        if (n->weights >= 0)
+            fprintf(f, "  \"%s\" -> \"%s\" [label=weights];\n",
+                    p->node[n->weights].name, n->name);
+    }
+    for (int k = 0; k < p->nout; k++)
+        fprintf(f,
+                "  \"out%d\" [label=\"%s\", shape=note];\n  \"%s\" -> "
+                "\"out%d\";\n",
+                k, p->out[k].target, p->node[p->out[k].node].name, k);
+    fprintf(f, "}\n");
+}

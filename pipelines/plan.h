@@ -1,0 +1,91 @@
+/*
+ * pipelines/plan.h - a pipeline file turned into a validated plan.
+ * A pipeline names inputs (arrays in stores), steps (ops on inputs and on
+ * other steps, by name) and outputs (where steps are written).  Parsing
+ * checks everything that can be checked without reading data: names,
+ * arities, cycles, shapes under broadcasting, axes, dtypes, output paths;
+ * each error names its place in the file ("steps[2].axis: ...").
+ * See man/chunkctl-pipeline.5 for the format.
+ */
+#ifndef CK_PLAN_H
+#define CK_PLAN_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "backends/backend.h"
+#include "base/ck_dtype.h"
+#include "base/ck_err.h"
+#include "base/ck_grid.h"
+
+typedef enum ck_node_kind {
+    CK_NODE_INPUT,  /* an array in a store */
+    CK_NODE_EW,     /* elementwise: ops/ew.h */
+    CK_NODE_ASTYPE, /* dtype conversion */
+    CK_NODE_REDUCE, /* ops/reduce.h; result held in memory */
+    CK_NODE_HIST,   /* ops/hist.h; result (counts) held in memory */
+} ck_node_kind;
+
+enum { CK_NAME_MAX = 64, CK_MAX_NODES = 256 };
+
+typedef struct ck_node {
+    char name[CK_NAME_MAX];
+    char where[48]; /* "inputs.x", "steps[2]" */
+    ck_node_kind kind;
+    /* operands: node indices, or -1 for a scalar in scalar[k] */
+    int nargs;
+    int arg[3];
+    double scalar[3];
+    ck_dtype scalar_t[3]; /* CK_I64 for integral JSON numbers, else F64 */
+    ck_ew_op ew;
+    ck_dtype compute; /* ew: operands' compute dtype */
+    ck_red_op red;
+    uint32_t axes; /* reduce: bit d = reduce axis d of the operand */
+    int keepdims;
+    double ddof;
+    int nbins; /* hist */
+    double *edges;
+    int uniform, density, weights; /* weights: node index or -1 */
+    char source[4096];             /* input: PATH[:DATASET] */
+    /* what it makes */
+    ck_dtype dtype;
+    int ndim;
+    int64_t shape[CK_MAX_DIMS];
+    int64_t chunks[CK_MAX_DIMS]; /* streaming granularity */
+    int consumers;               /* steps and outputs that use it */
+} ck_node;
+
+typedef struct ck_output {
+    int node;
+    char target[4096]; /* PATH[:DATASET] */
+    char where[48];
+} ck_output;
+
+typedef struct ck_plan {
+    int n;
+    ck_node node[CK_MAX_NODES];
+    int nout;
+    ck_output out[CK_MAX_NODES];
+    int order[CK_MAX_NODES]; /* nodes in an order where operands come first */
+} ck_plan;
+
+/* Parses and validates the pipeline in text (from file 'path', for
+ * messages), opening the input stores read-only to learn shapes, dtypes and
+ * chunks.  CK_EUSAGE with "path: steps[2].axis: ..." for a bad pipeline,
+ * "path: line L column C: invalid JSON" for bad JSON; store errors as the
+ * stores report them. */
+ck_code ck_plan_parse(const char *path, const char *text, ck_plan **out,
+                      ck_err *err);
+void ck_plan_free(ck_plan *p);
+
+/* Reads a pipeline file (at most 16 MiB) and parses it. */
+ck_code ck_plan_load(const char *path, ck_plan **out, ck_err *err);
+
+/* Writes what 'chunkctl plan' shows: per step its shape, dtype, chunks,
+ * chunk tasks, bytes read and written, and the estimated peak memory for
+ * the given budget and thread count. */
+void ck_plan_print(const ck_plan *p, int threads, FILE *f);
+/* The step graph in Graphviz dot. */
+void ck_plan_dot(const ck_plan *p, FILE *f);
+
+#endif

@@ -1,0 +1,271 @@
+"""chunkctl run against NumPy: elementwise chains with broadcasting and
+scalars, reductions over every axis set, histograms, astype, on several
+chunkings (edge chunks included) and dtypes; thread-count determinism bit
+for bit; validation errors with their JSON locations.
+
+Inputs are written by h5py and zarr-python; NumPy computes the expected
+results from the same arrays in memory.
+"""
+import json
+import os
+import warnings
+
+import _common as C
+from _common import np, h5py, zarr
+
+RNG = np.random.default_rng(20261122)
+
+
+def pipeline(case, name, doc):
+    path = case.path(name + ".json")
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    return path
+
+
+def read(target):
+    path, _, ds = target.partition(":")
+    if path.endswith(".zarr"):
+        g = zarr.open(path, "r")
+        return g[ds][...] if ds else g[...]
+    with h5py.File(path, "r") as f:
+        return f[ds or "/"][()]
+
+
+class Pipeline(C.InteropCase):
+
+    @classmethod
+    def make_fixtures(cls):
+        cls.f8 = RNG.normal(9, 1, size=(37, 23))
+        cls.f8[3, 4] = np.nan
+        cls.f8_clean = RNG.normal(9, 1, size=(37, 23))
+        cls.f4 = RNG.normal(0, 3, size=(37, 23)).astype(np.float32)
+        cls.i4 = RNG.integers(-1000, 1000, size=(11, 7, 5)).astype(np.int32)
+        cls.u1 = RNG.integers(0, 255, size=(37, 23)).astype(np.uint8)
+        cls.vec = RNG.normal(size=23)
+        with h5py.File(cls.path("in.h5"), "w") as f:
+            f.create_dataset("f8", data=cls.f8, chunks=(10, 6))
+            f.create_dataset("clean", data=cls.f8_clean, chunks=(8, 23))
+            f.create_dataset("f4", data=cls.f4, chunks=(16, 16))
+            f.create_dataset("i4", data=cls.i4, chunks=(4, 3, 5))
+            f.create_dataset("vec", data=cls.vec, chunks=(5,))
+        z = zarr.open_group(cls.path("in.zarr"), "w")
+        z.create_dataset("u1", data=cls.u1, chunks=(9, 9))
+        z.create_dataset("f8", data=cls.f8_clean, chunks=(37, 5))
+
+    def run_ok(self, doc, *opts):
+        p = pipeline(self, self.id().split(".")[-1], doc)
+        C.run("run", "--quiet", "--force", *opts, p)
+
+    def out(self, name):
+        return self.fresh(name)
+
+    def test_elementwise_chain_with_broadcast(self):
+        out = self.out("ew.h5")
+        self.run_ok({
+            "inputs": {"x": self.path("in.h5") + ":/clean",
+                       "v": self.path("in.h5") + ":/vec"},
+            "steps": [
+                {"name": "a", "op": "add", "args": ["x", "v"]},
+                {"name": "b", "op": "multiply", "args": ["a", 2.5]},
+                {"name": "c", "op": "sqrt", "args": ["b"]},
+                {"name": "d", "op": "maximum", "args": ["c", 4.5]},
+            ],
+            "outputs": {"d": out + ":/d", "a": out + ":/a"}})
+        want = np.maximum(np.sqrt((self.f8_clean + self.vec) * 2.5), 4.5)
+        self.assertSameArray(read(out + ":/d"), want)
+        self.assertSameArray(read(out + ":/a"), self.f8_clean + self.vec)
+
+    def test_scalar_promotion_follows_numpy(self):
+        out = self.out("promo.zarr")
+        self.run_ok({
+            "inputs": {"i": self.path("in.h5") + ":/i4",
+                       "u": self.path("in.zarr") + ":/u1"},
+            "steps": [
+                {"name": "a", "op": "add", "args": ["i", 1]},
+                {"name": "b", "op": "add", "args": ["u", 300]},
+                {"name": "c", "op": "divide", "args": ["i", 7]},
+                {"name": "d", "op": "less", "args": ["u", 100]},
+            ],
+            "outputs": {"a": out + ":/a", "b": out + ":/b", "c": out + ":/c",
+                        "d": out + ":/d"}})
+        self.assertSameArray(read(out + ":/a"), self.i4 + 1)
+        self.assertSameArray(read(out + ":/b"), self.u1 + 300)
+        self.assertSameArray(read(out + ":/c"), self.i4 / 7)
+        self.assertSameArray(read(out + ":/d"), self.u1 < 100)
+
+    def test_where_and_astype(self):
+        out = self.out("where.h5")
+        self.run_ok({
+            "inputs": {"x": self.path("in.h5") + ":/f4"},
+            "steps": [
+                {"name": "neg", "op": "less", "args": ["x", 0]},
+                {"name": "w", "op": "where", "args": ["neg", 0, "x"]},
+                {"name": "f8", "op": "astype", "args": ["w"],
+                 "dtype": "float64"},
+            ],
+            "outputs": {"w": out + ":/w", "f8": out + ":/f8"}})
+        w = np.where(self.f4 < 0, 0, self.f4)
+        self.assertSameArray(read(out + ":/w"), w)
+        self.assertSameArray(read(out + ":/f8"), w.astype(np.float64))
+
+    def check_reduce(self, src, arr, op, axis, tol, **kw):
+        out = self.out("red.h5")
+        step = {"name": "r", "op": op, "args": ["x"]}
+        if axis is not None:
+            step["axis"] = axis
+        step.update(kw)
+        self.run_ok({"inputs": {"x": src}, "steps": [step],
+                     "outputs": {"r": out + ":/r"}})
+        fn = getattr(np, op)
+        npkw = {k: v for k, v in kw.items()}
+        if axis is not None:
+            npkw["axis"] = tuple(axis) if isinstance(axis, list) else axis
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = np.asarray(fn(arr, **npkw))
+        got = read(out + ":/r")
+        self.assertEqual(got.shape, want.shape, (op, axis))
+        self.assertEqual(got.dtype, want.dtype, (op, axis))
+        if tol == 0:
+            self.assertTrue(np.array_equal(got, want, equal_nan=True),
+                            "%s axis=%s: %r vs %r" % (op, axis, got, want))
+        else:
+            np.testing.assert_allclose(got, want, rtol=tol, equal_nan=True,
+                                       err_msg="%s axis=%s" % (op, axis))
+
+    def test_reductions_float64(self):
+        src = self.path("in.h5") + ":/f8"
+        for op in ("sum", "mean", "std", "var", "nansum", "nanmean",
+                   "nanstd", "nanvar", "prod"):
+            for axis in (None, 0, 1, [0, 1]):
+                with self.subTest(op=op, axis=axis):
+                    self.check_reduce(src, self.f8, op, axis, 1e-12)
+        for op in ("min", "max", "nanmin", "nanmax", "argmin", "argmax",
+                   "count_nonzero", "any", "all"):
+            for axis in (None, 0, 1):
+                with self.subTest(op=op, axis=axis):
+                    self.check_reduce(src, self.f8, op, axis, 0)
+
+    def test_reductions_int_and_keepdims(self):
+        src = self.path("in.h5") + ":/i4"
+        for op in ("sum", "min", "max", "argmax", "prod"):
+            for axis in (None, 0, 2, [0, 2]):
+                if op == "argmax" and isinstance(axis, list):
+                    continue
+                with self.subTest(op=op, axis=axis):
+                    self.check_reduce(src, self.i4, op, axis, 0)
+        self.check_reduce(src, self.i4, "mean", [1, 2], 1e-12,
+                          keepdims=True)
+        self.check_reduce(src, self.i4, "var", 1, 1e-12, ddof=1)
+
+    def test_histogram_matches_numpy(self):
+        out = self.out("hist.zarr")
+        self.run_ok({
+            "inputs": {"x": self.path("in.h5") + ":/f4",
+                       "y": self.path("in.h5") + ":/clean"},
+            "steps": [
+                {"name": "h", "op": "histogram", "args": ["x"], "bins": 17,
+                 "range": [-5, 5]},
+                {"name": "g", "op": "histogram", "args": ["y"],
+                 "edges": [5, 8, 8.5, 9, 12]},
+                {"name": "d", "op": "histogram", "args": ["y"], "bins": 10,
+                 "range": [6, 12], "density": True},
+            ],
+            "outputs": {"h": out + ":/h", "g": out + ":/g",
+                        "d": out + ":/d"}})
+        h, _ = np.histogram(self.f4, bins=17, range=(-5, 5))
+        g, _ = np.histogram(self.f8_clean, bins=[5, 8, 8.5, 9, 12])
+        d, _ = np.histogram(self.f8_clean, bins=10, range=(6, 12),
+                            density=True)
+        self.assertSameArray(read(out + ":/h"), h)
+        self.assertSameArray(read(out + ":/g"), g)
+        np.testing.assert_allclose(read(out + ":/d"), d, rtol=1e-14)
+
+    def test_centered_uses_a_reduction_result(self):
+        out = self.out("center.h5")
+        self.run_ok({
+            "inputs": {"x": self.path("in.zarr") + ":/f8"},
+            "steps": [
+                {"name": "m", "op": "mean", "args": ["x"], "axis": 0},
+                {"name": "c", "op": "subtract", "args": ["x", "m"]},
+            ],
+            "outputs": {"c": out + ":/c"}})
+        want = self.f8_clean - self.f8_clean.mean(axis=0)
+        np.testing.assert_allclose(read(out + ":/c"), want, rtol=0,
+                                   atol=1e-12)
+
+    def test_threads_give_identical_bits(self):
+        doc = {"inputs": {"x": self.path("in.h5") + ":/f8"},
+               "steps": [{"name": "s", "op": "nansum", "args": ["x"],
+                          "axis": 1},
+                         {"name": "t", "op": "nanstd", "args": ["x"]}]}
+        got = []
+        for t in ("1", "2", "3"):
+            out = self.out("thr%s.h5" % t)
+            doc["outputs"] = {"s": out + ":/s", "t": out + ":/t"}
+            self.run_ok(doc, "--threads", t)
+            got.append((read(out + ":/s").tobytes(),
+                        read(out + ":/t").tobytes()))
+        self.assertEqual(got[0], got[1])
+        self.assertEqual(got[0], got[2])
+
+    def test_validation_errors_name_their_place(self):
+        src = self.path("in.h5") + ":/f8"
+        cases = [
+            ({"inputs": {"x": src}, "steps": [
+                {"name": "y", "op": "frobnicate", "args": ["x"]}],
+              "outputs": {"y": "o.h5"}}, "steps[0]: unknown op 'frobnicate'"),
+            ({"inputs": {"x": src}, "steps": [
+                {"name": "y", "op": "add", "args": ["x"]}],
+              "outputs": {"y": "o.h5"}}, "steps[0]: takes 2 arguments"),
+            ({"inputs": {"x": src}, "steps": [
+                {"name": "y", "op": "sum", "args": ["x"], "axis": 3}],
+              "outputs": {"y": "o.h5"}},
+             "steps[0]: axis 3 out of range for a 2-D array"),
+            ({"inputs": {"x": src}, "steps": [
+                {"name": "y", "op": "add", "args": ["x", "z"]}],
+              "outputs": {"y": "o.h5"}},
+             "steps[0]: args[1]: no input or step named 'z'"),
+            ({"inputs": {"x": src, "v": self.path("in.h5") + ":/i4"},
+              "steps": [{"name": "y", "op": "add", "args": ["x", "v"]}],
+              "outputs": {"y": "o.h5"}}, "do not broadcast"),
+            ({"inputs": {"x": src}, "steps": [
+                {"name": "a", "op": "add", "args": ["b", 1]},
+                {"name": "b", "op": "add", "args": ["a", 1]}],
+              "outputs": {"a": "o.h5"}}, "depends on itself"),
+            ({"inputs": {"x": src}, "steps": [],
+              "outputs": {"q": "o.h5"}}, "outputs.q: no step named 'q'"),
+            ({"inputs": {"x": src}, "steps": [],
+              "outputs": {"x": src}}, "never writes into its input"),
+        ]
+        for doc, needle in cases:
+            with self.subTest(needle=needle):
+                p = pipeline(self, "bad", doc)
+                r = C.run("run", "--quiet", p, expect=2)
+                self.assertIn(needle, r.stderr)
+                self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+
+    def test_invalid_json_reports_line_and_column(self):
+        p = self.path("broken.json")
+        with open(p, "w") as f:
+            f.write('{\n  "inputs": {"x": "a.h5"},\n  "steps": [,]\n}\n')
+        r = C.run("plan", p, expect=2)
+        self.assertIn("line 3 column", r.stderr)
+
+    def test_plan_reads_no_data_and_dot_draws_the_graph(self):
+        p = pipeline(self, "plan", {
+            "inputs": {"x": self.path("in.h5") + ":/f8"},
+            "steps": [{"name": "y", "op": "add", "args": ["x", 1]},
+                      {"name": "m", "op": "mean", "args": ["y"], "axis": 0}],
+            "outputs": {"m": self.path("never.h5") + ":/m"}})
+        r = C.run("plan", p)
+        self.assertIn("(37, 23)", r.stdout)
+        self.assertIn("estimated peak memory", r.stdout)
+        self.assertFalse(os.path.exists(self.path("never.h5")))
+        r = C.run("plan", "--dot", p)
+        self.assertIn('"y" -> "m"', r.stdout)
+
+
+if __name__ == "__main__":
+    C.main()
