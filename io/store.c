@@ -397,6 +397,14 @@ ck_code ck_array_read_region(ck_array *a, const int64_t *start,
         c1[d] = (start[d] + (nsel[d] - 1) * st[d]) / g->chunk[d];
         cc[d] = c0[d];
     }
+    /* A region that is exactly one whole chunk, in the array's dtype, is
+     * that chunk: read it in place (no copy, no chunk buffer). */
+    int whole = to == a->info.dtype && !cache;
+    for (int d = 0; d < nd && whole; d++)
+        whole = st[d] == 1 && start[d] % g->chunk[d] == 0 &&
+                stop[d] - start[d] == g->chunk[d];
+    if (whole)
+        return ck_array_read_chunk(a, c0, dst, scratch, err);
     chunk = ck_arena_alloc(scratch, (size_t)g->chunk_nelem * in_sz);
     if (!chunk)
         return ck_err_set(err, CK_ENOMEM,

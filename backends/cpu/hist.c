@@ -15,6 +15,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "backends/cpu/cpu.h"
 
@@ -101,6 +102,30 @@ static void uniform_in_float32(const ck_hist_args *a)
     }
 }
 
+/* The bin of v under NumPy's uniform fast path (see the top of the file),
+ * or -1 when v is outside [first, last] or NaN. */
+static inline int64_t uniform_bin(double v, double first, double last,
+                                  double norm, const double *e, int n)
+{
+    if (!(v >= first && v <= last))
+        return -1;
+    double f = (v - first) * norm;
+    int64_t b = f < (double)n ? (int64_t)f : n;
+    if (b >= n)
+        b = n - 1;
+    if (v < e[b])
+        b--;
+    if (b < n - 1 && v >= e[b + 1])
+        b++;
+    return b < 0 ? 0 : b;
+}
+
+/* Unweighted counts go to LANES interleaved integer histograms, so that
+ * runs of equal bins (the normal case: neighbouring values are close) do
+ * not wait on each other's read-modify-write of one counter; they are
+ * summed into the caller's doubles once per block. */
+enum { LANES = 4, LANE_BINS = 1024 };
+
 #define DEF_UNIFORM(N, T)                                                      \
     static void uniform_##N(const ck_hist_args *a)                             \
     {                                                                          \
@@ -108,21 +133,26 @@ static void uniform_in_float32(const ck_hist_args *a)
         int n = a->nbins;                                                      \
         double first = a->edges[0], last = a->edges[n];                        \
         double norm = (double)n / (last - first);                              \
+        if (!a->weights && n <= LANE_BINS) {                                   \
+            int64_t cnt[LANES][LANE_BINS];                                     \
+            for (int l = 0; l < LANES; l++)                                    \
+                memset(cnt[l], 0, sizeof(int64_t) * (size_t)n);                \
+            for (size_t i = 0; i < a->n; i++) {                                \
+                int64_t b =                                                    \
+                    uniform_bin((double)x[i], first, last, norm, a->edges, n); \
+                if (b >= 0)                                                    \
+                    cnt[i % LANES][b]++;                                       \
+            }                                                                  \
+            for (int b = 0; b < n; b++)                                        \
+                a->counts[b] +=                                                \
+                    (double)(cnt[0][b] + cnt[1][b] + cnt[2][b] + cnt[3][b]);   \
+            return;                                                            \
+        }                                                                      \
         for (size_t i = 0; i < a->n; i++) {                                    \
-            double v = (double)x[i];                                           \
-            if (!(v >= first && v <= last))                                    \
-                continue;                                                      \
-            double f = (v - first) * norm;                                     \
-            int64_t b = f < (double)n ? (int64_t)f : n;                        \
-            if (b >= n)                                                        \
-                b = n - 1;                                                     \
-            if (v < a->edges[b])                                               \
-                b--;                                                           \
-            if (b < n - 1 && v >= a->edges[b + 1])                             \
-                b++;                                                           \
-            if (b < 0)                                                         \
-                b = 0;                                                         \
-            add(a, i, (int)b);                                                 \
+            int64_t b =                                                        \
+                uniform_bin((double)x[i], first, last, norm, a->edges, n);     \
+            if (b >= 0)                                                        \
+                add(a, i, (int)b);                                             \
         }                                                                      \
     }                                                                          \
     static void search_##N(const ck_hist_args *a)                              \
