@@ -66,6 +66,19 @@ static size_t eval_bytes(const xrun *r, int i, size_t n)
                 b += eval_bytes(r, nd->arg[k], n);
         }
         return b;
+    case CK_NODE_TRANSPOSE:
+        return al(n * ck_dtype_size(nd->dtype)) + eval_bytes(r, nd->arg[0], n);
+    case CK_NODE_SLICE: {
+        /* A strided box of anything but an input is evaluated whole over
+         * its bounding box, then subsampled. */
+        size_t span = n;
+        if (r->p->node[nd->arg[0]].kind == CK_NODE_INPUT)
+            return eval_bytes(r, nd->arg[0], n);
+        for (int d = 0; d < r->p->node[nd->arg[0]].ndim; d++)
+            span *= (size_t)nd->sl_step[d];
+        return al(span * ck_dtype_size(nd->dtype)) +
+               eval_bytes(r, nd->arg[0], span);
+    }
     default:
         return 64;
     }
@@ -102,6 +115,55 @@ static void expand(int nd, size_t esz, void *dst, const int64_t *bsh,
     }
 }
 
+/* dst (C order, shape[nd]) gets src transposed: dst axis k is src axis
+ * perm[k]; src is C order of shape ssh[]. */
+static void permute(int nd, size_t esz, void *dst, const int64_t *shape,
+                    const void *src, const int64_t *ssh, const int *perm)
+{
+    int64_t ss[CK_MAX_DIMS], st[CK_MAX_DIMS], idx[CK_MAX_DIMS] = {0};
+    int64_t row = nd ? shape[nd - 1] : 1, inner;
+    char *o = dst;
+
+    if (nd == 0) {
+        memcpy(dst, src, esz);
+        return;
+    }
+    ss[nd - 1] = 1;
+    for (int d = nd - 2; d >= 0; d--)
+        ss[d] = ss[d + 1] * ssh[d + 1];
+    for (int k = 0; k < nd; k++)
+        st[k] = ss[perm[k]];
+    inner = st[nd - 1];
+    for (;;) {
+        int64_t off = 0;
+        for (int k = 0; k < nd - 1; k++)
+            off += idx[k] * st[k];
+        const char *i = (const char *)src + (size_t)off * esz;
+        switch (esz) {
+        case 8:
+            for (int64_t j = 0; j < row; j++)
+                memcpy(o + 8 * j, i + (size_t)(j * inner) * 8, 8);
+            break;
+        case 4:
+            for (int64_t j = 0; j < row; j++)
+                memcpy(o + 4 * j, i + (size_t)(j * inner) * 4, 4);
+            break;
+        default:
+            for (int64_t j = 0; j < row; j++)
+                memcpy(o + (size_t)j * esz, i + (size_t)(j * inner) * esz, esz);
+        }
+        o += (size_t)row * esz;
+        int k = nd - 2;
+        for (; k >= 0; k--) {
+            if (++idx[k] < shape[k])
+                break;
+            idx[k] = 0;
+        }
+        if (k < 0)
+            break;
+    }
+}
+
 static ck_code no_room(ck_err *err)
 {
     return ck_err_set(err, CK_ENOMEM, "run: scratch arena too small");
@@ -128,6 +190,48 @@ static ck_code eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
         int64_t zero[CK_MAX_DIMS] = {0};
         ck_box_copy(nd->ndim, ck_dtype_size(nd->dtype), dst, shape, zero,
                     r->x[i].mem, nd->shape, start, NULL, shape);
+        return CK_OK;
+    }
+    case CK_NODE_TRANSPOSE: {
+        const ck_node *m = &r->p->node[nd->arg[0]];
+        int64_t ist[CK_MAX_DIMS], ish[CK_MAX_DIMS];
+        void *tmp = ck_arena_alloc(a, n * ck_dtype_size(m->dtype));
+        if (!tmp)
+            return no_room(err);
+        for (int k = 0; k < nd->ndim; k++) {
+            ist[nd->perm[k]] = start[k];
+            ish[nd->perm[k]] = shape[k];
+        }
+        CK_TRY(eval(r, nd->arg[0], ist, ish, tmp, a, err));
+        permute(nd->ndim, ck_dtype_size(nd->dtype), dst, shape, tmp, ish,
+                nd->perm);
+        return CK_OK;
+    }
+    case CK_NODE_SLICE: {
+        const ck_node *m = &r->p->node[nd->arg[0]];
+        int64_t ist[CK_MAX_DIMS], ish[CK_MAX_DIMS], istep[CK_MAX_DIMS];
+        int64_t bsh[CK_MAX_DIMS], zero[CK_MAX_DIMS] = {0};
+        size_t esz = ck_dtype_size(nd->dtype);
+        int k = 0;
+        for (int d = 0; d < m->ndim; d++) {
+            istep[d] = nd->sl_keep[d] ? nd->sl_step[d] : 1;
+            ist[d] = nd->sl_start[d] +
+                     (nd->sl_keep[d] ? start[k] * nd->sl_step[d] : 0);
+            ish[d] = nd->sl_keep[d] ? shape[k++] : 1;
+            bsh[d] = (ish[d] - 1) * istep[d] + 1;
+        }
+        if (m->kind == CK_NODE_INPUT) {
+            int64_t stop[CK_MAX_DIMS];
+            for (int d = 0; d < m->ndim; d++)
+                stop[d] = ist[d] + bsh[d];
+            return ck_array_read_region(r->x[nd->arg[0]].arr, ist, stop, istep,
+                                        nd->dtype, dst, NULL, a, err);
+        }
+        void *tmp = ck_arena_alloc(a, (size_t)nelem(m->ndim, bsh) * esz);
+        if (!tmp)
+            return no_room(err);
+        CK_TRY(eval(r, nd->arg[0], ist, bsh, tmp, a, err));
+        ck_box_copy(m->ndim, esz, dst, ish, zero, tmp, bsh, zero, istep, ish);
         return CK_OK;
     }
     case CK_NODE_ASTYPE: {

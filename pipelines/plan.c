@@ -393,6 +393,146 @@ static ck_code parse_hist(ck_plan *p, const char *path, const char *where,
     return CK_OK;
 }
 
+/* Python's slice.indices() for a positive step: clamps start and stop into
+ * [0, len] after counting negatives from the end. */
+static int64_t clamp_index(const cJSON *v, int64_t dflt, int64_t len)
+{
+    int64_t x;
+
+    if (!v || cJSON_IsNull(v))
+        return dflt;
+    x = (int64_t)v->valuedouble;
+    if (x < 0)
+        x += len;
+    return x < 0 ? 0 : x > len ? len : x;
+}
+
+static int is_int(const cJSON *v)
+{
+    return cJSON_IsNumber(v) && v->valuedouble == floor(v->valuedouble) &&
+           fabs(v->valuedouble) < 9e18;
+}
+
+static ck_code parse_slice(ck_plan *p, const char *path, const char *where,
+                           ck_node *n, const cJSON *step, ck_err *err)
+{
+    const cJSON *idx = cJSON_GetObjectItem(step, "index"), *e;
+    const ck_node *m;
+    int d = 0, k = 0;
+
+    n->kind = CK_NODE_SLICE;
+    CK_TRY(parse_args(p, path, where, n, cJSON_GetObjectItem(step, "args"), 1,
+                      err));
+    if (n->arg[0] < 0)
+        return bad(err, path, where, "args[0]: expected an array");
+    m = &p->node[n->arg[0]];
+    if (!cJSON_IsArray(idx))
+        return bad(err, path, where,
+                   "index: expected a list with, per axis, [start, stop, "
+                   "step], an integer, or null");
+    if (cJSON_GetArraySize(idx) > m->ndim)
+        return bad(err, path, where, "index has %d entries for a %d-D array",
+                   cJSON_GetArraySize(idx), m->ndim);
+    for (int a = 0; a < m->ndim; a++) {
+        n->sl_start[a] = 0;
+        n->sl_step[a] = 1;
+        n->sl_keep[a] = 1;
+    }
+    cJSON_ArrayForEach(e, idx)
+    {
+        int64_t len = m->shape[d];
+        if (is_int(e)) {
+            int64_t x = (int64_t)e->valuedouble;
+            if (x < -len || x >= len)
+                return bad(err, path, where,
+                           "index[%d]: %lld is out of range for length %lld", d,
+                           (long long)x, (long long)len);
+            n->sl_start[d] = x < 0 ? x + len : x;
+            n->sl_keep[d] = 0;
+        } else if (cJSON_IsArray(e) && cJSON_GetArraySize(e) >= 1 &&
+                   cJSON_GetArraySize(e) <= 3) {
+            const cJSON *a0 = cJSON_GetArrayItem(e, 0);
+            const cJSON *a1 = cJSON_GetArrayItem(e, 1);
+            const cJSON *a2 = cJSON_GetArrayItem(e, 2);
+            for (const cJSON *v = e->child; v; v = v->next)
+                if (!cJSON_IsNull(v) && !is_int(v))
+                    return bad(err, path, where,
+                               "index[%d]: start, stop and step must be "
+                               "integers or null",
+                               d);
+            int64_t st = a2 && !cJSON_IsNull(a2) ? (int64_t)a2->valuedouble : 1;
+            if (st < 1)
+                return bad(err, path, where,
+                           "index[%d]: step %lld: only positive steps are "
+                           "supported",
+                           d, (long long)st);
+            int64_t b0 = clamp_index(a0, 0, len);
+            int64_t b1 = clamp_index(a1, len, len);
+            n->sl_start[d] = b0;
+            n->sl_step[d] = st;
+            n->shape[k] = b1 > b0 ? (b1 - b0 - 1) / st + 1 : 0;
+            n->chunks[k] = m->chunks[d] / st > 0 ? m->chunks[d] / st : 1;
+            k++;
+        } else if (cJSON_IsNull(e)) {
+            n->shape[k] = len;
+            n->chunks[k++] = m->chunks[d];
+        } else {
+            return bad(err, path, where,
+                       "index[%d]: expected [start, stop, step], an "
+                       "integer, or null",
+                       d);
+        }
+        d++;
+    }
+    for (; d < m->ndim; d++) {
+        n->shape[k] = m->shape[d];
+        n->chunks[k++] = m->chunks[d];
+    }
+    n->ndim = k;
+    n->dtype = m->dtype;
+    return CK_OK;
+}
+
+static ck_code parse_transpose(ck_plan *p, const char *path, const char *where,
+                               ck_node *n, const cJSON *step, ck_err *err)
+{
+    const cJSON *axes = cJSON_GetObjectItem(step, "axes"), *e;
+    const ck_node *m;
+    int seen[CK_MAX_DIMS] = {0}, k = 0;
+
+    n->kind = CK_NODE_TRANSPOSE;
+    CK_TRY(parse_args(p, path, where, n, cJSON_GetObjectItem(step, "args"), 1,
+                      err));
+    if (n->arg[0] < 0)
+        return bad(err, path, where, "args[0]: expected an array");
+    m = &p->node[n->arg[0]];
+    if (axes && !cJSON_IsNull(axes)) {
+        if (!cJSON_IsArray(axes) || cJSON_GetArraySize(axes) != m->ndim)
+            return bad(err, path, where,
+                       "axes must list each of the %d axes once", m->ndim);
+        cJSON_ArrayForEach(e, axes)
+        {
+            int a = is_int(e) ? (int)e->valuedouble : -99;
+            if (a < 0 && a >= -m->ndim)
+                a += m->ndim;
+            if (a < 0 || a >= m->ndim || seen[a]++)
+                return bad(err, path, where,
+                           "axes must list each of the %d axes once", m->ndim);
+            n->perm[k++] = a;
+        }
+    } else {
+        for (k = 0; k < m->ndim; k++)
+            n->perm[k] = m->ndim - 1 - k;
+    }
+    n->ndim = m->ndim;
+    for (k = 0; k < m->ndim; k++) {
+        n->shape[k] = m->shape[n->perm[k]];
+        n->chunks[k] = m->chunks[n->perm[k]];
+    }
+    n->dtype = m->dtype;
+    return CK_OK;
+}
+
 static ck_code parse_step(ck_plan *p, const char *path, int i,
                           const cJSON *step, ck_err *err)
 {
@@ -417,6 +557,10 @@ static ck_code parse_step(ck_plan *p, const char *path, int i,
         return parse_reduce(p, path, where, n, red, step, err);
     if (strcmp(op->valuestring, "histogram") == 0)
         return parse_hist(p, path, where, n, step, err);
+    if (strcmp(op->valuestring, "slice") == 0)
+        return parse_slice(p, path, where, n, step, err);
+    if (strcmp(op->valuestring, "transpose") == 0)
+        return parse_transpose(p, path, where, n, step, err);
     if (strcmp(op->valuestring, "astype") == 0) {
         const cJSON *dt = cJSON_GetObjectItem(step, "dtype");
         ck_err local = {0};
@@ -647,6 +791,10 @@ static const char *kind_name(const ck_node *n)
         return "astype";
     case CK_NODE_REDUCE:
         return ck_red_name(n->red);
+    case CK_NODE_SLICE:
+        return "slice";
+    case CK_NODE_TRANSPOSE:
+        return "transpose";
     default:
         return "histogram";
     }

@@ -19,11 +19,13 @@
 #include "base/ck_grid.h"
 
 typedef enum ck_node_kind {
-    CK_NODE_INPUT,  /* an array in a store */
-    CK_NODE_EW,     /* elementwise: ops/ew.h */
-    CK_NODE_ASTYPE, /* dtype conversion */
-    CK_NODE_REDUCE, /* ops/reduce.h; result held in memory */
-    CK_NODE_HIST,   /* ops/hist.h; result (counts) held in memory */
+    CK_NODE_INPUT,     /* an array in a store */
+    CK_NODE_EW,        /* elementwise: ops/ew.h */
+    CK_NODE_ASTYPE,    /* dtype conversion */
+    CK_NODE_REDUCE,    /* ops/reduce.h; result held in memory */
+    CK_NODE_HIST,      /* ops/hist.h; result (counts) held in memory */
+    CK_NODE_SLICE,     /* start/stop/step per axis; an integer drops the axis */
+    CK_NODE_TRANSPOSE, /* permute axes */
 } ck_node_kind;
 
 enum { CK_NAME_MAX = 64, CK_MAX_NODES = 256 };
@@ -46,7 +48,13 @@ typedef struct ck_node {
     int nbins; /* hist */
     double *edges;
     int uniform, density, weights; /* weights: node index or -1 */
-    char source[4096];             /* input: PATH[:DATASET] */
+    /* slice: per operand axis, the first index and step, and whether the
+     * axis is kept (an integer index drops it) */
+    int64_t sl_start[CK_MAX_DIMS], sl_step[CK_MAX_DIMS];
+    int sl_keep[CK_MAX_DIMS];
+    int perm[CK_MAX_DIMS]; /* transpose: output axis k is operand axis
+                              perm[k] */
+    char source[4096];     /* input: PATH[:DATASET] */
     /* what it makes */
     ck_dtype dtype;
     int ndim;

@@ -195,6 +195,59 @@ class Pipeline(C.InteropCase):
         np.testing.assert_allclose(read(out + ":/c"), want, rtol=0,
                                    atol=1e-12)
 
+    def test_slicing_like_numpy(self):
+        out = self.out("slice.h5")
+        src = self.path("in.h5") + ":/i4"
+        self.run_ok({
+            "inputs": {"x": self.path("in.h5") + ":/f8", "c": src},
+            "steps": [
+                {"name": "a", "op": "slice", "args": ["x"],
+                 "index": [[None, None, 2], [3, -4]]},
+                {"name": "b", "op": "slice", "args": ["x"],
+                 "index": [5, [None, None, 3]]},
+                {"name": "c3", "op": "slice", "args": ["c"],
+                 "index": [[1, 10, 4], None, -1]},
+                {"name": "y", "op": "add", "args": ["x", 1]},
+                {"name": "d", "op": "slice", "args": ["y"],
+                 "index": [[-30, 35, 3], [2, None, 5]]},
+                {"name": "s", "op": "sum", "args": ["d"], "axis": 0},
+                {"name": "e", "op": "slice", "args": ["x"],
+                 "index": [[40, 50]]},
+            ],
+            "outputs": {"a": out + ":/a", "b": out + ":/b",
+                        "c3": out + ":/c3", "d": out + ":/d",
+                        "s": out + ":/s", "e": out + ":/e"}})
+        x, c = self.f8, self.i4
+        self.assertSameArray(read(out + ":/a"), x[::2, 3:-4])
+        self.assertSameArray(read(out + ":/b"), x[5, ::3])
+        self.assertSameArray(read(out + ":/c3"), c[1:10:4, :, -1])
+        self.assertSameArray(read(out + ":/d"), (x + 1)[-30:35:3, 2::5])
+        np.testing.assert_allclose(read(out + ":/s"),
+                                   (x + 1)[-30:35:3, 2::5].sum(axis=0),
+                                   rtol=1e-12)
+        self.assertEqual(read(out + ":/e").shape, (0, 23))
+
+    def test_transpose_like_numpy(self):
+        out = self.out("tr.zarr")
+        self.run_ok({
+            "inputs": {"x": self.path("in.h5") + ":/clean",
+                       "c": self.path("in.h5") + ":/i4"},
+            "steps": [
+                {"name": "t", "op": "transpose", "args": ["x"]},
+                {"name": "u", "op": "transpose", "args": ["c"],
+                 "axes": [1, 2, 0]},
+                {"name": "w", "op": "multiply", "args": ["t", 2]},
+                {"name": "m", "op": "max", "args": ["u"], "axis": 2},
+            ],
+            "outputs": {"t": out + ":/t", "u": out + ":/u", "w": out + ":/w",
+                        "m": out + ":/m"}})
+        self.assertSameArray(read(out + ":/t"), self.f8_clean.T)
+        self.assertSameArray(read(out + ":/u"),
+                             np.transpose(self.i4, (1, 2, 0)))
+        self.assertSameArray(read(out + ":/w"), self.f8_clean.T * 2)
+        self.assertSameArray(read(out + ":/m"),
+                             np.transpose(self.i4, (1, 2, 0)).max(axis=2))
+
     def test_threads_give_identical_bits(self):
         doc = {"inputs": {"x": self.path("in.h5") + ":/f8"},
                "steps": [{"name": "s", "op": "nansum", "args": ["x"],
@@ -236,6 +289,15 @@ class Pipeline(C.InteropCase):
               "outputs": {"a": "o.h5"}}, "depends on itself"),
             ({"inputs": {"x": src}, "steps": [],
               "outputs": {"q": "o.h5"}}, "outputs.q: no step named 'q'"),
+            ({"inputs": {"x": src}, "steps": [
+                {"name": "y", "op": "slice", "args": ["x"],
+                 "index": [40]}],
+              "outputs": {"y": "o.h5"}},
+             "steps[0]: index[0]: 40 is out of range for length 37"),
+            ({"inputs": {"x": src}, "steps": [
+                {"name": "y", "op": "transpose", "args": ["x"],
+                 "axes": [0, 0]}],
+              "outputs": {"y": "o.h5"}}, "axes must list each of the 2"),
             ({"inputs": {"x": src}, "steps": [],
               "outputs": {"x": src}}, "never writes into its input"),
         ]
