@@ -1,6 +1,7 @@
 #!/bin/bash
-# copy_bench.sh: how fast does `chunkctl copy` read and decode a 1 GiB array,
-# next to h5py / zarr-python loading the same data and `zstd -d`?
+# copy_bench.sh: how fast do `chunkctl copy` (and `chunkctl verify`) read and
+# decode a 1 GiB array, next to h5py / zarr-python loading the same data and
+# `zstd -d`?  Writes its table to bench/RESULTS.md.
 #
 # What it measures (whole-process wall time and peak RSS, page cache warm):
 #
@@ -42,8 +43,10 @@
 # and RESULTS.md says how many were.  The binary and the zstd plugin are
 # copied to WORK/bin first, so a rebuild meanwhile does not mix builds.
 #
-# Run (about 5 minutes on 2 cores, plus ~1 minute to make the data once):
+# Run (about 8 minutes on 2 cores, plus ~1 minute to make the data once;
+# MEMSTATE=cold takes ~25 minutes and writes a section of its own):
 #   bash bench/copy_bench.sh
+#   MEMSTATE=cold RUNS=5 bash bench/copy_bench.sh
 # Knobs (environment): WORK=/tmp/chunkctl-bench (data and outputs, ~5 GiB),
 #   RUNS=7, MEMORY=256M, ROWS=16384 COLS=8192 CHUNK_ROWS=128, REGEN=1 (remake
 #   the data), VERIFY=0 (skip the output check), DISTURBED=0.15,

@@ -17,6 +17,7 @@
 #include "ops/ew.h"
 #include "ops/hist.h"
 #include "ops/reduce.h"
+#include "pipelines/gen.h"
 #include "pipelines/stream.h"
 
 typedef struct xnode {
@@ -46,6 +47,26 @@ static size_t al(size_t n)
     return (n + 63) & ~(size_t)63;
 }
 
+/* Elements of the operand a reshape reads for a box of n elements: the
+ * whole rows (first axis) of the operand that the box's C-order span
+ * touches, for a box shaped like the reshape's chunks. */
+static size_t reshape_span(const ck_plan *p, const ck_node *nd, size_t n)
+{
+    const ck_node *m = &p->node[nd->arg[0]];
+    int64_t inner = 1, stride = 1, span = 1;
+
+    for (int d = 1; d < m->ndim; d++)
+        inner *= m->shape[d];
+    for (int d = nd->ndim - 1; d >= 0; d--) {
+        int64_t c = nd->chunks[d] < nd->shape[d] ? nd->chunks[d] : nd->shape[d];
+        span += (c > 0 ? c - 1 : 0) * stride;
+        stride *= nd->shape[d];
+    }
+    if ((size_t)span < n)
+        span = (int64_t)n;
+    return (size_t)(span + 2 * inner);
+}
+
 /* Arena bytes that evaluating a box of n elements of node i needs. */
 static size_t eval_bytes(const xrun *r, int i, size_t n)
 {
@@ -68,6 +89,23 @@ static size_t eval_bytes(const xrun *r, int i, size_t n)
         return b;
     case CK_NODE_TRANSPOSE:
         return al(n * ck_dtype_size(nd->dtype)) + eval_bytes(r, nd->arg[0], n);
+    case CK_NODE_RECHUNK:
+        return eval_bytes(r, nd->arg[0], n);
+    case CK_NODE_RANDOM:
+        return al((size_t)(nd->ndim ? nd->shape[nd->ndim - 1] : 1) * 8);
+    case CK_NODE_CONCAT: {
+        size_t most = 0;
+        for (int k = 0; k < nd->nargs; k++) {
+            size_t e = eval_bytes(r, nd->arg[k], n);
+            most = e > most ? e : most;
+        }
+        return 2 * al(n * 8) + most;
+    }
+    case CK_NODE_RESHAPE: {
+        size_t span = reshape_span(r->p, nd, n);
+        return al(span * ck_dtype_size(nd->dtype)) +
+               eval_bytes(r, nd->arg[0], span);
+    }
     case CK_NODE_SLICE: {
         /* A strided box of anything but an input is evaluated whole over
          * its bounding box, then subsampled. */
@@ -169,6 +207,103 @@ static ck_code no_room(ck_err *err)
     return ck_err_set(err, CK_ENOMEM, "run: scratch arena too small");
 }
 
+static ck_code eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
+                    void *dst, ck_arena *a, ck_err *err);
+
+/* concatenate/stack: each operand's part of the box, converted to the
+ * result dtype, placed at its offset along the axis. */
+static ck_code eval_concat(xrun *r, const ck_node *nd, const int64_t *start,
+                           const int64_t *shape, void *dst, ck_arena *a,
+                           ck_err *err)
+{
+    int ax = nd->axis;
+    size_t esz = ck_dtype_size(nd->dtype);
+    int64_t at = 0; /* operand k's first index along the axis */
+
+    for (int k = 0; k < nd->nargs; k++) {
+        const ck_node *m = &r->p->node[nd->arg[k]];
+        int64_t len = nd->stack ? 1 : m->shape[ax];
+        int64_t lo = start[ax] > at ? start[ax] : at;
+        int64_t hi =
+            start[ax] + shape[ax] < at + len ? start[ax] + shape[ax] : at + len;
+        if (lo < hi) {
+            int64_t ms[CK_MAX_DIMS], msh[CK_MAX_DIMS], box[CK_MAX_DIMS];
+            int64_t doff[CK_MAX_DIMS] = {0}, zero[CK_MAX_DIMS] = {0};
+            int j = 0;
+            for (int d = 0; d < nd->ndim; d++) {
+                box[d] = d == ax ? hi - lo : shape[d];
+                if (nd->stack && d == ax)
+                    continue;
+                ms[j] = d == ax ? lo - at : start[d];
+                msh[j++] = box[d];
+            }
+            doff[ax] = lo - start[ax];
+            size_t mn = (size_t)nelem(m->ndim, msh);
+            void *v = ck_arena_alloc(a, mn * ck_dtype_size(m->dtype));
+            void *c = m->dtype == nd->dtype ? v : ck_arena_alloc(a, mn * esz);
+            if (!v || !c)
+                return no_room(err);
+            CK_TRY(eval(r, nd->arg[k], ms, msh, v, a, err));
+            if (c != v)
+                ck_dtype_convert(nd->dtype, c, m->dtype, v, mn);
+            ck_box_copy(nd->ndim, esz, dst, shape, doff, c, box, zero, NULL,
+                        box);
+        }
+        at += len;
+    }
+    return CK_OK;
+}
+
+/* reshape: the box's C-order span in the operand is read as whole rows of
+ * its first axis, and each output row is one run of that slab. */
+static ck_code eval_reshape(xrun *r, const ck_node *nd, const int64_t *start,
+                            const int64_t *shape, void *dst, ck_arena *a,
+                            ck_err *err)
+{
+    const ck_node *m = &r->p->node[nd->arg[0]];
+    size_t esz = ck_dtype_size(nd->dtype);
+    int64_t inner = 1, lmin = 0, lmax = 0, idx[CK_MAX_DIMS] = {0};
+    int64_t ss[CK_MAX_DIMS], sst[CK_MAX_DIMS] = {0};
+    int nd_ = nd->ndim, last = nd_ - 1;
+    int64_t row = nd_ ? shape[last] : 1;
+    char *o = dst;
+
+    for (int d = 1; d < m->ndim; d++)
+        inner *= m->shape[d];
+    for (int d = 0; d < nd_; d++) {
+        lmin = lmin * nd->shape[d] + start[d];
+        lmax = lmax * nd->shape[d] + start[d] + shape[d] - 1;
+    }
+    /* The slab: rows r0..r1 of the operand's first axis, whole. */
+    int64_t r0 = m->ndim ? lmin / inner : 0, r1 = m->ndim ? lmax / inner : 0;
+    memcpy(ss, m->shape, sizeof ss);
+    if (m->ndim) {
+        sst[0] = r0;
+        ss[0] = r1 - r0 + 1;
+    }
+    void *slab = ck_arena_alloc(a, (size_t)nelem(m->ndim, ss) * esz);
+    if (!slab)
+        return no_room(err);
+    CK_TRY(eval(r, nd->arg[0], sst, ss, slab, a, err));
+    for (;;) {
+        int64_t l = 0;
+        for (int d = 0; d < nd_; d++)
+            l = l * nd->shape[d] + start[d] + (d < last ? idx[d] : 0);
+        memcpy(o, (char *)slab + (size_t)(l - r0 * inner) * esz,
+               (size_t)row * esz);
+        o += (size_t)row * esz;
+        int d = last - 1;
+        for (; d >= 0; d--) {
+            if (++idx[d] < shape[d])
+                break;
+            idx[d] = 0;
+        }
+        if (d < 0)
+            break;
+    }
+    return CK_OK;
+}
+
 /* Evaluates node i over the box start[]/shape[] (its own coordinates) into
  * dst, in the node's dtype, C order. */
 static ck_code eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
@@ -192,6 +327,21 @@ static ck_code eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
                     r->x[i].mem, nd->shape, start, NULL, shape);
         return CK_OK;
     }
+    case CK_NODE_RECHUNK:
+        return eval(r, nd->arg[0], start, shape, dst, a, err);
+    case CK_NODE_RANDOM: {
+        double *row = ck_arena_alloc(
+            a, sizeof(double) * (size_t)(nd->ndim ? shape[nd->ndim - 1] : 1));
+        if (!row)
+            return no_room(err);
+        ck_gen_box((ck_dist)nd->dist, nd->ra, nd->rb, nd->seed, nd->dtype,
+                   nd->ndim, nd->shape, start, shape, shape, dst, row);
+        return CK_OK;
+    }
+    case CK_NODE_CONCAT:
+        return eval_concat(r, nd, start, shape, dst, a, err);
+    case CK_NODE_RESHAPE:
+        return eval_reshape(r, nd, start, shape, dst, a, err);
     case CK_NODE_TRANSPOSE: {
         const ck_node *m = &r->p->node[nd->arg[0]];
         int64_t ist[CK_MAX_DIMS], ish[CK_MAX_DIMS];

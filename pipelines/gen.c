@@ -77,47 +77,57 @@ typedef struct gen_ctx {
     const ck_grid *g;
 } gen_ctx;
 
-static ck_code produce(void *vctx, const ck_chunk *c, void *buf,
-                       ck_arena *scratch, ck_err *err)
+void ck_gen_box(ck_dist dist, double a, double b, uint64_t seed, ck_dtype t,
+                int nd, const int64_t *shape, const int64_t *start,
+                const int64_t *box, const int64_t *dst_shape, void *dst,
+                double *row)
 {
-    gen_ctx *x = vctx;
-    const ck_gen_opts *o = x->o;
-    const ck_grid *g = x->g;
-    int nd = g->ndim, last = nd - 1;
-    size_t esz = ck_dtype_size(o->dtype);
-    int64_t row_len = nd ? c->shape[last] : 1;
+    int last = nd - 1;
+    size_t esz = ck_dtype_size(t);
+    int64_t row_len = nd ? box[last] : 1;
     int64_t idx[CK_MAX_DIMS] = {0};
-    double *row = ck_arena_alloc(scratch, sizeof(double) * (size_t)row_len);
-    ck_scalar zero = {0};
 
-    if (!row)
-        return ck_err_set(err, CK_ENOMEM, "gen: scratch arena too small");
-    ck_dtype_fill(o->dtype, buf, zero, (size_t)g->chunk_nelem);
     for (;;) {
-        /* Linear index of this row's first element, in the array and in
-         * the chunk. */
+        /* Linear index of this row's first element in the array, and its
+         * offset in dst. */
         uint64_t lin = 0;
         int64_t off = 0;
         for (int d = 0; d < nd; d++) {
-            lin =
-                lin * (uint64_t)g->shape[d] + (uint64_t)(c->start[d] + idx[d]);
-            off = off * g->chunk[d] + idx[d];
+            lin = lin * (uint64_t)shape[d] + (uint64_t)(start[d] + idx[d]);
+            off = off * dst_shape[d] + idx[d];
         }
         for (int64_t k = 0; k < row_len; k++)
-            row[k] = ck_gen_value(o->dist, o->a, o->b, o->seed, lin + k);
-        ck_dtype_convert(o->dtype, (char *)buf + (size_t)off * esz, CK_F64, row,
+            row[k] = ck_gen_value(dist, a, b, seed, lin + (uint64_t)k);
+        ck_dtype_convert(t, (char *)dst + (size_t)off * esz, CK_F64, row,
                          (size_t)row_len);
-        if (o->dtype == CK_F32 && o->dist == CK_DIST_UNIFORM)
-            keep_below((float *)buf + off, row_len, o->b);
+        if (t == CK_F32 && dist == CK_DIST_UNIFORM)
+            keep_below((float *)dst + off, row_len, b);
         int d = last - 1;
         for (; d >= 0; d--) {
-            if (++idx[d] < c->shape[d])
+            if (++idx[d] < box[d])
                 break;
             idx[d] = 0;
         }
         if (d < 0)
             break;
     }
+}
+
+static ck_code produce(void *vctx, const ck_chunk *c, void *buf,
+                       ck_arena *scratch, ck_err *err)
+{
+    gen_ctx *x = vctx;
+    const ck_gen_opts *o = x->o;
+    const ck_grid *g = x->g;
+    int64_t row_len = g->ndim ? c->shape[g->ndim - 1] : 1;
+    double *row = ck_arena_alloc(scratch, sizeof(double) * (size_t)row_len);
+    ck_scalar zero = {0};
+
+    if (!row)
+        return ck_err_set(err, CK_ENOMEM, "gen: scratch arena too small");
+    ck_dtype_fill(o->dtype, buf, zero, (size_t)g->chunk_nelem);
+    ck_gen_box(o->dist, o->a, o->b, o->seed, o->dtype, g->ndim, g->shape,
+               c->start, c->shape, g->chunk, buf, row);
     return CK_OK;
 }
 

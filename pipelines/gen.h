@@ -44,6 +44,14 @@ ck_code ck_gen(const ck_gen_opts *o, ck_err *err);
 double ck_gen_value(ck_dist dist, double a, double b, uint64_t seed,
                     uint64_t i);
 
+/* Writes the values of the box start[]/box[] of an array of shape[] into
+ * dst, a C-order array of shape dst_shape[] (the box lands at its origin),
+ * as dtype t.  row is scratch for box[nd - 1] doubles. */
+void ck_gen_box(ck_dist dist, double a, double b, uint64_t seed, ck_dtype t,
+                int nd, const int64_t *shape, const int64_t *start,
+                const int64_t *box, const int64_t *dst_shape, void *dst,
+                double *row);
+
 /* A chunk shape of about 'target' bytes for shape: whole trailing axes
  * first (the same rule io/hdf5 uses for contiguous datasets). */
 void ck_auto_chunks(int ndim, const int64_t *shape, size_t elem, size_t target,

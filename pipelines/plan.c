@@ -64,7 +64,8 @@ static ck_code add_node(ck_plan *p, const char *path, const char *where,
     memset(n, 0, sizeof *n);
     snprintf(n->name, sizeof n->name, "%s", name);
     snprintf(n->where, sizeof n->where, "%s", where);
-    n->arg[0] = n->arg[1] = n->arg[2] = -1;
+    for (int k = 0; k < CK_MAX_ARGS; k++)
+        n->arg[k] = -1;
     n->weights = -1;
     *out = n;
     return CK_OK;
@@ -138,7 +139,11 @@ static ck_code parse_args(ck_plan *p, const char *path, const char *where,
 
     if (!cJSON_IsArray(args))
         return bad(err, path, where, "\"args\" must be a list");
-    if (cJSON_GetArraySize(args) != want)
+    if (want < 0 && (cJSON_GetArraySize(args) < 1 ||
+                     cJSON_GetArraySize(args) > CK_MAX_ARGS))
+        return bad(err, path, where, "takes 1 to %d arrays, got %d",
+                   CK_MAX_ARGS, cJSON_GetArraySize(args));
+    if (want >= 0 && cJSON_GetArraySize(args) != want)
         return bad(err, path, where, "takes %d argument%s, got %d", want,
                    want == 1 ? "" : "s", cJSON_GetArraySize(args));
     cJSON_ArrayForEach(a, args)
@@ -166,7 +171,7 @@ static ck_code parse_args(ck_plan *p, const char *path, const char *where,
         }
         k++;
     }
-    n->nargs = want;
+    n->nargs = k;
     return CK_OK;
 }
 
@@ -533,6 +538,239 @@ static ck_code parse_transpose(ck_plan *p, const char *path, const char *where,
     return CK_OK;
 }
 
+/* A list of positive integers (a shape or chunks) of at most CK_MAX_DIMS. */
+static ck_code int_list(const char *path, const char *where, const char *key,
+                        const cJSON *v, int64_t *out, int *nd, int allow_neg1,
+                        ck_err *err)
+{
+    const cJSON *e;
+    int k = 0;
+
+    if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) > CK_MAX_DIMS)
+        return bad(err, path, where, "%s: expected a list of integers", key);
+    cJSON_ArrayForEach(e, v)
+    {
+        if (!is_int(e) ||
+            !(e->valuedouble >= 0 || (allow_neg1 && e->valuedouble == -1)))
+            return bad(err, path, where, "%s[%d]: expected an integer >= 0",
+                       key, k);
+        out[k++] = (int64_t)e->valuedouble;
+    }
+    *nd = k;
+    return CK_OK;
+}
+
+static const ck_node *array_arg(const ck_plan *p, const ck_node *n, int k)
+{
+    return n->arg[k] >= 0 ? &p->node[n->arg[k]] : NULL;
+}
+
+static ck_code parse_reshape(ck_plan *p, const char *path, const char *where,
+                             ck_node *n, const cJSON *step, ck_err *err)
+{
+    const ck_node *m;
+    int64_t total = 1, known = 1;
+    int free_axis = -1;
+
+    n->kind = CK_NODE_RESHAPE;
+    CK_TRY(parse_args(p, path, where, n, cJSON_GetObjectItem(step, "args"), 1,
+                      err));
+    if (!(m = array_arg(p, n, 0)))
+        return bad(err, path, where, "args[0]: expected an array");
+    CK_TRY(int_list(path, where, "shape", cJSON_GetObjectItem(step, "shape"),
+                    n->shape, &n->ndim, 1, err));
+    for (int d = 0; d < m->ndim; d++)
+        total *= m->shape[d];
+    for (int d = 0; d < n->ndim; d++) {
+        if (n->shape[d] == -1) {
+            if (free_axis >= 0)
+                return bad(err, path, where, "shape: only one -1");
+            free_axis = d;
+        } else if (__builtin_mul_overflow(known, n->shape[d], &known)) {
+            return bad(err, path, where, "shape: too many elements");
+        }
+    }
+    if (free_axis >= 0) {
+        if (known == 0 || total % known)
+            return bad(err, path, where,
+                       "cannot reshape %lld elements with a -1 in shape",
+                       (long long)total);
+        n->shape[free_axis] = total / known;
+        known = total;
+    }
+    if (known != total) {
+        char a[128], b[128];
+        return bad(err, path, where,
+                   "cannot reshape %s (%lld elements) into %s (%lld)",
+                   shape_str(m->ndim, m->shape, a, sizeof a), (long long)total,
+                   shape_str(n->ndim, n->shape, b, sizeof b), (long long)known);
+    }
+    n->dtype = m->dtype;
+    /* Chunks that are runs of whole trailing rows keep each output chunk
+     * one contiguous stretch of the operand: about its chunk size. */
+    {
+        int64_t cb = 1;
+        for (int d = 0; d < m->ndim; d++)
+            cb *= m->chunks[d] < m->shape[d] ? m->chunks[d] : m->shape[d];
+        ck_auto_chunks(n->ndim, n->shape, 1, (size_t)(cb > 0 ? cb : 1),
+                       n->chunks);
+    }
+    return CK_OK;
+}
+
+static ck_code parse_rechunk(ck_plan *p, const char *path, const char *where,
+                             ck_node *n, const cJSON *step, ck_err *err)
+{
+    const ck_node *m;
+    int nd;
+
+    n->kind = CK_NODE_RECHUNK;
+    CK_TRY(parse_args(p, path, where, n, cJSON_GetObjectItem(step, "args"), 1,
+                      err));
+    if (!(m = array_arg(p, n, 0)))
+        return bad(err, path, where, "args[0]: expected an array");
+    CK_TRY(int_list(path, where, "chunks", cJSON_GetObjectItem(step, "chunks"),
+                    n->chunks, &nd, 0, err));
+    if (nd != m->ndim)
+        return bad(err, path, where, "chunks has %d values for a %d-D array",
+                   nd, m->ndim);
+    for (int d = 0; d < nd; d++)
+        if (n->chunks[d] < 1)
+            return bad(err, path, where, "chunks[%d]: must be >= 1", d);
+    n->ndim = m->ndim;
+    memcpy(n->shape, m->shape, sizeof n->shape);
+    n->dtype = m->dtype;
+    return CK_OK;
+}
+
+static ck_code parse_concat(ck_plan *p, const char *path, const char *where,
+                            ck_node *n, int stack, const cJSON *step,
+                            ck_err *err)
+{
+    const cJSON *ax = cJSON_GetObjectItem(step, "axis");
+    const ck_node *m0;
+    ck_ew_operand in[CK_MAX_ARGS];
+    ck_dtype compute;
+    int axis = ax ? (int)ax->valuedouble : 0, nd;
+
+    n->kind = CK_NODE_CONCAT;
+    n->stack = stack;
+    CK_TRY(parse_args(p, path, where, n, cJSON_GetObjectItem(step, "args"), -1,
+                      err));
+    for (int k = 0; k < n->nargs; k++)
+        if (n->arg[k] < 0)
+            return bad(err, path, where, "args[%d]: expected an array", k);
+    m0 = array_arg(p, n, 0);
+    nd = m0->ndim + (stack ? 1 : 0);
+    if (ax && !is_int(ax))
+        return bad(err, path, where, "axis must be an integer");
+    if (axis < 0)
+        axis += nd;
+    if (axis < 0 || axis >= nd || (!stack && m0->ndim == 0))
+        return bad(err, path, where, "axis %d out of range for a %d-D result",
+                   ax ? (int)ax->valuedouble : 0, nd);
+    n->axis = axis;
+    n->ndim = nd;
+    for (int k = 0; k < n->nargs; k++) {
+        const ck_node *m = array_arg(p, n, k);
+        in[k].dtype = m->dtype;
+        in[k].is_scalar = 0;
+        in[k].value = 0;
+        if (m->ndim != m0->ndim)
+            return bad(err, path, where,
+                       "args[%d] has %d dimensions, args[0] has %d", k, m->ndim,
+                       m0->ndim);
+        for (int d = 0; d < m0->ndim; d++)
+            if (m->shape[d] != m0->shape[d] && (stack || d != axis))
+                return bad(err, path, where,
+                           "args[%d] has length %lld on axis %d, args[0] "
+                           "%lld",
+                           k, (long long)m->shape[d], d,
+                           (long long)m0->shape[d]);
+    }
+    /* numpy.concatenate's result dtype: the operands' promotion. */
+    CK_TRY(ck_ew_types(CK_EW_MAXIMUM, n->nargs > 1 ? 2 : 1, in, &compute,
+                       &n->dtype, err));
+    for (int k = 2; k < n->nargs; k++) {
+        ck_ew_operand two[2] = {{n->dtype, 0, 0}, in[k]};
+        CK_TRY(ck_ew_types(CK_EW_MAXIMUM, 2, two, &compute, &n->dtype, err));
+    }
+    for (int d = 0, s = 0; d < nd; d++) {
+        if (stack && d == axis) {
+            n->shape[d] = n->nargs;
+            n->chunks[d] = 1;
+            continue;
+        }
+        n->shape[d] = m0->shape[s];
+        n->chunks[d] = m0->chunks[s];
+        if (!stack && d == axis) {
+            n->shape[d] = 0;
+            for (int k = 0; k < n->nargs; k++)
+                n->shape[d] += array_arg(p, n, k)->shape[s];
+        }
+        s++;
+    }
+    return CK_OK;
+}
+
+static ck_code parse_random(ck_plan *p, const char *path, const char *where,
+                            ck_node *n, const cJSON *step, ck_err *err)
+{
+    const cJSON *dist = cJSON_GetObjectItem(step, "dist");
+    const cJSON *seed = cJSON_GetObjectItem(step, "seed");
+    const cJSON *dt = cJSON_GetObjectItem(step, "dtype");
+    const cJSON *ch = cJSON_GetObjectItem(step, "chunks");
+    const char *names[][3] = {{"low", "high", "uniform"},
+                              {"mean", "std", "normal"},
+                              {"low", "high", "integers"}};
+    ck_err local = {0};
+    int nd;
+
+    (void)p;
+    n->kind = CK_NODE_RANDOM;
+    CK_TRY(int_list(path, where, "shape", cJSON_GetObjectItem(step, "shape"),
+                    n->shape, &n->ndim, 0, err));
+    n->dist = -1;
+    for (int k = 0; k < 3; k++)
+        if (cJSON_IsString(dist) && strcmp(dist->valuestring, names[k][2]) == 0)
+            n->dist = k;
+    if (!dist)
+        n->dist = CK_DIST_UNIFORM;
+    if (n->dist < 0)
+        return bad(err, path, where,
+                   "dist: expected \"uniform\", \"normal\" or "
+                   "\"integers\"");
+    const cJSON *a = cJSON_GetObjectItem(step, names[n->dist][0]);
+    const cJSON *b = cJSON_GetObjectItem(step, names[n->dist][1]);
+    n->ra = cJSON_IsNumber(a) ? a->valuedouble : 0;
+    n->rb = cJSON_IsNumber(b) ? b->valuedouble
+                              : (n->dist == CK_DIST_INTEGERS ? 100 : 1);
+    if (n->dist != CK_DIST_NORMAL && !(n->rb > n->ra))
+        return bad(err, path, where, "%s must exceed %s", names[n->dist][1],
+                   names[n->dist][0]);
+    if (seed && (!is_int(seed) || seed->valuedouble < 0))
+        return bad(err, path, where, "seed must be an integer >= 0");
+    n->seed = seed ? (uint64_t)seed->valuedouble : 0;
+    n->dtype = n->dist == CK_DIST_INTEGERS ? CK_I64 : CK_F64;
+    if (dt && (!cJSON_IsString(dt) ||
+               ck_dtype_parse(dt->valuestring, &n->dtype, &local) != CK_OK))
+        return bad(err, path, where, "dtype: %s",
+                   local.msg[0] ? local.msg : "expected a name");
+    if (ch) {
+        CK_TRY(int_list(path, where, "chunks", ch, n->chunks, &nd, 0, err));
+        if (nd != n->ndim)
+            return bad(err, path, where, "chunks has %d values, shape %d", nd,
+                       n->ndim);
+        for (int d = 0; d < nd; d++)
+            if (n->chunks[d] < 1)
+                return bad(err, path, where, "chunks[%d]: must be >= 1", d);
+    } else {
+        ck_auto_chunks(n->ndim, n->shape, ck_dtype_size(n->dtype), 8 << 20,
+                       n->chunks);
+    }
+    return CK_OK;
+}
+
 static ck_code parse_step(ck_plan *p, const char *path, int i,
                           const cJSON *step, ck_err *err)
 {
@@ -557,6 +795,16 @@ static ck_code parse_step(ck_plan *p, const char *path, int i,
         return parse_reduce(p, path, where, n, red, step, err);
     if (strcmp(op->valuestring, "histogram") == 0)
         return parse_hist(p, path, where, n, step, err);
+    if (strcmp(op->valuestring, "reshape") == 0)
+        return parse_reshape(p, path, where, n, step, err);
+    if (strcmp(op->valuestring, "rechunk") == 0)
+        return parse_rechunk(p, path, where, n, step, err);
+    if (strcmp(op->valuestring, "concatenate") == 0 ||
+        strcmp(op->valuestring, "stack") == 0)
+        return parse_concat(p, path, where, n, op->valuestring[0] == 's', step,
+                            err);
+    if (strcmp(op->valuestring, "random") == 0)
+        return parse_random(p, path, where, n, step, err);
     if (strcmp(op->valuestring, "slice") == 0)
         return parse_slice(p, path, where, n, step, err);
     if (strcmp(op->valuestring, "transpose") == 0)
@@ -795,6 +1043,14 @@ static const char *kind_name(const ck_node *n)
         return "slice";
     case CK_NODE_TRANSPOSE:
         return "transpose";
+    case CK_NODE_RESHAPE:
+        return "reshape";
+    case CK_NODE_RECHUNK:
+        return "rechunk";
+    case CK_NODE_CONCAT:
+        return n->stack ? "stack" : "concatenate";
+    case CK_NODE_RANDOM:
+        return "random";
     default:
         return "histogram";
     }

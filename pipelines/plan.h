@@ -26,9 +26,13 @@ typedef enum ck_node_kind {
     CK_NODE_HIST,      /* ops/hist.h; result (counts) held in memory */
     CK_NODE_SLICE,     /* start/stop/step per axis; an integer drops the axis */
     CK_NODE_TRANSPOSE, /* permute axes */
+    CK_NODE_RESHAPE,   /* C order, any shape of the same size */
+    CK_NODE_RECHUNK,   /* the operand, streamed in other chunks */
+    CK_NODE_CONCAT,    /* concatenate along axis (stack: a new axis) */
+    CK_NODE_RANDOM,    /* a source: pipelines/gen.h's generator */
 } ck_node_kind;
 
-enum { CK_NAME_MAX = 64, CK_MAX_NODES = 256 };
+enum { CK_NAME_MAX = 64, CK_MAX_NODES = 256, CK_MAX_ARGS = 16 };
 
 typedef struct ck_node {
     char name[CK_NAME_MAX];
@@ -36,9 +40,9 @@ typedef struct ck_node {
     ck_node_kind kind;
     /* operands: node indices, or -1 for a scalar in scalar[k] */
     int nargs;
-    int arg[3];
-    double scalar[3];
-    ck_dtype scalar_t[3]; /* CK_I64 for integral JSON numbers, else F64 */
+    int arg[CK_MAX_ARGS];
+    double scalar[CK_MAX_ARGS];
+    ck_dtype scalar_t[CK_MAX_ARGS]; /* CK_I64 for integral JSON numbers */
     ck_ew_op ew;
     ck_dtype compute; /* ew: operands' compute dtype */
     ck_red_op red;
@@ -54,7 +58,12 @@ typedef struct ck_node {
     int sl_keep[CK_MAX_DIMS];
     int perm[CK_MAX_DIMS]; /* transpose: output axis k is operand axis
                               perm[k] */
-    char source[4096];     /* input: PATH[:DATASET] */
+    int axis;              /* concat: the axis joined along */
+    int stack;             /* concat: a new axis (numpy.stack) */
+    int dist;              /* random: ck_dist */
+    double ra, rb;         /* random: its parameters */
+    uint64_t seed;
+    char source[4096]; /* input: PATH[:DATASET] */
     /* what it makes */
     ck_dtype dtype;
     int ndim;

@@ -248,6 +248,81 @@ class Pipeline(C.InteropCase):
         self.assertSameArray(read(out + ":/m"),
                              np.transpose(self.i4, (1, 2, 0)).max(axis=2))
 
+    def test_reshape_to_any_shape_in_c_order(self):
+        out = self.out("reshape.h5")
+        self.run_ok({
+            "inputs": {"x": self.path("in.h5") + ":/clean",
+                       "c": self.path("in.h5") + ":/i4"},
+            "steps": [
+                # 37*23 = 851 = 23*37: not a merge or split of axes
+                {"name": "a", "op": "reshape", "args": ["x"],
+                 "shape": [23, 37]},
+                {"name": "b", "op": "reshape", "args": ["c"],
+                 "shape": [5, -1, 11]},
+                {"name": "t", "op": "transpose", "args": ["x"]},
+                {"name": "d", "op": "reshape", "args": ["t"],
+                 "shape": [851]},
+                {"name": "e", "op": "sum", "args": ["b"], "axis": 1},
+            ],
+            "outputs": {"a": out + ":/a", "b": out + ":/b", "d": out + ":/d",
+                        "e": out + ":/e"}})
+        self.assertSameArray(read(out + ":/a"), self.f8_clean.reshape(23, 37))
+        b = self.i4.reshape(5, -1, 11)
+        self.assertSameArray(read(out + ":/b"), b)
+        self.assertSameArray(read(out + ":/d"), self.f8_clean.T.reshape(851))
+        self.assertSameArray(read(out + ":/e"), b.sum(axis=1))
+
+    def test_rechunk_concatenate_stack(self):
+        out = self.out("cat.zarr")
+        f8 = self.path("in.h5") + ":/clean"
+        self.run_ok({
+            "inputs": {"x": f8, "u": self.path("in.zarr") + ":/u1",
+                       "f": self.path("in.h5") + ":/f4"},
+            "steps": [
+                {"name": "r", "op": "rechunk", "args": ["x"],
+                 "chunks": [7, 5]},
+                {"name": "c0", "op": "concatenate", "args": ["x", "u", "f"]},
+                {"name": "c1", "op": "concatenate", "args": ["u", "x"],
+                 "axis": -1},
+                {"name": "s", "op": "stack", "args": ["u", "f", "x"],
+                 "axis": 1},
+            ],
+            "outputs": {"r": out + ":/r", "c0": out + ":/c0",
+                        "c1": out + ":/c1", "s": out + ":/s"}})
+        z = zarr.open(out, "r")
+        self.assertEqual(z["r"].chunks, (7, 5))
+        self.assertSameArray(z["r"][...], self.f8_clean)
+        self.assertSameArray(
+            z["c0"][...], np.concatenate([self.f8_clean, self.u1, self.f4]))
+        self.assertSameArray(
+            z["c1"][...], np.concatenate([self.u1, self.f8_clean], axis=-1))
+        self.assertSameArray(
+            z["s"][...], np.stack([self.u1, self.f4, self.f8_clean], axis=1))
+
+    def test_random_source_is_reproducible(self):
+        out = self.out("rnd.h5")
+        doc = {"inputs": {"x": self.path("in.h5") + ":/clean"},
+               "steps": [
+                   {"name": "g", "op": "random", "dist": "normal",
+                    "mean": 9, "std": 1, "seed": 5, "shape": [300, 200],
+                    "chunks": [70, 30]},
+                   {"name": "h", "op": "random", "dist": "normal",
+                    "mean": 9, "std": 1, "seed": 5, "shape": [300, 200]},
+                   {"name": "i", "op": "random", "dist": "integers",
+                    "low": -3, "high": 4, "seed": 1, "shape": [1000],
+                    "dtype": "int16"},
+                   {"name": "m", "op": "mean", "args": ["g"]}],
+               "outputs": {"g": out + ":/g", "h": out + ":/h",
+                           "i": out + ":/i", "m": out + ":/m"}}
+        self.run_ok(doc)
+        g, h, i = read(out + ":/g"), read(out + ":/h"), read(out + ":/i")
+        self.assertTrue(np.array_equal(g, h), "chunking changed the values")
+        self.assertLess(abs(g.mean() - 9), 0.02)
+        self.assertLess(abs(g.std() - 1), 0.02)
+        self.assertAlmostEqual(float(read(out + ":/m")), g.mean(), 12)
+        self.assertEqual(i.dtype, np.int16)
+        self.assertEqual(set(np.unique(i)), set(range(-3, 4)))
+
     def test_threads_give_identical_bits(self):
         doc = {"inputs": {"x": self.path("in.h5") + ":/f8"},
                "steps": [{"name": "s", "op": "nansum", "args": ["x"],
@@ -298,6 +373,15 @@ class Pipeline(C.InteropCase):
                 {"name": "y", "op": "transpose", "args": ["x"],
                  "axes": [0, 0]}],
               "outputs": {"y": "o.h5"}}, "axes must list each of the 2"),
+            ({"inputs": {"x": src}, "steps": [
+                {"name": "y", "op": "reshape", "args": ["x"],
+                 "shape": [10, 10]}],
+              "outputs": {"y": "o.h5"}},
+             "cannot reshape (37, 23) (851 elements) into (10, 10) (100)"),
+            ({"inputs": {"x": src, "c": self.path("in.h5") + ":/i4"},
+              "steps": [{"name": "y", "op": "concatenate",
+                         "args": ["x", "c"]}],
+              "outputs": {"y": "o.h5"}}, "args[1] has 3 dimensions"),
             ({"inputs": {"x": src}, "steps": [],
               "outputs": {"x": src}}, "never writes into its input"),
         ]
