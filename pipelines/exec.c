@@ -27,7 +27,7 @@ typedef struct xnode {
 } xnode;
 
 typedef struct xrun {
-    const ck_plan *p;
+    ck_plan *p; /* the executor's copy: a mask's length is set when known */
     const ck_exec_opts *o;
     ck_be be;
     ck_budget budget;
@@ -321,7 +321,8 @@ static ck_code eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
                                     dst, NULL, a, err);
     }
     case CK_NODE_REDUCE:
-    case CK_NODE_HIST: {
+    case CK_NODE_HIST:
+    case CK_NODE_MASK: {
         int64_t zero[CK_MAX_DIMS] = {0};
         ck_box_copy(nd->ndim, ck_dtype_size(nd->dtype), dst, shape, zero,
                     r->x[i].mem, nd->shape, start, NULL, shape);
@@ -500,6 +501,21 @@ static ck_code fold_chunk(fold *f, const ck_chunk *c, ck_arena *a, ck_err *err)
     if (!buf)
         return no_room(err);
     CK_TRY(eval(r, f->operand, c->start, c->shape, buf, a, err));
+    if (nd->kind == CK_NODE_MASK) {
+        /* part: the count, then the selected values in C order */
+        size_t esz = ck_dtype_size(m->dtype);
+        uint8_t *cond = ck_arena_alloc(a, n);
+        char *o = (char *)part + 64;
+        int64_t cnt = 0;
+        if (!cond)
+            return no_room(err);
+        CK_TRY(eval(r, nd->arg[1], c->start, c->shape, cond, a, err));
+        for (size_t k = 0; k < n; k++)
+            if (cond[k])
+                memcpy(o + (size_t)cnt++ * esz, (char *)buf + k * esz, esz);
+        memcpy(part, &cnt, sizeof cnt);
+        return CK_OK;
+    }
     if (nd->kind == CK_NODE_REDUCE) {
         int64_t os[CK_MAX_DIMS], osh[CK_MAX_DIMS];
         int ond = out_box(nd, &f->g, c, os, osh);
@@ -590,6 +606,33 @@ static void combine_box(const ck_node *nd, const ck_grid *g, const ck_chunk *c,
     }
 }
 
+/* Appends one chunk's selected values (count, then values) to mask i's
+ * result, charging the budget for the growth. */
+static ck_code append_mask(xrun *r, int i, const char *part, int64_t *len,
+                           ck_err *err)
+{
+    const ck_node *nd = &r->p->node[i];
+    size_t esz = ck_dtype_size(nd->dtype);
+    int64_t cnt;
+    void *grown;
+
+    memcpy(&cnt, part, sizeof cnt);
+    if (cnt == 0)
+        return CK_OK;
+    if (ck_budget_charge(&r->budget, cnt * (int64_t)esz, nd->name, NULL) !=
+        CK_OK)
+        return ck_err_set(err, CK_ENOMEM,
+                          "%s: the mask's result is larger than --memory "
+                          "allows (it is held in memory)",
+                          nd->where);
+    if (!(grown = realloc(r->x[i].mem, (size_t)(*len + cnt) * esz)))
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    r->x[i].mem = grown;
+    memcpy((char *)grown + (size_t)*len * esz, part + 64, (size_t)cnt * esz);
+    *len += cnt;
+    return CK_OK;
+}
+
 static ck_code run_fold(xrun *r, int i, ck_err *err)
 {
     const ck_node *nd = &r->p->node[i];
@@ -599,14 +642,27 @@ static ck_code run_fold(xrun *r, int i, ck_err *err)
     int gnd = 0, threads = r->o->threads > 0 ? r->o->threads : ck_ncpus();
     void *states = NULL;
     double *counts = NULL;
-    int64_t charged = 0, nout, maxbox = 1;
+    int64_t charged = 0, nout, maxbox = 1, masked = 0;
     ck_code rc;
 
     f.r = r;
     f.node = i;
     f.operand = nd->arg[0];
-    CK_TRY(ck_grid_init(&f.g, m->ndim, m->shape, m->chunks,
-                        ck_dtype_size(m->dtype), err));
+    if (nd->kind == CK_NODE_MASK) {
+        /* x[cond] is in C order of the whole array: walk it in boxes that
+         * are C-contiguous runs (whole trailing axes), so appending the
+         * boxes' selections in order is C order.  About a chunk each. */
+        int64_t bytes = (int64_t)ck_dtype_size(m->dtype), ch[CK_MAX_DIMS];
+        for (int d = 0; d < m->ndim; d++)
+            bytes *= m->chunks[d] < m->shape[d] ? m->chunks[d] : m->shape[d];
+        ck_auto_chunks(m->ndim, m->shape, ck_dtype_size(m->dtype),
+                       (size_t)(bytes > (1 << 20) ? bytes : 1 << 20), ch);
+        CK_TRY(ck_grid_init(&f.g, m->ndim, m->shape, ch,
+                            ck_dtype_size(m->dtype), err));
+    } else {
+        CK_TRY(ck_grid_init(&f.g, m->ndim, m->shape, m->chunks,
+                            ck_dtype_size(m->dtype), err));
+    }
     for (int d = 0; d < m->ndim; d++)
         if (!(nd->axes & (1u << d))) {
             gsh[gnd++] = m->shape[d];
@@ -615,19 +671,31 @@ static ck_code run_fold(xrun *r, int i, ck_err *err)
     nout = nelem(gnd, gsh);
     if (nd->kind == CK_NODE_REDUCE)
         f.part_bytes = al((size_t)maxbox * ck_red_state_size());
+    else if (nd->kind == CK_NODE_MASK)
+        f.part_bytes =
+            al((size_t)f.g.chunk_nelem * ck_dtype_size(m->dtype)) + 64;
     else
         f.part_bytes = al((size_t)nd->nbins * sizeof(double));
-    f.arena_bytes = al((size_t)f.g.chunk_nelem * ck_dtype_size(m->dtype)) +
-                    eval_bytes(r, f.operand, (size_t)f.g.chunk_nelem) +
-                    (nd->weights >= 0 ? al((size_t)f.g.chunk_nelem * 8) +
-                                            eval_bytes(r, nd->weights,
-                                                       (size_t)f.g.chunk_nelem)
-                                      : 0) +
-                    256;
+    f.arena_bytes =
+        al((size_t)f.g.chunk_nelem * ck_dtype_size(m->dtype)) +
+        eval_bytes(r, f.operand, (size_t)f.g.chunk_nelem) +
+        (nd->weights >= 0
+             ? al((size_t)f.g.chunk_nelem * 8) +
+                   eval_bytes(r, nd->weights, (size_t)f.g.chunk_nelem)
+             : 0) +
+        (nd->kind == CK_NODE_MASK
+             ? al((size_t)f.g.chunk_nelem) +
+                   eval_bytes(r, nd->arg[1], (size_t)f.g.chunk_nelem)
+             : 0) +
+        256;
     /* The result and its states stay in memory. */
-    charged = (nd->kind == CK_NODE_REDUCE ? nout * (int64_t)ck_red_state_size()
+    charged =
+        nd->kind == CK_NODE_MASK
+            ? 0 /* charged as it grows */
+            : (nd->kind == CK_NODE_REDUCE ? nout * (int64_t)ck_red_state_size()
                                           : nd->nbins * 8) +
-              nelem(nd->ndim, nd->shape) * (int64_t)ck_dtype_size(nd->dtype);
+                  nelem(nd->ndim, nd->shape) *
+                      (int64_t)ck_dtype_size(nd->dtype);
     CK_TRY(ck_budget_charge(&r->budget, charged, nd->name, err));
     /* Window: a few chunks per thread, as the budget allows. */
     f.wn = (int64_t)threads * 4;
@@ -645,7 +713,9 @@ static ck_code run_fold(xrun *r, int i, ck_err *err)
                      ? malloc((size_t)(nout ? nout : 1) * ck_red_state_size())
                      : NULL;
         counts = calloc((size_t)nd->nbins + 1, sizeof(double));
-        r->x[i].mem = malloc((size_t)(nelem(nd->ndim, nd->shape) + 1) *
+        r->x[i].mem = malloc((size_t)(nd->kind == CK_NODE_MASK
+                                          ? 1
+                                          : nelem(nd->ndim, nd->shape) + 1) *
                              ck_dtype_size(nd->dtype));
         if (!f.parts || !r->x[i].mem || !counts ||
             (nd->kind == CK_NODE_REDUCE && !states))
@@ -670,13 +740,19 @@ static ck_code run_fold(xrun *r, int i, ck_err *err)
             ck_grid_chunk(&f.g, w0 + k, &c);
             if (nd->kind == CK_NODE_REDUCE)
                 combine_box(nd, &f.g, &c, states, part, gnd, gsh);
+            else if (nd->kind == CK_NODE_MASK)
+                rc = append_mask(r, i, part, &masked, err);
             else
                 for (int b = 0; b < nd->nbins; b++)
                     counts[b] += ((const double *)(const void *)part)[b];
         }
         f.wn = wn;
     }
-    if (rc == CK_OK && nd->kind == CK_NODE_REDUCE) {
+    if (rc == CK_OK && nd->kind == CK_NODE_MASK) {
+        ck_node *w = &r->p->node[i];
+        w->shape[0] = masked;
+        w->chunks[0] = masked < (1 << 20) ? (masked > 0 ? masked : 1) : 1 << 20;
+    } else if (rc == CK_OK && nd->kind == CK_NODE_REDUCE) {
         int empty = 0;
         rc = ck_red_finalize(nd->red, nd->ddof, states, (size_t)nout, nd->dtype,
                              r->x[i].mem, &empty, err);
@@ -787,9 +863,12 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_err *err)
     ck_be_opts bo = {o->threads};
     ck_code rc = CK_OK;
 
-    if (!r)
+    if (!r || !(r->p = malloc(sizeof *p))) {
+        free(r);
         return ck_err_set(err, CK_ENOMEM, "out of memory");
-    r->p = p;
+    }
+    memcpy(r->p, p, sizeof *p); /* edges stay shared with p */
+    p = r->p;
     r->o = o;
     r->budget.limit = o->memory;
     rc = ck_budget_charge(&r->budget, CK_BASE_OVERHEAD, "chunkctl itself", err);
@@ -847,7 +926,7 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_err *err)
     for (int j = 0; rc == CK_OK && j < p->n; j++) {
         int i = p->order[j];
         if (p->node[i].kind == CK_NODE_REDUCE ||
-            p->node[i].kind == CK_NODE_HIST)
+            p->node[i].kind == CK_NODE_HIST || p->node[i].kind == CK_NODE_MASK)
             rc = run_fold(r, i, err);
     }
     for (int k = 0; rc == CK_OK && k < p->nout; k++)
@@ -862,6 +941,7 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_err *err)
         free(r->x[i].mem);
     }
     ck_be_close(&r->be);
+    free(r->p);
     free(r);
     return rc;
 }

@@ -123,6 +123,10 @@ static int broadcast(const ck_node *a, const ck_node *b, int *nd,
 /* "(3, 4)", and "(3,)" for one dimension, as NumPy prints shapes. */
 static const char *shape_str(int nd, const int64_t *s, char *buf, size_t n)
 {
+    if (nd == 1 && s[0] < 0) { /* a mask: known after the run */
+        snprintf(buf, n, "(?,)");
+        return buf;
+    }
     ck_coords_str(nd, s, buf, n);
     if (nd == 1 && strlen(buf) + 2 <= n) {
         buf[strlen(buf) - 1] = '\0';
@@ -771,6 +775,54 @@ static ck_code parse_random(ck_plan *p, const char *path, const char *where,
     return CK_OK;
 }
 
+static ck_code parse_mask(ck_plan *p, const char *path, const char *where,
+                          ck_node *n, const cJSON *step, ck_err *err)
+{
+    const ck_node *x, *c;
+
+    n->kind = CK_NODE_MASK;
+    CK_TRY(parse_args(p, path, where, n, cJSON_GetObjectItem(step, "args"), 2,
+                      err));
+    if (!(x = array_arg(p, n, 0)) || !(c = array_arg(p, n, 1)))
+        return bad(err, path, where, "args: expected [array, condition]");
+    if (c->dtype != CK_BOOL)
+        return bad(err, path, where,
+                   "args[1] must be a boolean array (from less, isnan, ...), "
+                   "not %s",
+                   ck_dtype_name(c->dtype));
+    if (c->ndim != x->ndim ||
+        memcmp(c->shape, x->shape, sizeof(int64_t) * (size_t)x->ndim)) {
+        char a[128], b[128];
+        return bad(err, path, where,
+                   "the condition's shape %s is not the array's %s",
+                   shape_str(c->ndim, c->shape, a, sizeof a),
+                   shape_str(x->ndim, x->shape, b, sizeof b));
+    }
+    n->dtype = x->dtype;
+    n->ndim = 1;
+    n->shape[0] = -1; /* known after the run */
+    n->chunks[0] = 1 << 20;
+    return CK_OK;
+}
+
+/* A mask's length is known only once it has run, so only steps that take
+ * any length (reductions, histograms) and outputs may use it. */
+static ck_code check_mask_use(const ck_plan *p, const char *path,
+                              const char *where, const ck_node *n, ck_err *err)
+{
+    for (int k = 0; k < n->nargs; k++) {
+        const ck_node *m = array_arg(p, n, k);
+        if (m && m->kind == CK_NODE_MASK && n->kind != CK_NODE_REDUCE &&
+            (n->kind != CK_NODE_HIST || n->weights >= 0))
+            return bad(err, path, where,
+                       "args[%d]: '%s' is a mask, whose length is known only "
+                       "after the run; use it in a reduction, a histogram "
+                       "(without weights) or an output",
+                       k, m->name);
+    }
+    return CK_OK;
+}
+
 static ck_code parse_step(ck_plan *p, const char *path, int i,
                           const cJSON *step, ck_err *err)
 {
@@ -803,6 +855,8 @@ static ck_code parse_step(ck_plan *p, const char *path, int i,
         strcmp(op->valuestring, "stack") == 0)
         return parse_concat(p, path, where, n, op->valuestring[0] == 's', step,
                             err);
+    if (strcmp(op->valuestring, "mask") == 0)
+        return parse_mask(p, path, where, n, step, err);
     if (strcmp(op->valuestring, "random") == 0)
         return parse_random(p, path, where, n, step, err);
     if (strcmp(op->valuestring, "slice") == 0)
@@ -883,6 +937,8 @@ static ck_code parse_one(steps_ctx *s, int i, const char *via, ck_err *err)
             CK_TRY(parse_one(s, j, w->valuestring, err));
     }
     CK_TRY(parse_step(s->p, s->path, i, step, err));
+    CK_TRY(check_mask_use(s->p, s->path, s->p->node[s->p->n - 1].where,
+                          &s->p->node[s->p->n - 1], err));
     s->state[i] = 2;
     return CK_OK;
 }
@@ -1051,6 +1107,8 @@ static const char *kind_name(const ck_node *n)
         return n->stack ? "stack" : "concatenate";
     case CK_NODE_RANDOM:
         return "random";
+    case CK_NODE_MASK:
+        return "mask";
     default:
         return "histogram";
     }

@@ -30,6 +30,8 @@ typedef enum ck_node_kind {
     CK_NODE_RECHUNK,   /* the operand, streamed in other chunks */
     CK_NODE_CONCAT,    /* concatenate along axis (stack: a new axis) */
     CK_NODE_RANDOM,    /* a source: pipelines/gen.h's generator */
+    CK_NODE_MASK,      /* x[cond]: 1-D, its length known after the run;
+                          held in memory */
 } ck_node_kind;
 
 enum { CK_NAME_MAX = 64, CK_MAX_NODES = 256, CK_MAX_ARGS = 16 };

@@ -323,6 +323,47 @@ class Pipeline(C.InteropCase):
         self.assertEqual(i.dtype, np.int16)
         self.assertEqual(set(np.unique(i)), set(range(-3, 4)))
 
+    def test_mask_selection_the_seed_exercise(self):
+        out = self.out("mask.h5")
+        self.run_ok({
+            "inputs": {"x": self.path("in.h5") + ":/f8"},
+            "steps": [
+                {"name": "y", "op": "add", "args": ["x", 1.0]},
+                {"name": "lt", "op": "less", "args": ["y", 10.0]},
+                {"name": "low", "op": "mask", "args": ["y", "lt"]},
+                {"name": "hist", "op": "histogram", "args": ["low"],
+                 "bins": 100, "range": [-9, 11]},
+                {"name": "n", "op": "count_nonzero", "args": ["low"]},
+                {"name": "m", "op": "mean", "args": ["low"]},
+            ],
+            "outputs": {"low": out + ":/low", "hist": out + ":/hist",
+                        "n": out + ":/n", "m": out + ":/m"}})
+        y = self.f8 + 1.0
+        low = y[y < 10]
+        self.assertSameArray(read(out + ":/low"), low)
+        self.assertSameArray(read(out + ":/hist"),
+                             np.histogram(low, bins=100, range=(-9, 11))[0])
+        self.assertEqual(int(read(out + ":/n")), np.count_nonzero(low))
+        np.testing.assert_allclose(read(out + ":/m"), low.mean(), rtol=1e-12)
+
+    def test_empty_mask_gives_zero_counts_and_nan_mean(self):
+        out = self.out("empty.h5")
+        p = pipeline(self, "empty", {
+            "inputs": {"x": self.path("in.h5") + ":/clean"},
+            "steps": [
+                {"name": "never", "op": "less", "args": ["x", -1e300]},
+                {"name": "none", "op": "mask", "args": ["x", "never"]},
+                {"name": "h", "op": "histogram", "args": ["none"],
+                 "bins": 4, "range": [0, 1]},
+                {"name": "m", "op": "mean", "args": ["none"]}],
+            "outputs": {"h": out + ":/h", "m": out + ":/m",
+                        "none": out + ":/none"}})
+        r = C.run("run", "--quiet", "--force", p)
+        self.assertIn("mean of an empty selection is NaN", r.stderr)
+        self.assertSameArray(read(out + ":/h"), np.zeros(4, np.int64))
+        self.assertTrue(np.isnan(read(out + ":/m")))
+        self.assertEqual(read(out + ":/none").shape, (0,))
+
     def test_threads_give_identical_bits(self):
         doc = {"inputs": {"x": self.path("in.h5") + ":/f8"},
                "steps": [{"name": "s", "op": "nansum", "args": ["x"],
@@ -382,6 +423,16 @@ class Pipeline(C.InteropCase):
               "steps": [{"name": "y", "op": "concatenate",
                          "args": ["x", "c"]}],
               "outputs": {"y": "o.h5"}}, "args[1] has 3 dimensions"),
+            ({"inputs": {"x": src}, "steps": [
+                {"name": "c", "op": "less", "args": ["x", 9]},
+                {"name": "m", "op": "mask", "args": ["x", "c"]},
+                {"name": "y", "op": "add", "args": ["m", 1]}],
+              "outputs": {"y": "o.h5"}},
+             "steps[2]: args[0]: 'm' is a mask"),
+            ({"inputs": {"x": src}, "steps": [
+                {"name": "m", "op": "mask", "args": ["x", "x"]}],
+              "outputs": {"m": "o.h5"}},
+             "args[1] must be a boolean array"),
             ({"inputs": {"x": src}, "steps": [],
               "outputs": {"x": src}}, "never writes into its input"),
         ]
