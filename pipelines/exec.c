@@ -81,10 +81,21 @@ static size_t eval_bytes(const xrun *r, int i, size_t n)
         return al(n * ck_dtype_size(m->dtype)) + eval_bytes(r, nd->arg[0], n);
     }
     case CK_NODE_EW:
+        /* per array operand: its values, their conversion to the compute
+         * dtype if it differs, their broadcast to the box if it does */
         for (int k = 0; k < nd->nargs; k++) {
-            b += 3 * al(n * 8) + 64;
-            if (nd->arg[k] >= 0)
-                b += eval_bytes(r, nd->arg[k], n);
+            const ck_node *m = nd->arg[k] >= 0 ? &r->p->node[nd->arg[k]] : NULL;
+            size_t csz = ck_dtype_size(
+                nd->ew == CK_EW_WHERE && k == 0 ? CK_BOOL : nd->compute);
+            b += 128;
+            if (!m)
+                continue;
+            b += al(n * ck_dtype_size(m->dtype)) + eval_bytes(r, nd->arg[k], n);
+            if (m->dtype != nd->compute)
+                b += al(n * csz);
+            if (m->ndim != nd->ndim ||
+                memcmp(m->shape, nd->shape, sizeof(int64_t) * (size_t)m->ndim))
+                b += al(n * csz);
         }
         return b;
     case CK_NODE_TRANSPOSE:
@@ -464,6 +475,8 @@ static ck_code eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
 
 /* ---- folds: reductions and histograms ---- */
 
+enum { CK_MAX_WORKERS = 256 };
+
 typedef struct fold {
     xrun *r;
     int node, operand;
@@ -473,6 +486,7 @@ typedef struct fold {
     size_t part_bytes; /* one chunk's partial */
     char *parts;       /* wn partials */
     size_t arena_bytes;
+    ck_arena arena[CK_MAX_WORKERS]; /* one per worker, kept across windows */
 } fold;
 
 /* Output box of chunk c under a reduction: shape and start without the
@@ -555,24 +569,20 @@ static ck_code fold_chunk(fold *f, const ck_chunk *c, ck_arena *a, ck_err *err)
 static ck_code fold_worker(void *ctx, int id, ck_par *par, ck_err *err)
 {
     fold *f = ctx;
-    ck_arena a = CK_ARENA_INIT;
+    ck_arena *a = &f->arena[id];
     ck_code rc = CK_OK;
-    char what[48];
 
-    snprintf(what, sizeof what, "worker %d's buffers", id);
-    CK_TRY(ck_arena_reserve(&a, &f->r->budget, f->arena_bytes, what, err));
     while (rc == CK_OK && !ck_par_stopped(par)) {
         int64_t k = __atomic_fetch_add(&f->next, 1, __ATOMIC_RELAXED);
         ck_chunk c;
         if (k >= f->wn)
             break;
         ck_grid_chunk(&f->g, f->w0 + k, &c);
-        ck_arena_reset(&a);
-        rc = fold_chunk(f, &c, &a, err);
+        ck_arena_reset(a);
+        rc = fold_chunk(f, &c, a, err);
         if (rc == CK_OK)
             ck_progress_add(f->r->o->progress, 0);
     }
-    ck_arena_release(&a);
     return rc;
 }
 
@@ -697,16 +707,39 @@ static ck_code run_fold(xrun *r, int i, ck_err *err)
                   nelem(nd->ndim, nd->shape) *
                       (int64_t)ck_dtype_size(nd->dtype);
     CK_TRY(ck_budget_charge(&r->budget, charged, nd->name, err));
-    /* Window: a few chunks per thread, as the budget allows. */
+    /* Workers as the budget holds (each with its arena and at least one
+     * partial), then a window of a few chunks per worker. */
+    int64_t left = r->budget.limit - r->budget.used;
+    int64_t per = (int64_t)f.arena_bytes + (int64_t)f.part_bytes;
+    if (left < per) {
+        char have[32], need[32];
+        ck_budget_release(&r->budget, charged);
+        return ck_err_set(
+            err, CK_ENOMEM,
+            "--memory %s is too small: %s needs %s for one "
+            "worker (raise --memory or use smaller chunks)",
+            ck_size_str((double)r->budget.limit, have, sizeof have), nd->where,
+            ck_size_str((double)(per + r->budget.used), need, sizeof need));
+    }
+    if ((int64_t)threads * per > left)
+        threads = (int)(left / per);
+    left -= (int64_t)threads * (int64_t)f.arena_bytes;
     f.wn = (int64_t)threads * 4;
-    int64_t left = r->budget.limit - r->budget.used -
-                   (int64_t)threads * (int64_t)f.arena_bytes;
-    while (f.wn > 1 && f.wn * (int64_t)f.part_bytes > left)
-        f.wn /= 2;
+    while (f.wn > threads && f.wn * (int64_t)f.part_bytes > left)
+        f.wn--;
     if (f.wn > f.g.total_chunks)
         f.wn = f.g.total_chunks > 0 ? f.g.total_chunks : 1;
+    if (threads > CK_MAX_WORKERS)
+        threads = CK_MAX_WORKERS;
     rc = ck_budget_charge(&r->budget, f.wn * (int64_t)f.part_bytes,
                           "partial results", err);
+    int64_t parts_charged = rc == CK_OK ? f.wn * (int64_t)f.part_bytes : 0;
+    for (int t = 0; rc == CK_OK && t < threads; t++) {
+        char what[64];
+        snprintf(what, sizeof what, "%s, worker %d,", nd->where, t);
+        rc =
+            ck_arena_reserve(&f.arena[t], &r->budget, f.arena_bytes, what, err);
+    }
     if (rc == CK_OK) {
         f.parts = malloc((size_t)f.wn * f.part_bytes);
         states = nd->kind == CK_NODE_REDUCE
@@ -767,7 +800,9 @@ static ck_code run_fold(xrun *r, int i, ck_err *err)
         ck_dtype_convert(nd->dtype, r->x[i].mem, CK_F64, counts,
                          (size_t)nd->nbins);
     }
-    ck_budget_release(&r->budget, f.wn * (int64_t)f.part_bytes);
+    for (int t = 0; t < threads; t++)
+        ck_arena_release(&f.arena[t]);
+    ck_budget_release(&r->budget, parts_charged);
     free(f.parts);
     free(states);
     free(counts);
