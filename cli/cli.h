@@ -42,6 +42,10 @@ int64_t cli_default_memory(void);
 void cli_progress_begin(cli_common *c, const char *label);
 void cli_progress_end(cli_common *c);
 
+/* Prints the results a pipeline handed back (see pipelines/exec.h). */
+struct ck_results;
+void cli_print_results(const struct ck_results *res, int json);
+
 /* Prints usage text for a command to stdout. */
 typedef struct cmd_help {
     const char *usage;
@@ -54,5 +58,7 @@ ck_code cmd_gen(int argc, char **argv, cli_common *c, ck_err *err);
 ck_code cmd_verify(int argc, char **argv, cli_common *c, ck_err *err);
 ck_code cmd_run(int argc, char **argv, cli_common *c, ck_err *err);
 ck_code cmd_plan(int argc, char **argv, cli_common *c, ck_err *err);
+ck_code cmd_reduce(int argc, char **argv, cli_common *c, ck_err *err);
+ck_code cmd_histogram(int argc, char **argv, cli_common *c, ck_err *err);
 
 #endif

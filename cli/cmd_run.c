@@ -14,6 +14,7 @@ static const char help[] =
     "Run a pipeline (see chunkctl-pipeline(5)) out of core on all cores.\n"
     "Outputs appear only when the whole run succeeds.\n\n"
     "  --backend NAME     compute backend (default: cpu)\n"
+    "  --json             print the \"print\" steps' results as JSON\n"
     "  --memory SIZE      peak memory bound, e.g. 512M (default: 1/4 of "
     "RAM)\n"
     "  --threads N        worker threads (default: all cores)\n"
@@ -23,12 +24,14 @@ static const char help[] =
 
 ck_code cmd_run(int argc, char **argv, cli_common *c, ck_err *err)
 {
-    static const struct option opts[] = {
-        {"backend", required_argument, 0, 'B'}, CLI_COMMON_OPTS, {0, 0, 0, 0}};
+    static const struct option opts[] = {{"backend", required_argument, 0, 'B'},
+                                         {"json", no_argument, 0, 'j'},
+                                         CLI_COMMON_OPTS,
+                                         {0, 0, 0, 0}};
     ck_exec_opts o = {0};
     ck_plan *p = NULL;
     ck_code rc = CK_OK;
-    int opt;
+    int opt, json = 0;
 
     o.backend = "cpu";
     optind = 1;
@@ -39,6 +42,8 @@ ck_code cmd_run(int argc, char **argv, cli_common *c, ck_err *err)
             return CK_OK;
         } else if (opt == 'B') {
             o.backend = optarg;
+        } else if (opt == 'j') {
+            json = 1;
         } else if (!cli_common_opt(opt, optarg, c, &rc, err)) {
             return ck_err_set(err, CK_EUSAGE,
                               "run: unknown or incomplete option '%s' (see "
@@ -58,7 +63,12 @@ ck_code cmd_run(int argc, char **argv, cli_common *c, ck_err *err)
     o.force = c->force;
     cli_progress_begin(c, "run");
     o.progress = c->progress;
-    rc = ck_exec_run(p, &o, err);
+    ck_results res = {0};
+    rc = ck_exec_run(p, &o, &res, err);
+    cli_progress_end(c);
+    if (rc == CK_OK)
+        cli_print_results(&res, json);
+    ck_results_release(&res);
     ck_plan_free(p);
     return rc;
 }

@@ -30,6 +30,8 @@ static const struct cmd commands[] = {
     {"verify", cmd_verify, "read every chunk and report damaged ones"},
     {"run", cmd_run, "run a JSON pipeline out of core"},
     {"plan", cmd_plan, "validate a pipeline and show its plan"},
+    {"reduce", cmd_reduce, "one reduction (sum, mean, std, ...) of an array"},
+    {"histogram", cmd_histogram, "numpy.histogram of an array"},
 };
 
 static void usage(FILE *f)

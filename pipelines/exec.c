@@ -888,8 +888,54 @@ static int same_file(const char *a, const char *b)
            sa.st_ino == sb.st_ino;
 }
 
-ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_err *err)
+void ck_results_release(ck_results *res)
 {
+    if (!res)
+        return;
+    for (int i = 0; i < res->n; i++) {
+        free(res->v[i].data);
+        free(res->v[i].edges);
+    }
+    res->n = 0;
+}
+
+/* Hands the printed steps' results to the caller. */
+static ck_code take_results(xrun *r, const ck_plan *orig, ck_results *res,
+                            ck_err *err)
+{
+    for (int k = 0; k < r->p->nprint; k++) {
+        int i = r->p->print[k];
+        const ck_node *nd = &r->p->node[i];
+        ck_result *o = &res->v[res->n];
+        size_t bytes =
+            (size_t)nelem(nd->ndim, nd->shape) * ck_dtype_size(nd->dtype);
+        memset(o, 0, sizeof *o);
+        o->name = orig->node[i].name;
+        o->is_hist = nd->kind == CK_NODE_HIST;
+        o->dtype = nd->dtype;
+        o->ndim = nd->ndim;
+        memcpy(o->shape, nd->shape, sizeof o->shape);
+        o->data = malloc(bytes ? bytes : 1);
+        if (o->is_hist)
+            o->edges = malloc(sizeof(double) * (size_t)(nd->nbins + 1));
+        if (!o->data || (o->is_hist && !o->edges)) {
+            free(o->data);
+            free(o->edges);
+            return ck_err_set(err, CK_ENOMEM, "out of memory");
+        }
+        memcpy(o->data, r->x[i].mem, bytes);
+        if (o->is_hist)
+            memcpy(o->edges, nd->edges,
+                   sizeof(double) * (size_t)(nd->nbins + 1));
+        res->n++;
+    }
+    return CK_OK;
+}
+
+ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
+                    ck_err *err)
+{
+    const ck_plan *orig = p;
     xrun *r = calloc(1, sizeof *r);
     ck_store *stores[CK_MAX_NODES] = {0};
     char paths[CK_MAX_NODES][PATH_MAX];
@@ -966,6 +1012,8 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_err *err)
     }
     for (int k = 0; rc == CK_OK && k < p->nout; k++)
         rc = write_output(r, &p->out[k], stores[which[k]], names[k], err);
+    if (rc == CK_OK && res)
+        rc = take_results(r, orig, res, err);
     for (int s = 0; rc == CK_OK && s < nstores; s++)
         rc = ck_store_commit(stores[s], err);
     for (int s = 0; s < nstores; s++)

@@ -23,6 +23,26 @@ typedef struct ck_exec_opts {
     ck_progress *progress;
 } ck_exec_opts;
 
-ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_err *err);
+/* A result the pipeline asked to "print", handed back to the caller. */
+typedef struct ck_result {
+    const char *name; /* the step's, valid while the plan lives */
+    int is_hist;
+    ck_dtype dtype;
+    int ndim;
+    int64_t shape[CK_MAX_DIMS];
+    void *data;    /* C order; owned */
+    double *edges; /* histograms: shape[0] + 1 edges; owned */
+} ck_result;
+
+typedef struct ck_results {
+    int n;
+    ck_result v[CK_MAX_NODES];
+} ck_results;
+
+/* Runs the plan; results of the steps named in "print" go to *res (NULL
+ * to drop them).  ck_results_release frees them. */
+ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
+                    ck_err *err);
+void ck_results_release(ck_results *res);
 
 #endif

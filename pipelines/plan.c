@@ -1004,7 +1004,9 @@ ck_code ck_plan_parse(const char *path, const char *text, ck_plan **out,
             bad(err, path, "inputs", "expected {\"name\": \"PATH[:DATASET]\"}");
     else if (steps && !cJSON_IsArray(steps))
         rc = bad(err, path, "steps", "expected a list");
-    else if (!cJSON_IsObject(outputs) || !outputs->child)
+    else if (!cJSON_IsObject(outputs) ||
+             (!outputs->child &&
+              !cJSON_GetArraySize(cJSON_GetObjectItem(root, "print"))))
         rc = bad(err, path, "outputs",
                  "expected {\"step\": \"PATH[:DATASET]\"}");
     for (it = inputs ? inputs->child : NULL; rc == CK_OK && it; it = it->next)
@@ -1022,6 +1024,31 @@ ck_code ck_plan_parse(const char *path, const char *text, ck_plan **out,
         else
             snprintf(o->target, sizeof o->target, "%s", it->valuestring);
         p->nout++;
+    }
+    const cJSON *pr = cJSON_GetObjectItem(root, "print");
+    if (rc == CK_OK && pr && !cJSON_IsArray(pr))
+        rc = bad(err, path, "print", "expected a list of step names");
+    if (rc != CK_OK)
+        pr = NULL;
+    cJSON_ArrayForEach(it, pr)
+    {
+        char w[48];
+        int k;
+        snprintf(w, sizeof w, "print[%d]", p->nprint);
+        if (!cJSON_IsString(it) || (k = find(p, it->valuestring)) < 0) {
+            rc = bad(err, path, w, "no step named '%s'",
+                     cJSON_IsString(it) ? it->valuestring : "?");
+            break;
+        }
+        if (p->node[k].kind != CK_NODE_REDUCE &&
+            p->node[k].kind != CK_NODE_HIST) {
+            rc = bad(err, path, w,
+                     "'%s': only reductions and histograms can be printed; "
+                     "write other steps to an output",
+                     it->valuestring);
+            break;
+        }
+        p->print[p->nprint++] = k;
     }
     for (int a = 0; rc == CK_OK && a < p->nout; a++)
         for (int b = 0; rc == CK_OK && b < p->n; b++)

@@ -86,6 +86,8 @@ typedef struct ck_plan {
     int nout;
     ck_output out[CK_MAX_NODES];
     int order[CK_MAX_NODES]; /* nodes in an order where operands come first */
+    int nprint;
+    int print[CK_MAX_NODES]; /* "print": results handed back to the caller */
 } ck_plan;
 
 /* Parses and validates the pipeline in text (from file 'path', for

@@ -364,6 +364,32 @@ class Pipeline(C.InteropCase):
         self.assertTrue(np.isnan(read(out + ":/m")))
         self.assertEqual(read(out + ":/none").shape, (0,))
 
+    def test_reduce_and_histogram_commands_print_numpy_results(self):
+        src = self.path("in.h5") + ":/f8"
+        r = C.run("reduce", "nanmean", src, "--axis", "0", "--quiet")
+        got = np.array([float(v) for v in r.stdout.split()])
+        np.testing.assert_allclose(got, np.nanmean(self.f8, axis=0),
+                                   rtol=1e-12)
+        r = C.run("reduce", "argmax", src, "--json", "--quiet")
+        self.assertEqual(json.loads(r.stdout)["result"]["values"],
+                         [int(np.argmax(self.f8))])
+        r = C.run("histogram", self.path("in.h5") + ":/f4", "--bins", "7",
+                  "--range=-4,4", "--json", "--quiet")
+        h = json.loads(r.stdout)["histogram"]
+        want, edges = np.histogram(self.f4, bins=7, range=(-4, 4))
+        self.assertEqual(h["counts"], want.tolist())
+        np.testing.assert_array_equal(np.array(h["edges"], np.float32),
+                                      edges)
+        out = self.out("cmd.h5")
+        C.run("reduce", "std", src, "--axis", "1", "--ddof", "1",
+              "-o", out + ":/s", "--quiet")
+        np.testing.assert_allclose(read(out + ":/s"),
+                                   np.std(self.f8, axis=1, ddof=1),
+                                   rtol=1e-12, equal_nan=True)
+        r = C.run("reduce", "mean", src, "--axis", "5", expect=2)
+        self.assertIn("reduce: axis 5 out of range for a 2-D array",
+                      r.stderr)
+
     def test_threads_give_identical_bits(self):
         doc = {"inputs": {"x": self.path("in.h5") + ":/f8"},
                "steps": [{"name": "s", "op": "nansum", "args": ["x"],
