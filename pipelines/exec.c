@@ -333,6 +333,7 @@ static ck_code eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
     }
     case CK_NODE_REDUCE:
     case CK_NODE_HIST:
+    case CK_NODE_HIST2D:
     case CK_NODE_MASK: {
         int64_t zero[CK_MAX_DIMS] = {0};
         ck_box_copy(nd->ndim, ck_dtype_size(nd->dtype), dst, shape, zero,
@@ -554,6 +555,29 @@ static ck_code fold_chunk(fold *f, const ck_chunk *c, ck_arena *a, ck_err *err)
         CK_TRY(eval(r, nd->weights, c->start, c->shape, w, a, err));
     }
     memset(part, 0, f->part_bytes);
+    if (nd->kind == CK_NODE_HIST2D) {
+        const ck_node *yn = &r->p->node[nd->arg[1]];
+        void *yv = ck_arena_alloc(a, n * ck_dtype_size(yn->dtype));
+        if (!yv)
+            return no_room(err);
+        CK_TRY(eval(r, nd->arg[1], c->start, c->shape, yv, a, err));
+        ck_hist2d_args h2 = {.tx = m->dtype,
+                             .ty = yn->dtype,
+                             .x = buf,
+                             .y = yv,
+                             .n = n,
+                             .weights = w,
+                             .wtype = wt,
+                             .nx = nd->nbins,
+                             .ny = nd->nbins2,
+                             .xedges = nd->edges,
+                             .yedges = nd->edges2,
+                             .xuniform = 1,
+                             .yuniform = 1,
+                             .counts = part};
+        ck_hist2d_accumulate(&h2);
+        return CK_OK;
+    }
     ck_hist_args ha = {.in = m->dtype,
                        .data = buf,
                        .n = n,
@@ -685,7 +709,10 @@ static ck_code run_fold(xrun *r, int i, ck_err *err)
         f.part_bytes =
             al((size_t)f.g.chunk_nelem * ck_dtype_size(m->dtype)) + 64;
     else
-        f.part_bytes = al((size_t)nd->nbins * sizeof(double));
+        f.part_bytes =
+            al((size_t)nd->nbins *
+               (size_t)(nd->kind == CK_NODE_HIST2D ? nd->nbins2 : 1) *
+               sizeof(double));
     f.arena_bytes =
         al((size_t)f.g.chunk_nelem * ck_dtype_size(m->dtype)) +
         eval_bytes(r, f.operand, (size_t)f.g.chunk_nelem) +
@@ -693,8 +720,8 @@ static ck_code run_fold(xrun *r, int i, ck_err *err)
              ? al((size_t)f.g.chunk_nelem * 8) +
                    eval_bytes(r, nd->weights, (size_t)f.g.chunk_nelem)
              : 0) +
-        (nd->kind == CK_NODE_MASK
-             ? al((size_t)f.g.chunk_nelem) +
+        (nd->kind == CK_NODE_MASK || nd->kind == CK_NODE_HIST2D
+             ? al((size_t)f.g.chunk_nelem * 8) +
                    eval_bytes(r, nd->arg[1], (size_t)f.g.chunk_nelem)
              : 0) +
         256;
@@ -703,7 +730,7 @@ static ck_code run_fold(xrun *r, int i, ck_err *err)
         nd->kind == CK_NODE_MASK
             ? 0 /* charged as it grows */
             : (nd->kind == CK_NODE_REDUCE ? nout * (int64_t)ck_red_state_size()
-                                          : nd->nbins * 8) +
+                                          : nelem(nd->ndim, nd->shape) * 8) +
                   nelem(nd->ndim, nd->shape) *
                       (int64_t)ck_dtype_size(nd->dtype);
     CK_TRY(ck_budget_charge(&r->budget, charged, nd->name, err));
@@ -745,7 +772,9 @@ static ck_code run_fold(xrun *r, int i, ck_err *err)
         states = nd->kind == CK_NODE_REDUCE
                      ? malloc((size_t)(nout ? nout : 1) * ck_red_state_size())
                      : NULL;
-        counts = calloc((size_t)nd->nbins + 1, sizeof(double));
+        counts = calloc(
+            (size_t)nd->nbins * (size_t)(nd->nbins2 > 0 ? nd->nbins2 : 1) + 1,
+            sizeof(double));
         r->x[i].mem = malloc((size_t)(nd->kind == CK_NODE_MASK
                                           ? 1
                                           : nelem(nd->ndim, nd->shape) + 1) *
@@ -776,7 +805,7 @@ static ck_code run_fold(xrun *r, int i, ck_err *err)
             else if (nd->kind == CK_NODE_MASK)
                 rc = append_mask(r, i, part, &masked, err);
             else
-                for (int b = 0; b < nd->nbins; b++)
+                for (int64_t b = 0; b < nelem(nd->ndim, nd->shape); b++)
                     counts[b] += ((const double *)(const void *)part)[b];
         }
         f.wn = wn;
@@ -795,10 +824,13 @@ static ck_code run_fold(xrun *r, int i, ck_err *err)
         if (rc != CK_OK)
             ck_err_prefix(err, "%s", nd->where);
     } else if (rc == CK_OK) {
-        if (nd->density)
+        if (nd->density && nd->kind == CK_NODE_HIST2D)
+            ck_hist2d_density(counts, nd->nbins, nd->nbins2, nd->edges,
+                              nd->edges2);
+        else if (nd->density)
             ck_hist_density(counts, nd->nbins, nd->edges);
         ck_dtype_convert(nd->dtype, r->x[i].mem, CK_F64, counts,
-                         (size_t)nd->nbins);
+                         (size_t)nelem(nd->ndim, nd->shape));
     }
     for (int t = 0; t < threads; t++)
         ck_arena_release(&f.arena[t]);
@@ -1007,7 +1039,9 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
     for (int j = 0; rc == CK_OK && j < p->n; j++) {
         int i = p->order[j];
         if (p->node[i].kind == CK_NODE_REDUCE ||
-            p->node[i].kind == CK_NODE_HIST || p->node[i].kind == CK_NODE_MASK)
+            p->node[i].kind == CK_NODE_HIST ||
+            p->node[i].kind == CK_NODE_HIST2D ||
+            p->node[i].kind == CK_NODE_MASK)
             rc = run_fold(r, i, err);
     }
     for (int k = 0; rc == CK_OK && k < p->nout; k++)

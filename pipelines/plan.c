@@ -823,6 +823,85 @@ static ck_code check_mask_use(const ck_plan *p, const char *path,
     return CK_OK;
 }
 
+static ck_code parse_hist2d(ck_plan *p, const char *path, const char *where,
+                            ck_node *n, const cJSON *step, ck_err *err)
+{
+    const cJSON *bins = cJSON_GetObjectItem(step, "bins");
+    const cJSON *range = cJSON_GetObjectItem(step, "range");
+    const cJSON *dens = cJSON_GetObjectItem(step, "density");
+    const cJSON *w = cJSON_GetObjectItem(step, "weights");
+    const ck_node *x, *y;
+    int nb[2] = {10, 10};
+    double *e[2] = {NULL, NULL};
+
+    n->kind = CK_NODE_HIST2D;
+    CK_TRY(parse_args(p, path, where, n, cJSON_GetObjectItem(step, "args"), 2,
+                      err));
+    if (!(x = array_arg(p, n, 0)) || !(y = array_arg(p, n, 1)))
+        return bad(err, path, where, "args: expected two arrays [x, y]");
+    if (x->ndim != y->ndim ||
+        memcmp(x->shape, y->shape, sizeof(int64_t) * (size_t)x->ndim))
+        return bad(err, path, where, "x and y must have the same shape");
+    if (is_int(bins)) {
+        nb[0] = nb[1] = (int)bins->valuedouble;
+    } else if (cJSON_IsArray(bins) && cJSON_GetArraySize(bins) == 2 &&
+               is_int(cJSON_GetArrayItem(bins, 0)) &&
+               is_int(cJSON_GetArrayItem(bins, 1))) {
+        nb[0] = (int)cJSON_GetArrayItem(bins, 0)->valuedouble;
+        nb[1] = (int)cJSON_GetArrayItem(bins, 1)->valuedouble;
+    } else if (bins) {
+        return bad(err, path, where, "bins: an integer or [nx, ny]");
+    }
+    if (!cJSON_IsArray(range) || cJSON_GetArraySize(range) != 2)
+        return bad(err, path, where,
+                   "range: expected [[xlow, xhigh], [ylow, yhigh]]");
+    for (int k = 0; k < 2; k++) {
+        const cJSON *r = cJSON_GetArrayItem(range, k);
+        ck_err local = {0};
+        if (nb[k] < 1 || nb[k] > 100000)
+            return bad(err, path, where, "bins must be 1 to 100000");
+        if (!cJSON_IsArray(r) || cJSON_GetArraySize(r) != 2 ||
+            !cJSON_IsNumber(cJSON_GetArrayItem(r, 0)) ||
+            !cJSON_IsNumber(cJSON_GetArrayItem(r, 1)))
+            return bad(err, path, where,
+                       "range: expected [[xlow, xhigh], [ylow, yhigh]]");
+        if (!(e[k] = calloc((size_t)nb[k] + 1, sizeof(double)))) {
+            free(e[0]);
+            return ck_err_set(err, CK_ENOMEM, "out of memory");
+        }
+        /* histogramdd computes its edges in float64 whatever the data */
+        if (ck_hist_uniform_edges(nb[k], cJSON_GetArrayItem(r, 0)->valuedouble,
+                                  cJSON_GetArrayItem(r, 1)->valuedouble, CK_F64,
+                                  e[k], &local) != CK_OK) {
+            free(e[0]);
+            free(e[1]);
+            return bad(err, path, where, "range[%d]: %s", k, local.msg);
+        }
+    }
+    n->nbins = nb[0];
+    n->nbins2 = nb[1];
+    n->edges = e[0];
+    n->edges2 = e[1];
+    n->uniform = 1;
+    if (dens && !cJSON_IsBool(dens))
+        return bad(err, path, where, "density must be true or false");
+    n->density = cJSON_IsTrue(dens);
+    if (w) {
+        if (!cJSON_IsString(w) || (n->weights = find(p, w->valuestring)) < 0)
+            return bad(err, path, where, "weights: no input or step named '%s'",
+                       cJSON_IsString(w) ? w->valuestring : "?");
+        const ck_node *wn = &p->node[n->weights];
+        if (wn->ndim != x->ndim ||
+            memcmp(wn->shape, x->shape, sizeof(int64_t) * (size_t)x->ndim))
+            return bad(err, path, where, "weights must have the shape of x");
+    }
+    n->dtype = n->weights >= 0 || n->density ? CK_F64 : CK_I64;
+    n->ndim = 2;
+    n->shape[0] = n->chunks[0] = nb[0];
+    n->shape[1] = n->chunks[1] = nb[1];
+    return CK_OK;
+}
+
 static ck_code parse_step(ck_plan *p, const char *path, int i,
                           const cJSON *step, ck_err *err)
 {
@@ -855,6 +934,8 @@ static ck_code parse_step(ck_plan *p, const char *path, int i,
         strcmp(op->valuestring, "stack") == 0)
         return parse_concat(p, path, where, n, op->valuestring[0] == 's', step,
                             err);
+    if (strcmp(op->valuestring, "histogram2d") == 0)
+        return parse_hist2d(p, path, where, n, step, err);
     if (strcmp(op->valuestring, "mask") == 0)
         return parse_mask(p, path, where, n, step, err);
     if (strcmp(op->valuestring, "random") == 0)
@@ -1073,8 +1154,10 @@ void ck_plan_free(ck_plan *p)
 {
     if (!p)
         return;
-    for (int i = 0; i < p->n; i++)
+    for (int i = 0; i < p->n; i++) {
         free(p->node[i].edges);
+        free(p->node[i].edges2);
+    }
     free(p);
 }
 
@@ -1136,6 +1219,8 @@ static const char *kind_name(const ck_node *n)
         return "random";
     case CK_NODE_MASK:
         return "mask";
+    case CK_NODE_HIST2D:
+        return "histogram2d";
     default:
         return "histogram";
     }

@@ -32,6 +32,7 @@ typedef enum ck_node_kind {
     CK_NODE_RANDOM,    /* a source: pipelines/gen.h's generator */
     CK_NODE_MASK,      /* x[cond]: 1-D, its length known after the run;
                           held in memory */
+    CK_NODE_HIST2D,    /* numpy.histogram2d; counts held in memory */
 } ck_node_kind;
 
 enum { CK_NAME_MAX = 64, CK_MAX_NODES = 256, CK_MAX_ARGS = 16 };
@@ -51,8 +52,10 @@ typedef struct ck_node {
     uint32_t axes; /* reduce: bit d = reduce axis d of the operand */
     int keepdims;
     double ddof;
-    int nbins; /* hist */
+    int nbins; /* hist; hist2d: bins along x */
     double *edges;
+    int nbins2; /* hist2d: bins along y, and their edges */
+    double *edges2;
     int uniform, density, weights; /* weights: node index or -1 */
     /* slice: per operand axis, the first index and step, and whether the
      * axis is kept (an integer index drops it) */

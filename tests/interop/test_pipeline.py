@@ -390,6 +390,26 @@ class Pipeline(C.InteropCase):
         self.assertIn("reduce: axis 5 out of range for a 2-D array",
                       r.stderr)
 
+    def test_histogram2d_matches_numpy(self):
+        out = self.out("h2.h5")
+        self.run_ok({
+            "inputs": {"x": self.path("in.h5") + ":/clean",
+                       "y": self.path("in.h5") + ":/f4"},
+            "steps": [
+                {"name": "h", "op": "histogram2d", "args": ["x", "y"],
+                 "bins": [6, 4], "range": [[7, 11], [-5, 5]]},
+                {"name": "d", "op": "histogram2d", "args": ["x", "y"],
+                 "bins": 3, "range": [[6, 12], [-6, 6]], "density": True},
+            ],
+            "outputs": {"h": out + ":/h", "d": out + ":/d"}})
+        h, _, _ = np.histogram2d(self.f8_clean.ravel(), self.f4.ravel(),
+                                 bins=[6, 4], range=[[7, 11], [-5, 5]])
+        d, _, _ = np.histogram2d(self.f8_clean.ravel(), self.f4.ravel(),
+                                 bins=3, range=[[6, 12], [-6, 6]],
+                                 density=True)
+        self.assertSameArray(read(out + ":/h"), h.astype(np.int64))
+        np.testing.assert_allclose(read(out + ":/d"), d, rtol=1e-14)
+
     def test_threads_give_identical_bits(self):
         doc = {"inputs": {"x": self.path("in.h5") + ":/f8"},
                "steps": [{"name": "s", "op": "nansum", "args": ["x"],
