@@ -46,6 +46,17 @@ void cli_progress_end(cli_common *c);
 struct ck_results;
 void cli_print_results(const struct ck_results *res, int json);
 
+/* Appends s to buf (n bytes) as a JSON string. */
+void cli_json_str(char *buf, size_t n, const char *s);
+
+/* Completes json (the text of a pipeline up to and including its "steps"
+ * list, without the closing brace) with outputs - step 'step' to out, or
+ * printed when out is NULL - then runs it and prints what it prints.
+ * Errors name the command (label), not the generated file. */
+ck_code cli_run_onestep(const char *label, const char *step, const char *json,
+                        const char *out, cli_common *c, int print_json,
+                        ck_err *err);
+
 /* Prints usage text for a command to stdout. */
 typedef struct cmd_help {
     const char *usage;
@@ -60,5 +71,7 @@ ck_code cmd_run(int argc, char **argv, cli_common *c, ck_err *err);
 ck_code cmd_plan(int argc, char **argv, cli_common *c, ck_err *err);
 ck_code cmd_reduce(int argc, char **argv, cli_common *c, ck_err *err);
 ck_code cmd_histogram(int argc, char **argv, cli_common *c, ck_err *err);
+/* Any pipeline op as a command (argv[0] is the op's name). */
+ck_code cmd_op(int argc, char **argv, cli_common *c, ck_err *err);
 
 #endif

@@ -13,27 +13,6 @@
 #include "pipelines/exec.h"
 #include "pipelines/plan.h"
 
-/* Appends s to buf as a JSON string. */
-static void json_str(char *buf, size_t n, const char *s)
-{
-    size_t u = strlen(buf);
-
-    if (u + 2 >= n)
-        return;
-    buf[u++] = '"';
-    for (; *s && u + 8 < n; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            u += (size_t)snprintf(buf + u, n - u, "\\%c", ch);
-        else if (ch < 0x20)
-            u += (size_t)snprintf(buf + u, n - u, "\\u%04x", ch);
-        else
-            buf[u++] = (char)ch;
-    }
-    buf[u++] = '"';
-    buf[u] = '\0';
-}
-
 /* "1,-2" -> "[1,-2]" after checking it is a list of numbers; 0 if not. */
 static int num_list(const char *s, int ints, char *out, size_t n)
 {
@@ -64,49 +43,6 @@ static int num_list(const char *s, int ints, char *out, size_t n)
     out[u++] = ']';
     out[u] = '\0';
     return 1;
-}
-
-/* Plan errors speak of the generated file ("reduce: steps[0]: ..."); a
- * command-line user gave options, not steps, so drop that part. */
-static void tidy(ck_err *err, const char *label)
-{
-    char pre[64], *at;
-    const char *parts[] = {"steps[0]: ", "inputs.x: ", "inputs.w: "};
-
-    snprintf(pre, sizeof pre, "%s: ", label);
-    if (strncmp(err->msg, pre, strlen(pre)) != 0)
-        return;
-    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
-        if ((at = strstr(err->msg, parts[i])) == err->msg + strlen(pre))
-            memmove(at, at + strlen(parts[i]),
-                    strlen(at + strlen(parts[i])) + 1);
-}
-
-static ck_code run_one(const char *label, const char *json, cli_common *c,
-                       int print_json, ck_err *err)
-{
-    ck_plan *p = NULL;
-    ck_exec_opts o = {0};
-    ck_results res = {0};
-    ck_code rc;
-
-    if ((rc = ck_plan_parse(label, json, &p, err)) != CK_OK) {
-        tidy(err, label);
-        return rc;
-    }
-    o.memory = c->memory;
-    o.threads = c->threads;
-    o.force = c->force;
-    o.backend = "cpu";
-    cli_progress_begin(c, label);
-    o.progress = c->progress;
-    rc = ck_exec_run(p, &o, &res, err);
-    cli_progress_end(c);
-    if (rc == CK_OK)
-        cli_print_results(&res, print_json);
-    ck_results_release(&res);
-    ck_plan_free(p);
-    return rc;
 }
 
 static const char reduce_help[] =
@@ -182,9 +118,9 @@ ck_code cmd_reduce(int argc, char **argv, cli_common *c, ck_err *err)
                           "reduce: expected OP and SRC (see chunkctl reduce "
                           "--help)");
     strcat(json, "{\"inputs\": {\"x\": ");
-    json_str(json, sizeof json, argv[optind + 1]);
+    cli_json_str(json, sizeof json, argv[optind + 1]);
     strcat(json, "}, \"steps\": [{\"name\": \"result\", \"op\": ");
-    json_str(json, sizeof json, argv[optind]);
+    cli_json_str(json, sizeof json, argv[optind]);
     strcat(json, ", \"args\": [\"x\"]");
     if (axis[0])
         snprintf(json + strlen(json), sizeof json - strlen(json),
@@ -194,15 +130,8 @@ ck_code cmd_reduce(int argc, char **argv, cli_common *c, ck_err *err)
     if (ddof)
         snprintf(json + strlen(json), sizeof json - strlen(json),
                  ", \"ddof\": %s", ddof);
-    strcat(json, "}], \"outputs\": {");
-    if (out) {
-        strcat(json, "\"result\": ");
-        json_str(json, sizeof json, out);
-        strcat(json, "}}");
-    } else {
-        strcat(json, "}, \"print\": [\"result\"]}");
-    }
-    return run_one("reduce", json, c, pj, err);
+    strcat(json, "}]");
+    return cli_run_onestep("reduce", "result", json, out, c, pj, err);
 }
 
 static const char hist_help[] =
@@ -296,10 +225,10 @@ ck_code cmd_histogram(int argc, char **argv, cli_common *c, ck_err *err)
         return ck_err_set(err, CK_EUSAGE,
                           "histogram: give --range LO,HI or --edges");
     strcat(json, "{\"inputs\": {\"x\": ");
-    json_str(json, sizeof json, argv[optind]);
+    cli_json_str(json, sizeof json, argv[optind]);
     if (w) {
         strcat(json, ", \"w\": ");
-        json_str(json, sizeof json, w);
+        cli_json_str(json, sizeof json, w);
     }
     strcat(json, "}, \"steps\": [{\"name\": \"histogram\", \"op\": "
                  "\"histogram\", \"args\": [\"x\"]");
@@ -316,13 +245,6 @@ ck_code cmd_histogram(int argc, char **argv, cli_common *c, ck_err *err)
         strcat(json, ", \"density\": true");
     if (w)
         strcat(json, ", \"weights\": \"w\"");
-    strcat(json, "}], \"outputs\": {");
-    if (out) {
-        strcat(json, "\"histogram\": ");
-        json_str(json, sizeof json, out);
-        strcat(json, "}}");
-    } else {
-        strcat(json, "}, \"print\": [\"histogram\"]}");
-    }
-    return run_one("histogram", json, c, pj, err);
+    strcat(json, "}]");
+    return cli_run_onestep("histogram", "histogram", json, out, c, pj, err);
 }

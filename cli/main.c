@@ -15,6 +15,7 @@
 #include "base/ck_mem.h"
 #include "base/ck_thread.h"
 #include "cli/cli.h"
+#include "pipelines/plan.h"
 #include "pipelines/stream.h"
 
 struct cmd {
@@ -43,6 +44,8 @@ static void usage(FILE *f)
         fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\nArrays are named PATH[:DATASET], e.g. data.h5:/group/x, "
                "store.zarr.\n"
+               "Every pipeline op is a command too: chunkctl OP ARGS... (run "
+               "'chunkctl add --help').\n"
                "Run 'chunkctl COMMAND --help' or 'man chunkctl-COMMAND' for "
                "details.\n"
                "Exit status: 0 success, 1 runtime or data error, 2 usage "
@@ -123,6 +126,10 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(argv[1], commands[i].name) == 0)
             cmd = &commands[i];
+    if (!cmd && ck_plan_op_known(argv[1])) {
+        static const struct cmd op_cmd = {"op", cmd_op, ""};
+        cmd = &op_cmd;
+    }
     if (!cmd) {
         fprintf(stderr,
                 "chunkctl: unknown command '%s' (run 'chunkctl --help')\n",

@@ -721,7 +721,8 @@ static ck_code run_fold(xrun *r, int i, ck_err *err)
                    eval_bytes(r, nd->weights, (size_t)f.g.chunk_nelem)
              : 0) +
         (nd->kind == CK_NODE_MASK || nd->kind == CK_NODE_HIST2D
-             ? al((size_t)f.g.chunk_nelem * 8) +
+             ? al((size_t)f.g.chunk_nelem *
+                  ck_dtype_size(r->p->node[nd->arg[1]].dtype)) +
                    eval_bytes(r, nd->arg[1], (size_t)f.g.chunk_nelem)
              : 0) +
         256;
@@ -1006,9 +1007,21 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
         rc = ck_target_split(p->out[k].target, dp, names[k], sizeof dp, err);
         if (rc != CK_OK)
             break;
-        if (!names[k][0])
-            snprintf(names[k], sizeof names[k], "/%s",
+        if (!names[k][0]) {
+            /* A Zarr store that receives only this output is the array
+             * itself (as copy makes it); otherwise the step's name. */
+            int alone = ck_store_kind_guess(dp) == CK_KIND_ZARR;
+            for (int j = 0; j < p->nout && alone; j++) {
+                char op_[PATH_MAX], on[512];
+                if (j != k &&
+                    ck_target_split(p->out[j].target, op_, on, sizeof op_,
+                                    NULL) == CK_OK &&
+                    strcmp(op_, dp) == 0)
+                    alone = 0;
+            }
+            snprintf(names[k], sizeof names[k], alone ? "/" : "/%s",
                      p->node[p->out[k].node].name);
+        }
         which[k] = -1;
         for (int s = 0; s < nstores; s++)
             if (strcmp(paths[s], dp) == 0)

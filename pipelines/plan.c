@@ -1300,3 +1300,25 @@ void ck_plan_dot(const ck_plan *p, FILE *f)
                 k, p->out[k].target, p->node[p->out[k].node].name, k);
     fprintf(f, "}\n");
 }
+
+int ck_plan_prints(const char *name)
+{
+    ck_red_op red;
+
+    return ck_red_lookup(name, &red) || strcmp(name, "histogram") == 0;
+}
+
+int ck_plan_op_known(const char *name)
+{
+    static const char *const others[] = {
+        "astype",  "histogram2d", "slice", "transpose", "reshape",
+        "rechunk", "concatenate", "stack", "mask",      "random"};
+    ck_ew_op ew;
+
+    if (ck_plan_prints(name) || ck_ew_lookup(name, &ew))
+        return 1;
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
+        if (strcmp(name, others[i]) == 0)
+            return 1;
+    return 0;
+}

@@ -102,6 +102,11 @@ ck_code ck_plan_parse(const char *path, const char *text, ck_plan **out,
                       ck_err *err);
 void ck_plan_free(ck_plan *p);
 
+/* 1 if name is an op a pipeline step can use, and for ck_plan_prints if
+ * its result is small enough to print (reductions and histograms). */
+int ck_plan_op_known(const char *name);
+int ck_plan_prints(const char *name);
+
 /* Reads a pipeline file (at most 16 MiB) and parses it. */
 ck_code ck_plan_load(const char *path, ck_plan **out, ck_err *err);
 

@@ -410,6 +410,22 @@ class Pipeline(C.InteropCase):
         self.assertSameArray(read(out + ":/h"), h.astype(np.int64))
         np.testing.assert_allclose(read(out + ":/d"), d, rtol=1e-14)
 
+    def test_every_op_is_a_command(self):
+        src = self.path("in.h5") + ":/clean"
+        out = self.out("opcmd.zarr")
+        C.run("reshape", src, "--shape", "23,37", "-o", out, "--quiet")
+        self.assertSameArray(zarr.open(out, "r")[...],
+                             self.f8_clean.reshape(23, 37))
+        out = self.out("opcmd.h5")
+        C.run("subtract", src, 2, "-o", out + ":/d", "--quiet")
+        self.assertSameArray(read(out + ":/d"), self.f8_clean - 2)
+        r = C.run("nanmax", self.path("in.h5") + ":/f8", "--axis", "1",
+                  "--json", "--quiet")
+        self.assertEqual(json.loads(r.stdout)["nanmax"]["values"],
+                         np.nanmax(self.f8, axis=1).tolist())
+        r = C.run("transpose", src, expect=2)
+        self.assertIn("transpose: give -o", r.stderr)
+
     def test_threads_give_identical_bits(self):
         doc = {"inputs": {"x": self.path("in.h5") + ":/f8"},
                "steps": [{"name": "s", "op": "nansum", "args": ["x"],
