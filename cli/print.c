@@ -16,6 +16,10 @@
  * Python print floats. */
 static const char *shortest(double f, char *buf, size_t n)
 {
+    if (f == floor(f) && fabs(f) < 1e16) { /* 10, not 1e+01 */
+        snprintf(buf, n, "%.0f", f);
+        return buf;
+    }
     for (int prec = 1; prec <= 17; prec++) {
         snprintf(buf, n, "%.*g", prec, f);
         if (strtod(buf, NULL) == f)
