@@ -35,7 +35,7 @@
 # Measurement (as bench/copy_bench.sh): wall time from bash's $EPOCHREALTIME,
 # peak RSS from `/usr/bin/time -f '%M'`; RUNS rounds, tools alternating within
 # each round; before each sample, untimed: outputs removed + sync, free memory
-# made guest-backed (MEMSTATE=hot: write and delete PREFAULT_EX MiB; see
+# made guest-backed (MEMSTATE=hot: dd fills and frees a buffer of up to 4 GiB; see
 # copy_bench.sh prepare() for why this VM needs it), the input re-read into
 # the page cache.  A sample during which other work used > DISTURBED of a core
 # is redone (3 times at most).  Tables give median / min / max wall and the max
@@ -44,18 +44,23 @@
 # against NumPy (pipeline_bench_peers.py check).  A chunkctl row that misses
 # its target by more than 2x gets a `perf record -g` profile (top 10 symbols).
 #
-# Run (about 10 minutes on 2 cores with --runs 5, plus ~2 minutes to make
+# Run (about 12 minutes on 2 cores with --runs 5, plus ~1 minute to make
 # ~6.2 GB of data once; needs ~7 GB free under WORK and ~12 GiB of free RAM):
 #   bash bench/pipeline_bench.sh [--runs N] [--keep] [--regen] [--small-ex4]
-#                                [--only ex1,ex2,ex3,ex4]
+#                                [--only ex1,ex2,ex3,ex4] [--report-only]
 #   --runs N      rounds (default 5; >= 5 for the figures in RESULTS.md)
 #   --keep        keep the data (WORK/data) afterwards; by default the big
 #                 inputs (e2.h5, e4.h5) are deleted at the end
 #   --regen       remake the data even if it is there
 #   --small-ex4   exercise 4 on 2.5e8 values (1 GB) instead of 1e9 (4 GB)
 #   --only LIST   run only these exercises (the section then says so)
+#   --report-only measure nothing: redo the profiles and the RESULTS.md section
+#                 from WORK/log of the last run (same options as that run)
 # Knobs (environment): WORK=/tmp/chunkctl-pbench, MEMORY=256M (chunkctl's
-#   --memory, every exercise), MEMSTATE=hot|cold|none, DISTURBED=0.15,
+#   --memory for ex2, ex3, ex4), MEMORY1=1G (ex1: its mask step needs ~364 MiB
+#   per worker with 2500 x 2500 chunks, so 256M is refused), MEMORY_WIDE=2G
+#   (an extra chunkctl row for ex2 and ex4 with room for 2 workers, to show
+#   what the 256M cap costs; "" leaves it out), MEMSTATE=hot|cold|none, DISTURBED=0.15,
 #   PERF=1 (0: no profiles), CHUNKCTL=path, RESULTS=bench/RESULTS.md.
 # Needs: /usr/bin/python3 with numpy, h5py, dask; /usr/bin/time; perf (optional).
 # Do not run other heavy jobs meanwhile: the machine has 2 cores.
@@ -70,6 +75,7 @@ RUNS=5
 KEEP=0
 REGEN=0
 SMALL4=0
+REPORT_ONLY=0
 ONLY=ex1,ex2,ex3,ex4
 while [ $# -gt 0 ]; do
     case $1 in
@@ -78,6 +84,7 @@ while [ $# -gt 0 ]; do
         --keep) KEEP=1; shift ;;
         --regen) REGEN=1; shift ;;
         --small-ex4) SMALL4=1; shift ;;
+        --report-only) REPORT_ONLY=1; shift ;;
         --only) ONLY=$2; shift 2 ;;
         --only=*) ONLY=${1#*=}; shift ;;
         -h|--help) sed -n '2,/^$/s/^# \{0,1\}//p' "$0"; exit 0 ;;
@@ -86,6 +93,8 @@ while [ $# -gt 0 ]; do
 done
 case $RUNS in ''|*[!0-9]*|0) echo "pipeline_bench: --runs takes a positive integer" >&2; exit 2 ;; esac
 MEMORY=${MEMORY:-256M}
+MEMORY1=${MEMORY1:-1G}
+MEMORY_WIDE=${MEMORY_WIDE:-2G}
 MEMSTATE=${MEMSTATE:-hot}
 SETTLE=${SETTLE:-6}
 DISTURBED=${DISTURBED:-0.15}
@@ -95,6 +104,7 @@ RESULTS=${RESULTS:-$HERE/RESULTS.md}
 PY=/usr/bin/python3
 PEERS=$HERE/pipeline_bench_peers.py
 case $MEMSTATE in hot|cold|none) ;; *) echo "pipeline_bench: MEMSTATE is hot, cold or none" >&2; exit 2 ;; esac
+mem_of() { case $1 in ex1) echo "$MEMORY1" ;; *) echo "$MEMORY" ;; esac; }   # chunkctl's --memory
 want() { case ",$ONLY," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 
 for tool in "$CHUNKCTL" /usr/bin/time "$PY"; do
@@ -112,11 +122,14 @@ mkdir -p "$DATA" "$OUT" "$LOG" "$PIPES"
 cd "$WORK"          # nothing this script runs may write into the checkout
 
 # Run a snapshot of the binary (a rebuild meanwhile cannot mix two builds).
+# (--report-only profiles the snapshot of the measuring run.)
 BIN=$WORK/bin
+if [ "$REPORT_ONLY" = 0 ]; then
 rm -rf "$BIN" && mkdir -p "$BIN"
 cp "$CHUNKCTL" "$BIN/chunkctl"
 changed=$(git -C "$REPO" diff --name-only HEAD -- . ':!bench' 2>/dev/null | tr '\n' ' ')
 BUILD_INFO="commit $(git -C "$REPO" rev-parse --short HEAD)${changed:+ + uncommitted changes to ${changed% }}; binary built $(date -u -r "$CHUNKCTL" '+%Y-%m-%d %H:%M UTC'), sha256 $(sha256sum "$BIN/chunkctl" | cut -c1-12)"
+fi
 CHUNKCTL=$BIN/chunkctl
 
 # ---------------------------------------------------------------- the data
@@ -136,14 +149,14 @@ gen() {    # gen NAME ARGS: make DATA/NAME.h5:/x unless it is there, made by ARG
         echo "$args" > "$DATA/$name.stamp"
     fi
 }
-# Disk: the inputs, plus the ex3 outputs (2 x 200 MB at most at a time) and
-# the prefault file (up to 4 GiB), with 1 GB to spare.
+# Disk: the inputs still to make, plus the outputs (ex3: 2 x 200 MB at most
+# at a time), with 1 GB to spare.
 for n in e1:200000000 e2:2000000000 e4:$((N4 * 4)); do
     [ -f "$DATA/${n%%:*}.h5" ] && [ "$REGEN" = 0 ] || need_bytes=$((need_bytes + ${n#*:}))
 done
 avail=$(df -B1 --output=avail "$WORK" | tail -1)
-if [ $((need_bytes + 6000000000)) -gt "$avail" ]; then
-    echo "pipeline_bench: $avail bytes free under $WORK, need about $((need_bytes + 6000000000)) (try --small-ex4)" >&2
+if [ $((need_bytes + 1500000000)) -gt "$avail" ]; then
+    echo "pipeline_bench: $avail bytes free under $WORK, need about $((need_bytes + 1500000000)) (try --small-ex4)" >&2
     exit 1
 fi
 { want ex1 || want ex3; } && gen e1 "$GEN1"
@@ -197,7 +210,9 @@ cat > "$PIPES/ex4.json" <<EOF
 }
 EOF
 for p in "$PIPES"/*.json; do
-    "$CHUNKCTL" plan --memory "$MEMORY" "$p" > "$LOG/plan.$(basename "$p" .json).txt" 2>&1 ||
+    n=$(basename "$p" .json)
+    want "${n%[ab]}" || { rm -f "$p"; continue; }
+    "$CHUNKCTL" plan --memory "$(mem_of "$(basename "$p" .json)")" "$p" > "$LOG/plan.$(basename "$p" .json).txt" 2>&1 ||
         { echo "pipeline_bench: chunkctl plan $p failed:" >&2; cat "$LOG/plan.$(basename "$p" .json).txt" >&2; exit 1; }
 done
 
@@ -206,20 +221,19 @@ SAMPLES=$LOG/samples.tsv      # id run wall_s rss_kib cpu% other_cpu_s disturbed
 CMDS=$LOG/commands.tsv        # id  command (as run)
 REDONE=$LOG/disturbed.tsv     # samples found disturbed (redone, or kept after 3 redos)
 CHECKS=$LOG/checks.txt        # one line per correctness check
-: > "$SAMPLES"; : > "$CMDS"; : > "$REDONE"; : > "$CHECKS"
+[ "$REPORT_ONLY" = 1 ] || { : > "$SAMPLES"; : > "$CMDS"; : > "$REDONE"; : > "$CHECKS"; }
 
-clean_out() { rm -rf "${OUT:?}"/* "$OUT"/.prefault && sync; }
+clean_out() { rm -rf "${OUT:?}"/* && sync; }
 
 # prepare PATH MIB: the state every sample starts from (untimed): no outputs,
-# free memory as MEMSTATE asks (hot: MIB MiB written and deleted just before,
-# so the memory the command gets is guest-backed; cold: a pause, so it is
+# free memory as MEMSTATE asks (hot: dd touches an MIB MiB buffer just before
+# and frees it, so the memory the command gets is guest-backed; cold: a pause, so it is
 # host-returned; see copy_bench.sh), and PATH re-read into the page cache
 # (DAMON on this VM pages out cache untouched for ~60 s).
 prepare() {
     clean_out
     case $MEMSTATE in
-        hot)  dd if=/dev/zero of="$OUT/.prefault" bs=1M count="$2" status=none
-              rm -f "$OUT/.prefault" ;;
+        hot)  [ "$2" -gt 0 ] && dd if=/dev/zero of=/dev/null bs="$2"M count=1 iflag=fullblock status=none ;;
         cold) sleep "$SETTLE" ;;
     esac
     [ "$1" != - ] && cat "$1" > /dev/null
@@ -276,14 +290,14 @@ measure() {
 # what the hungriest tool (NumPy) touches.
 PF1=512 PF2=4096 PF3=512 PF4=$(( N4 * 4 / 1048576 + 256 ))
 [ "$PF4" -gt 4096 ] && PF4=4096
-CK() { "$CHUNKCTL" run --quiet --force --memory "$MEMORY" "$@"; }
 
+if [ "$REPORT_ONLY" = 0 ]; then
 echo "pipeline_bench: checking chunkctl's outputs against NumPy (untimed)"
 check() {   # check EX IN OUTPUT_SPEC...: run chunkctl's pipeline once, compare
     local ex=$1 in=$2
     shift 2
     clean_out
-    CK "$PIPES/$ex.json"
+    "$CHUNKCTL" run --quiet --force --memory "$(mem_of "$ex")" "$PIPES/$ex.json"
     if ! "$PY" "$PEERS" check "$ex" "$in" "$@" >> "$CHECKS"; then
         echo "pipeline_bench: $(tail -1 "$CHECKS")" >&2
     fi
@@ -294,6 +308,22 @@ want ex2 && check ex2 "$DATA/e2.h5" "$OUT/ex2.h5:/mean" "$OUT/ex2.h5:/sum0" "$OU
 want ex3 && check ex3a "$DATA/e1.h5" "$OUT/ex3a.h5:/y"
 want ex3 && check ex3b "$DATA/e1.h5" "$OUT/ex3b.h5:/y"
 want ex4 && check ex4 "$DATA/e4.h5" "$OUT/ex4.h5:/hist"
+NOTES=""
+if want ex1 && [ "$MEMORY1" != "$MEMORY" ]; then
+    clean_out
+    rc=0
+    "$CHUNKCTL" run --quiet --force --memory "$MEMORY" "$PIPES/ex1.json" > /dev/null 2> "$LOG/ex1.mem.err" || rc=$?
+    if [ "$rc" = 0 ]; then
+        NOTES="ex1 also runs under --memory $MEMORY (not timed)."
+    else
+        NOTES="ex1 under --memory $MEMORY: \`$(tail -1 "$LOG/ex1.mem.err")\` (exit $rc), hence --memory $MEMORY1 for ex1."
+    fi
+fi
+for ex in ex1 ex2 ex3a ex3b ex4; do
+    [ -s "$LOG/plan.$ex.txt" ] || continue
+    est=$(grep -o 'estimated peak memory: [^(]*([0-9]* workers\{0,1\})' "$LOG/plan.$ex.txt" || true)
+    [ -n "$est" ] && NOTES="$NOTES || chunkctl plan --memory $(mem_of "$ex") on $ex: $est."
+done
 DASK3B="not run"
 if want ex3; then
     clean_out
@@ -309,10 +339,10 @@ for n in e1 e2 e4; do [ -f "$DATA/$n.h5" ] && cat "$DATA/$n.h5" > /dev/null; don
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 T_START=$EPOCHREALTIME
 for run in $(seq 1 "$RUNS"); do
-    echo "pipeline_bench: round $run of $RUNS ($(printf '%.0f' "$(echo "$EPOCHREALTIME - $T_START" | bc)") s so far)"
+    echo "pipeline_bench: round $run of $RUNS ($(awk -v a="$EPOCHREALTIME" -v b="$T_START" 'BEGIN { printf "%.0f", a - b }') s so far)"
     if want ex1; then
         i=$DATA/e1.h5
-        measure ck:ex1      "$run" "$i" $PF1 "$CHUNKCTL" run --quiet --force --memory "$MEMORY" "$PIPES/ex1.json"
+        measure ck:ex1      "$run" "$i" $PF1 "$CHUNKCTL" run --quiet --force --memory "$MEMORY1" "$PIPES/ex1.json"
         measure numpy:ex1   "$run" "$i" $PF1 "$PY" "$PEERS" numpy ex1 "$i"
         measure dask:ex1    "$run" "$i" $PF1 "$PY" "$PEERS" dask ex1 "$i"
         measure verify:e1   "$run" "$i" $PF1 "$CHUNKCTL" verify --quiet --memory "$MEMORY" "$i:/x"
@@ -321,6 +351,8 @@ for run in $(seq 1 "$RUNS"); do
     if want ex2; then
         i=$DATA/e2.h5
         measure ck:ex2      "$run" "$i" $PF2 "$CHUNKCTL" run --quiet --force --memory "$MEMORY" "$PIPES/ex2.json"
+        [ -n "$MEMORY_WIDE" ] &&
+            measure ckwide:ex2 "$run" "$i" $PF2 "$CHUNKCTL" run --quiet --force --memory "$MEMORY_WIDE" "$PIPES/ex2.json"
         measure numpy:ex2   "$run" "$i" $PF2 "$PY" "$PEERS" numpy ex2 "$i"
         measure dask:ex2    "$run" "$i" $PF2 "$PY" "$PEERS" dask ex2 "$i"
         measure verify:e2   "$run" "$i" $PF2 "$CHUNKCTL" verify --quiet --memory "$MEMORY" "$i:/x"
@@ -338,6 +370,8 @@ for run in $(seq 1 "$RUNS"); do
     if want ex4; then
         i=$DATA/e4.h5
         measure ck:ex4      "$run" "$i" $PF4 "$CHUNKCTL" run --quiet --force --memory "$MEMORY" "$PIPES/ex4.json"
+        [ -n "$MEMORY_WIDE" ] &&
+            measure ckwide:ex4 "$run" "$i" $PF4 "$CHUNKCTL" run --quiet --force --memory "$MEMORY_WIDE" "$PIPES/ex4.json"
         measure numpy:ex4   "$run" "$i" $PF4 "$PY" "$PEERS" numpy ex4 "$i"
         measure dask:ex4    "$run" "$i" $PF4 "$PY" "$PEERS" dask ex4 "$i"
         measure verify:e4   "$run" "$i" $PF4 "$CHUNKCTL" verify --quiet --memory "$MEMORY" "$i:/x"
@@ -348,6 +382,12 @@ for run in $(seq 1 "$RUNS"); do
 done
 clean_out
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
+ELAPSED=$(awk -v a="$EPOCHREALTIME" -v b="$T_START" 'BEGIN { printf "%.0f", a - b }')
+declare -p BUILD_INFO DASK3B NOTES LOAD_BEFORE LOAD_AFTER ELAPSED > "$LOG/run.env"
+else    # --report-only: what the measuring run recorded
+    # shellcheck disable=SC1091
+    . "$LOG/run.env"
+fi
 
 # ---------------------------------------------------------------- profiles
 # A chunkctl row more than 2x over its target gets a perf profile.
@@ -363,7 +403,7 @@ if [ "$PERF" = 1 ]; then
         case $ex in ex1|ex3*) i=$DATA/e1.h5 ;; *) i=$DATA/${ex/ex/e}.h5 ;; esac
         prepare "$i" 0
         if perf record -q -g -o "$LOG/perf.$ex.data" -- \
-               "$CHUNKCTL" run --quiet --force --memory "$MEMORY" "$PIPES/$ex.json" > /dev/null 2> "$LOG/perf.$ex.err"; then
+               "$CHUNKCTL" run --quiet --force --memory "$(mem_of "$ex")" "$PIPES/$ex.json" > /dev/null 2> "$LOG/perf.$ex.err"; then
             {
                 printf '@@ %s %s %s\n' "$ex" "$med" "$tgt"
                 perf report -q -i "$LOG/perf.$ex.data" --stdio --no-children -g none \
@@ -387,9 +427,12 @@ fi
     echo "versions	$("$PY" -c 'import sys, numpy, h5py, dask; print(f"Python {sys.version.split()[0]}, NumPy {numpy.__version__}, h5py {h5py.__version__} (HDF5 {h5py.version.hdf5_version}), dask {dask.__version__}")')"
     echo "runs	$RUNS"
     echo "memory	$MEMORY"
+    echo "memory1	$MEMORY1"
+    echo "memory_wide	$MEMORY_WIDE"
+    echo "notes	$NOTES"
     echo "disturbed	$DISTURBED"
     case $MEMSTATE in
-        hot)  echo "memstate	hot: before each sample $PF1 MiB (ex1, ex3), $PF2 MiB (ex2), $PF4 MiB (ex4) written and deleted" ;;
+        hot)  echo "memstate	hot: before each sample $PF1 MiB (ex1, ex3), $PF2 MiB (ex2), $PF4 MiB (ex4) touched and freed by dd (a memory buffer, no file)" ;;
         cold) echo "memstate	cold: $SETTLE s pause before each sample" ;;
         none) echo "memstate	none: no preparation of free memory" ;;
     esac
@@ -401,7 +444,7 @@ fi
     echo "hist4	$H4_LOW $H4_HIGH"
     echo "dask3b	$DASK3B"
     echo "load	$LOAD_BEFORE -> $LOAD_AFTER"
-    echo "elapsed	$(printf '%.0f' "$(echo "$EPOCHREALTIME - $T_START" | bc)")"
+    echo "elapsed	$ELAPSED"
     echo "work	$WORK"
     for n in e1 e2 e4; do [ -f "$DATA/$n.h5" ] && echo "stored:$n	$(stat -c %s "$DATA/$n.h5")"; done
     true
