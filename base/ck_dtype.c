@@ -240,6 +240,36 @@ void ck_dtype_fill(ck_dtype t, void *dst, ck_scalar v, size_t n)
     }
 }
 
+double ck_dtype_load_f64(ck_dtype t, const void *p, size_t i)
+{
+    switch (t) {
+    case CK_BOOL:
+        return ((const uint8_t *)p)[i] != 0;
+    case CK_U8:
+        return ((const uint8_t *)p)[i];
+    case CK_I8:
+        return ((const int8_t *)p)[i];
+    case CK_I16:
+        return ((const int16_t *)p)[i];
+    case CK_U16:
+        return ((const uint16_t *)p)[i];
+    case CK_I32:
+        return ((const int32_t *)p)[i];
+    case CK_U32:
+        return ((const uint32_t *)p)[i];
+    case CK_I64:
+        return (double)((const int64_t *)p)[i];
+    case CK_U64:
+        return (double)((const uint64_t *)p)[i];
+    case CK_F32:
+        return ((const float *)p)[i];
+    case CK_F64:
+        return ((const double *)p)[i];
+    default:
+        return NAN;
+    }
+}
+
 void ck_byteswap(void *p, size_t size, size_t n)
 {
     unsigned char *b = p;

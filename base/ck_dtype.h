@@ -55,6 +55,11 @@ void ck_dtype_convert(ck_dtype dst_t, void *dst, ck_dtype src_t,
  * and bool, .u for unsigned, .f for floats) into dst. */
 void ck_dtype_fill(ck_dtype t, void *dst, ck_scalar v, size_t n);
 
+/* Element i of an array of dtype t, as a double (bool: 0 or 1; NaN for an
+ * invalid dtype).  For per-element loops that mix dtypes, such as
+ * histogram weights; whole runs convert faster with ck_dtype_convert. */
+double ck_dtype_load_f64(ck_dtype t, const void *p, size_t i);
+
 /* Reverses the bytes of n elements of 'size' bytes in place. */
 void ck_byteswap(void *p, size_t size, size_t n);
 

@@ -89,31 +89,7 @@ ck_code ck_hist_check_edges(const double *edges, int n, ck_err *err)
  * edges. */
 static double load(ck_dtype t, const void *p, size_t i)
 {
-    switch (t) {
-    case CK_BOOL:
-    case CK_U8:
-        return ((const uint8_t *)p)[i];
-    case CK_I8:
-        return ((const int8_t *)p)[i];
-    case CK_I16:
-        return ((const int16_t *)p)[i];
-    case CK_U16:
-        return ((const uint16_t *)p)[i];
-    case CK_I32:
-        return ((const int32_t *)p)[i];
-    case CK_U32:
-        return ((const uint32_t *)p)[i];
-    case CK_I64:
-        return (double)((const int64_t *)p)[i];
-    case CK_U64:
-        return (double)((const uint64_t *)p)[i];
-    case CK_F32:
-        return ((const float *)p)[i];
-    case CK_F64:
-        return ((const double *)p)[i];
-    default:
-        return NAN;
-    }
+    return ck_dtype_load_f64(t, p, i);
 }
 
 /* histogramdd's bin of v (numpy/lib/histograms.py, NumPy 1.24):

@@ -22,33 +22,7 @@
 /* The weight of value i as a double (bincount casts weights so). */
 static double weight(const ck_hist_args *a, size_t i)
 {
-    const void *p = a->weights;
-
-    switch (a->wtype) {
-    case CK_BOOL:
-    case CK_U8:
-        return ((const uint8_t *)p)[i];
-    case CK_I8:
-        return ((const int8_t *)p)[i];
-    case CK_I16:
-        return ((const int16_t *)p)[i];
-    case CK_U16:
-        return ((const uint16_t *)p)[i];
-    case CK_I32:
-        return ((const int32_t *)p)[i];
-    case CK_U32:
-        return ((const uint32_t *)p)[i];
-    case CK_I64:
-        return (double)((const int64_t *)p)[i];
-    case CK_U64:
-        return (double)((const uint64_t *)p)[i];
-    case CK_F32:
-        return ((const float *)p)[i];
-    case CK_F64:
-        return ((const double *)p)[i];
-    default:
-        return NAN;
-    }
+    return ck_dtype_load_f64(a->wtype, a->weights, i);
 }
 
 static void add(const ck_hist_args *a, size_t i, int b)
