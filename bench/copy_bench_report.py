@@ -218,6 +218,11 @@ def main(meta_path, samples_path, cmds_path, disturbed_path, results_path):
         for _, k in variants(i):
             if statistics.median(cpu[k]) < 120 and (med[k] > 0.1):
                 notes.append("%s on %s runs on about one core (CPU %.0f%%)." % (k, INPUT_LABEL[i], statistics.median(cpu[k])))
+    if gbs["write:dd"] < 1.5:
+        notes.append("Page-cache writes were slow in this run: the dd write floor ran at %.2f GB/s (%.2f s of system time "
+                     "for 1 GiB; ~3.5 GB/s and ~0.3 s when the VM's memory is hot), so copy's rows are bounded by "
+                     "writing their output; the verify rows show read + decode alone." % (
+                         gbs["write:dd"], statistics.median(sys_["write:dd"])))
     spread = ["%s (max %.2fx median)" % (k, max(v) / med[k]) for k, v in sorted(walls.items())
               if max(v) > 1.3 * med[k] and med[k] > 0.1]
     if spread:
