@@ -85,13 +85,6 @@ ck_code ck_hist_check_edges(const double *edges, int n, ck_err *err)
     return CK_OK;
 }
 
-/* One value as double: what np.searchsorted compares against float64
- * edges. */
-static double load(ck_dtype t, const void *p, size_t i)
-{
-    return ck_dtype_load_f64(t, p, i);
-}
-
 /* histogramdd's bin of v (numpy/lib/histograms.py, NumPy 1.24):
  *   k = searchsorted(edges, v, side='right')   (compared in float64)
  *   k -= (v == edges[-1])                      (compared in the sample's
@@ -148,16 +141,16 @@ void ck_hist2d_accumulate(const ck_hist2d_args *a)
     int f32 = sample_float32(a->tx, a->ty);
 
     for (size_t i = 0; i < a->n; i++) {
-        int bx =
-            bin_of(load(a->tx, a->x, i), a->xedges, a->nx, a->xuniform, f32);
+        int bx = bin_of(ck_dtype_load_f64(a->tx, a->x, i), a->xedges, a->nx,
+                        a->xuniform, f32);
         if (bx < 0)
             continue;
-        int by =
-            bin_of(load(a->ty, a->y, i), a->yedges, a->ny, a->yuniform, f32);
+        int by = bin_of(ck_dtype_load_f64(a->ty, a->y, i), a->yedges, a->ny,
+                        a->yuniform, f32);
         if (by < 0)
             continue;
         a->counts[(size_t)bx * (size_t)a->ny + (size_t)by] +=
-            a->weights ? load(a->wtype, a->weights, i) : 1.0;
+            a->weights ? ck_dtype_load_f64(a->wtype, a->weights, i) : 1.0;
     }
 }
 

@@ -179,6 +179,19 @@ static ck_code parse_args(ck_plan *p, const char *path, const char *where,
     return CK_OK;
 }
 
+/* The args of a step that takes exactly one array: *m is that array. */
+static ck_code one_array(ck_plan *p, const char *path, const char *where,
+                         ck_node *n, const cJSON *step, const ck_node **m,
+                         ck_err *err)
+{
+    CK_TRY(parse_args(p, path, where, n, cJSON_GetObjectItem(step, "args"), 1,
+                      err));
+    if (n->arg[0] < 0)
+        return bad(err, path, where, "args[0]: expected an array");
+    *m = &p->node[n->arg[0]];
+    return CK_OK;
+}
+
 /* Axis list of "axis" (int, list, or absent/null: all) into a bit mask. */
 static ck_code parse_axes(const char *path, const char *where, const cJSON *ax,
                           int ndim, uint32_t *mask, ck_err *err)
@@ -285,11 +298,7 @@ static ck_code parse_reduce(ck_plan *p, const char *path, const char *where,
 
     n->kind = CK_NODE_REDUCE;
     n->red = op;
-    CK_TRY(parse_args(p, path, where, n, cJSON_GetObjectItem(step, "args"), 1,
-                      err));
-    if (n->arg[0] < 0)
-        return bad(err, path, where, "args[0]: expected an array");
-    m = &p->node[n->arg[0]];
+    CK_TRY(one_array(p, path, where, n, step, &m, err));
     CK_TRY(parse_axes(path, where, cJSON_GetObjectItem(step, "axis"), m->ndim,
                       &n->axes, err));
     if ((op == CK_RED_ARGMIN || op == CK_RED_ARGMAX) &&
@@ -330,11 +339,7 @@ static ck_code parse_hist(ck_plan *p, const char *path, const char *where,
     const ck_node *m;
 
     n->kind = CK_NODE_HIST;
-    CK_TRY(parse_args(p, path, where, n, cJSON_GetObjectItem(step, "args"), 1,
-                      err));
-    if (n->arg[0] < 0)
-        return bad(err, path, where, "args[0]: expected an array");
-    m = &p->node[n->arg[0]];
+    CK_TRY(one_array(p, path, where, n, step, &m, err));
     if (edges && (bins || range))
         return bad(err, path, where,
                    "give \"edges\", or \"bins\" and \"range\", not both");
@@ -430,11 +435,7 @@ static ck_code parse_slice(ck_plan *p, const char *path, const char *where,
     int d = 0, k = 0;
 
     n->kind = CK_NODE_SLICE;
-    CK_TRY(parse_args(p, path, where, n, cJSON_GetObjectItem(step, "args"), 1,
-                      err));
-    if (n->arg[0] < 0)
-        return bad(err, path, where, "args[0]: expected an array");
-    m = &p->node[n->arg[0]];
+    CK_TRY(one_array(p, path, where, n, step, &m, err));
     if (!cJSON_IsArray(idx))
         return bad(err, path, where,
                    "index: expected a list with, per axis, [start, stop, "
@@ -510,11 +511,7 @@ static ck_code parse_transpose(ck_plan *p, const char *path, const char *where,
     int seen[CK_MAX_DIMS] = {0}, k = 0;
 
     n->kind = CK_NODE_TRANSPOSE;
-    CK_TRY(parse_args(p, path, where, n, cJSON_GetObjectItem(step, "args"), 1,
-                      err));
-    if (n->arg[0] < 0)
-        return bad(err, path, where, "args[0]: expected an array");
-    m = &p->node[n->arg[0]];
+    CK_TRY(one_array(p, path, where, n, step, &m, err));
     if (axes && !cJSON_IsNull(axes)) {
         if (!cJSON_IsArray(axes) || cJSON_GetArraySize(axes) != m->ndim)
             return bad(err, path, where,
@@ -577,10 +574,7 @@ static ck_code parse_reshape(ck_plan *p, const char *path, const char *where,
     int free_axis = -1;
 
     n->kind = CK_NODE_RESHAPE;
-    CK_TRY(parse_args(p, path, where, n, cJSON_GetObjectItem(step, "args"), 1,
-                      err));
-    if (!(m = array_arg(p, n, 0)))
-        return bad(err, path, where, "args[0]: expected an array");
+    CK_TRY(one_array(p, path, where, n, step, &m, err));
     CK_TRY(int_list(path, where, "shape", cJSON_GetObjectItem(step, "shape"),
                     n->shape, &n->ndim, 1, err));
     for (int d = 0; d < m->ndim; d++)
@@ -629,10 +623,7 @@ static ck_code parse_rechunk(ck_plan *p, const char *path, const char *where,
     int nd;
 
     n->kind = CK_NODE_RECHUNK;
-    CK_TRY(parse_args(p, path, where, n, cJSON_GetObjectItem(step, "args"), 1,
-                      err));
-    if (!(m = array_arg(p, n, 0)))
-        return bad(err, path, where, "args[0]: expected an array");
+    CK_TRY(one_array(p, path, where, n, step, &m, err));
     CK_TRY(int_list(path, where, "chunks", cJSON_GetObjectItem(step, "chunks"),
                     n->chunks, &nd, 0, err));
     if (nd != m->ndim)
