@@ -15,7 +15,7 @@
 #include "base/ck_err.h"
 #include "base/ck_grid.h"
 
-#define CK_BACKEND_ABI 2 /* bump when a slot is added */
+#define CK_BACKEND_ABI 3 /* bump when a slot is added */
 
 typedef struct ck_be_ctx ck_be_ctx;
 
@@ -135,6 +135,76 @@ typedef struct ck_hist_args {
     double *counts;
 } ck_hist_args;
 
+/* ---- dense linear algebra (used by ops/linalg.h and ops/glm.h) ----
+ * Matrices are float64 unless a slot says otherwise.  gemm and syrk take
+ * C-order (row-major) matrices, as blocks of arrays are; the LAPACK-style
+ * factorisations take column-major ("Fortran order") matrices, which is
+ * what ops/linalg hands them. */
+
+/* c = alpha * op(a) * op(b) + beta * c, all row-major; op(a) is m x k,
+ * op(b) k x n, c m x n; ld* are row strides in elements.  dtype CK_F64 or
+ * CK_F32 (all three matrices in it; alpha and beta as given). */
+typedef struct ck_gemm_args {
+    ck_dtype dtype;
+    int trans_a, trans_b;
+    int64_t m, n, k;
+    double alpha, beta;
+    const void *a;
+    int64_t lda;
+    const void *b;
+    int64_t ldb;
+    void *c;
+    int64_t ldc;
+} ck_gemm_args;
+
+/* c = alpha * a^T a + beta * c for row-major a (k x n, row stride lda)
+ * and c (n x n, row stride ldc); both triangles of c are written. */
+typedef struct ck_syrk_args {
+    int64_t n, k;
+    double alpha, beta;
+    const double *a;
+    int64_t lda;
+    double *c;
+    int64_t ldc;
+} ck_syrk_args;
+
+/* Column-major a (m x n, m >= n, leading dimension lda) is factored as
+ * a = Q R: R (n x n, upper triangular, zeros below) goes to r (leading
+ * dimension ldr); when want_q, a is overwritten with Q's first n columns. */
+typedef struct ck_qr_args {
+    int64_t m, n;
+    double *a;
+    int64_t lda;
+    double *r;
+    int64_t ldr;
+    int want_q;
+} ck_qr_args;
+
+/* Thin SVD of column-major a (m x n, destroyed): s gets min(m, n) values
+ * in decreasing order, u (m x min, ldu) and vt (min x n, ldvt) the vectors,
+ * column-major. */
+typedef struct ck_svd_args {
+    int64_t m, n;
+    double *a;
+    int64_t lda;
+    double *s;
+    double *u;
+    int64_t ldu;
+    double *vt;
+    int64_t ldvt;
+} ck_svd_args;
+
+/* Solves a x = b for symmetric positive definite a (n x n, destroyed) and
+ * nrhs right-hand sides in b (n x nrhs column-major, overwritten with x).
+ * *not_pd is set to the 1-based order of the leading minor that is not
+ * positive definite (0: it solved). */
+typedef struct ck_posv_args {
+    int64_t n, nrhs;
+    double *a;
+    double *b;
+    int not_pd;
+} ck_posv_args;
+
 typedef struct ck_be_opts {
     int threads; /* 0: all cores */
 } ck_be_opts;
@@ -147,6 +217,11 @@ typedef struct ck_backend {
     ck_code (*ew)(ck_be_ctx *ctx, const ck_ew_args *a, ck_err *err);
     ck_code (*reduce)(ck_be_ctx *ctx, const ck_red_args *a, ck_err *err);
     ck_code (*hist)(ck_be_ctx *ctx, const ck_hist_args *a, ck_err *err);
+    ck_code (*gemm)(ck_be_ctx *ctx, const ck_gemm_args *a, ck_err *err);
+    ck_code (*syrk)(ck_be_ctx *ctx, const ck_syrk_args *a, ck_err *err);
+    ck_code (*qr)(ck_be_ctx *ctx, const ck_qr_args *a, ck_err *err);
+    ck_code (*svd)(ck_be_ctx *ctx, const ck_svd_args *a, ck_err *err);
+    ck_code (*posv)(ck_be_ctx *ctx, ck_posv_args *a, ck_err *err);
 } ck_backend;
 
 /* A backend table with its open context: what ops/ is handed. */

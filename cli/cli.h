@@ -57,6 +57,11 @@ ck_code cli_run_onestep(const char *label, const char *step, const char *json,
                         const char *out, cli_common *c, int print_json,
                         ck_err *err);
 
+/* Parses pipeline text doc and runs it; results of its "print" list go
+ * to *res (the caller releases them).  Errors name label. */
+ck_code cli_run_doc(const char *label, const char *doc, cli_common *c,
+                    struct ck_results *res, ck_err *err);
+
 /* Prints usage text for a command to stdout. */
 typedef struct cmd_help {
     const char *usage;
@@ -71,6 +76,9 @@ ck_code cmd_run(int argc, char **argv, cli_common *c, ck_err *err);
 ck_code cmd_plan(int argc, char **argv, cli_common *c, ck_err *err);
 ck_code cmd_reduce(int argc, char **argv, cli_common *c, ck_err *err);
 ck_code cmd_histogram(int argc, char **argv, cli_common *c, ck_err *err);
+ck_code cmd_svd(int argc, char **argv, cli_common *c, ck_err *err);
+ck_code cmd_glm_fit(int argc, char **argv, cli_common *c, ck_err *err);
+ck_code cmd_glm_predict(int argc, char **argv, cli_common *c, ck_err *err);
 /* Any pipeline op as a command (argv[0] is the op's name). */
 ck_code cmd_op(int argc, char **argv, cli_common *c, ck_err *err);
 

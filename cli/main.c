@@ -33,6 +33,9 @@ static const struct cmd commands[] = {
     {"plan", cmd_plan, "validate a pipeline and show its plan"},
     {"reduce", cmd_reduce, "one reduction (sum, mean, std, ...) of an array"},
     {"histogram", cmd_histogram, "numpy.histogram of an array"},
+    {"svd", cmd_svd, "SVD of a 2-D array: exact (TSQR) or randomized"},
+    {"glm-fit", cmd_glm_fit, "fit a GLM (logistic, normal, poisson)"},
+    {"glm-predict", cmd_glm_predict, "predictions of a fitted GLM"},
 };
 
 static void usage(FILE *f)
@@ -41,7 +44,7 @@ static void usage(FILE *f)
                "Batch work on chunked arrays in HDF5 files and Zarr stores, "
                "out of core.\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+        fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\nArrays are named PATH[:DATASET], e.g. data.h5:/group/x, "
                "store.zarr.\n"
                "Every pipeline op is a command too: chunkctl OP ARGS... (run "

@@ -48,14 +48,35 @@ static void tidy(ck_err *err, const char *label)
                     strlen(at + strlen(parts[i])) + 1);
 }
 
+ck_code cli_run_doc(const char *label, const char *doc, cli_common *c,
+                    ck_results *res, ck_err *err)
+{
+    ck_plan *p = NULL;
+    ck_exec_opts o = {0};
+    ck_code rc;
+
+    if ((rc = ck_plan_parse(label, doc, &p, err)) != CK_OK) {
+        tidy(err, label);
+        return rc;
+    }
+    o.memory = c->memory;
+    o.threads = c->threads;
+    o.force = c->force;
+    o.backend = "cpu";
+    cli_progress_begin(c, label);
+    o.progress = c->progress;
+    rc = ck_exec_run(p, &o, res, err);
+    cli_progress_end(c);
+    ck_plan_free(p);
+    return rc;
+}
+
 ck_code cli_run_onestep(const char *label, const char *step, const char *json,
                         const char *out, cli_common *c, int print_json,
                         ck_err *err)
 {
     size_t n = strlen(json) + (out ? strlen(out) * 2 : 0) + strlen(step) + 128;
     char *doc = malloc(n);
-    ck_plan *p = NULL;
-    ck_exec_opts o = {0};
     ck_results res = {0};
     ck_code rc;
 
@@ -72,23 +93,10 @@ ck_code cli_run_onestep(const char *label, const char *step, const char *json,
         cli_json_str(doc, n, step);
         strcat(doc, "]}");
     }
-    rc = ck_plan_parse(label, doc, &p, err);
+    rc = cli_run_doc(label, doc, c, &res, err);
     free(doc);
-    if (rc != CK_OK) {
-        tidy(err, label);
-        return rc;
-    }
-    o.memory = c->memory;
-    o.threads = c->threads;
-    o.force = c->force;
-    o.backend = "cpu";
-    cli_progress_begin(c, label);
-    o.progress = c->progress;
-    rc = ck_exec_run(p, &o, &res, err);
-    cli_progress_end(c);
     if (rc == CK_OK)
         cli_print_results(&res, print_json);
     ck_results_release(&res);
-    ck_plan_free(p);
     return rc;
 }

@@ -537,6 +537,109 @@ ck_code ck_store_copy_attrs(ck_store *src, const char *src_name, ck_store *dst,
     return rc;
 }
 
+/* 1 if s is well-formed UTF-8 (no overlongs, surrogates or code points
+ * past U+10FFFF): h5py and Python's json decode attribute names and
+ * strings as UTF-8 and fail on anything else. */
+static int utf8_ok(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+
+    while (*p) {
+        unsigned c = *p++, n, cp;
+        if (c < 0x80)
+            continue;
+        if (c >= 0xc2 && c <= 0xdf)
+            n = 1, cp = c & 0x1f;
+        else if (c >= 0xe0 && c <= 0xef)
+            n = 2, cp = c & 0x0f;
+        else if (c >= 0xf0 && c <= 0xf4)
+            n = 3, cp = c & 0x07;
+        else
+            return 0;
+        for (unsigned i = 0; i < n; i++, p++) {
+            if ((*p & 0xc0) != 0x80)
+                return 0;
+            cp = cp << 6 | (*p & 0x3f);
+        }
+        if ((n == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+            (n == 3 && (cp < 0x10000 || cp > 0x10ffff)))
+            return 0;
+    }
+    return 1;
+}
+
+/* Checks what set_attr and get_attr share and normalises name into norm
+ * ("/", "/g/x": a leading '/', no trailing one), as ck_array_open does. */
+static ck_code attr_args(ck_store *s, const char *name, const char *key,
+                         char *norm, size_t n, ck_err *err)
+{
+    size_t len;
+
+    if (s->committed)
+        return ck_err_set(err, CK_EUSAGE,
+                          "%s: attributes after commit (only close is left)",
+                          s->path);
+    if (!key || !*key || !utf8_ok(key))
+        return ck_err_set(err, CK_EUSAGE,
+                          "%s: attribute name empty or not UTF-8", s->path);
+    if (!name || !*name)
+        name = "/";
+    if (snprintf(norm, n, "%s%s", name[0] == '/' ? "" : "/", name) >= (int)n)
+        return ck_err_set(err, CK_EUSAGE, "%s: object name too long: '%s'",
+                          s->path, name);
+    len = strlen(norm);
+    while (len > 1 && norm[len - 1] == '/')
+        norm[--len] = '\0';
+    return CK_OK;
+}
+
+ck_code ck_store_set_attr(ck_store *s, const char *name, const char *key,
+                          const ck_attr *v, ck_err *err)
+{
+    char norm[512];
+
+    CK_TRY(attr_args(s, name, key, norm, sizeof norm, err));
+    if (!s->writing)
+        return ck_err_set(err, CK_EUSAGE,
+                          "%s: opened read-only; attributes are set on a "
+                          "store being written",
+                          s->path);
+    switch (v->kind) {
+    case CK_ATTR_STR:
+        if (memchr(v->str, '\0', sizeof v->str) == NULL)
+            return ck_err_set(err, CK_EUSAGE,
+                              "%s:%s: attribute '%s': string longer than "
+                              "%zu bytes",
+                              s->path, norm, key, sizeof v->str - 1);
+        if (!utf8_ok(v->str))
+            return ck_err_set(err, CK_EUSAGE,
+                              "%s:%s: attribute '%s': string is not UTF-8",
+                              s->path, norm, key);
+        break;
+    case CK_ATTR_F64:
+    case CK_ATTR_I64:
+        break;
+    default:
+        return ck_err_set(err, CK_EUSAGE,
+                          "%s:%s: attribute '%s': unknown kind %d", s->path,
+                          norm, key, (int)v->kind);
+    }
+    return s->ops->set_attr(s, norm, key, v, err);
+}
+
+ck_code ck_store_get_attr(ck_store *s, const char *name, const char *key,
+                          ck_attr *v, ck_err *err)
+{
+    char norm[512];
+    ck_attr got;
+
+    CK_TRY(attr_args(s, name, key, norm, sizeof norm, err));
+    memset(&got, 0, sizeof got);
+    CK_TRY(s->ops->get_attr(s, norm, key, &got, err));
+    *v = got;
+    return CK_OK;
+}
+
 ck_code ck_store_commit(ck_store *s, ck_err *err)
 {
     char old[PATH_MAX + 32];

@@ -158,6 +158,51 @@ ck_code ck_array_write_chunk(ck_array *a, const int64_t *coords,
  * hold are skipped with a note. */
 ck_code ck_store_copy_attrs(ck_store *src, const char *src_name, ck_store *dst,
                             const char *dst_name, ck_err *err);
+
+/* One attribute value: what a fitted model's metadata needs (a name, a
+ * count, a flag, a number), not all that HDF5 or JSON can hold. */
+typedef enum ck_attr_kind {
+    CK_ATTR_STR, /* str: UTF-8, NUL-terminated, at most 255 bytes */
+    CK_ATTR_F64, /* f64 */
+    CK_ATTR_I64, /* i64 */
+} ck_attr_kind;
+
+typedef struct ck_attr {
+    ck_attr_kind kind;
+    double f64;
+    int64_t i64;
+    char str[256];
+} ck_attr;
+
+/* Sets attribute 'key' of object 'name' ("/" or "" the root group, or a
+ * group or array such as "/coef") in a store being written, before
+ * ck_store_commit; an existing 'key' is replaced, whatever its type.
+ * HDF5: a scalar attribute, STR a variable-length UTF-8 string (h5py reads
+ * str), F64 little-endian float64, I64 little-endian int64.  Zarr: one
+ * member of that object's .zattrs (created if absent), other members kept
+ * as they are written; STR a JSON string in ASCII (\u escapes: zarr-python
+ * 2 reads .zattrs as ASCII), I64 an integer literal, F64 a literal with a
+ * '.' or an exponent ("1.0", so Python reads a float) or, as zarr-python
+ * writes them, NaN, Infinity, -Infinity.  CK_EUSAGE for a
+ * store opened read-only or committed, an empty key, key or string not
+ * valid UTF-8, or a string not NUL-terminated within str[]; CK_EFORMAT
+ * when 'name' is not there. */
+ck_code ck_store_set_attr(ck_store *s, const char *name, const char *key,
+                          const ck_attr *v, ck_err *err);
+
+/* Reads attribute 'key' of object 'name' into *v (opened stores and stores
+ * being written alike).  CK_EFORMAT "PATH:NAME: no attribute 'key'" when
+ * it is absent, and naming the object when that is absent.  HDF5: one
+ * value (scalar, or an array of one element); integers (signed, or
+ * unsigned up to INT64_MAX) and h5py's bool read as I64, floats as F64,
+ * strings of any length, padding and character set as STR.  Zarr (JSON):
+ * an integer literal is I64, a literal with a fraction or exponent and
+ * NaN/Infinity/-Infinity are F64, true/false I64 1/0, a string STR.
+ * CK_ENOTSUP for other values (arrays, objects, null, compounds), integers
+ * outside int64 and strings longer than 255 bytes. */
+ck_code ck_store_get_attr(ck_store *s, const char *name, const char *key,
+                          ck_attr *v, ck_err *err);
+
 /* Removes the temporary files of every store still being written.  For a
  * signal handler on SIGINT/SIGTERM, just before the process dies: the lists
  * it walks are fixed arrays, it takes no lock and allocates nothing

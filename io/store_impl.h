@@ -60,6 +60,14 @@ struct ck_store_ops {
     /* Sets attributes from the text of one JSON object. */
     ck_code (*set_attrs)(ck_store *s, const char *name, const char *json,
                          ck_err *err);
+    /* One attribute of a group or array; 'name' normalised, 'key' and
+     * 'v' checked by io/store.c (see ck_store_set_attr, _get_attr).  They
+     * are typed, unlike get_attrs/set_attrs, whose JSON cannot tell a
+     * float 1.0 from an integer 1 nor keep 64-bit integers exact. */
+    ck_code (*set_attr)(ck_store *s, const char *name, const char *key,
+                        const ck_attr *v, ck_err *err);
+    ck_code (*get_attr)(ck_store *s, const char *name, const char *key,
+                        ck_attr *v, ck_err *err);
     /* Makes everything durable at s->tmp (HDF5: close the file) before
      * the rename. */
     ck_code (*flush)(ck_store *s, ck_err *err);

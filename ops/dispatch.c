@@ -4,6 +4,7 @@
  */
 #include "ops/ew.h"
 #include "ops/hist.h"
+#include "ops/linalg.h"
 #include "ops/reduce.h"
 
 ck_code ck_op_ew(const ck_be *be, const ck_ew_args *a, ck_err *err)
@@ -25,4 +26,39 @@ ck_code ck_op_hist(const ck_be *be, const ck_hist_args *a, ck_err *err)
     if (be->table->hist)
         return be->table->hist(be->ctx, a, err);
     return ck_backend_cpu.hist(be->cpu_ctx, a, err);
+}
+
+ck_code ck_op_gemm(const ck_be *be, const ck_gemm_args *a, ck_err *err)
+{
+    if (be->table->gemm)
+        return be->table->gemm(be->ctx, a, err);
+    return ck_backend_cpu.gemm(be->cpu_ctx, a, err);
+}
+
+ck_code ck_op_syrk(const ck_be *be, const ck_syrk_args *a, ck_err *err)
+{
+    if (be->table->syrk)
+        return be->table->syrk(be->ctx, a, err);
+    return ck_backend_cpu.syrk(be->cpu_ctx, a, err);
+}
+
+ck_code ck_op_qr(const ck_be *be, const ck_qr_args *a, ck_err *err)
+{
+    if (be->table->qr)
+        return be->table->qr(be->ctx, a, err);
+    return ck_backend_cpu.qr(be->cpu_ctx, a, err);
+}
+
+ck_code ck_op_svd(const ck_be *be, const ck_svd_args *a, ck_err *err)
+{
+    if (be->table->svd)
+        return be->table->svd(be->ctx, a, err);
+    return ck_backend_cpu.svd(be->cpu_ctx, a, err);
+}
+
+ck_code ck_op_posv(const ck_be *be, ck_posv_args *a, ck_err *err)
+{
+    if (be->table->posv)
+        return be->table->posv(be->ctx, a, err);
+    return ck_backend_cpu.posv(be->cpu_ctx, a, err);
 }

@@ -17,24 +17,11 @@
 #include "ops/ew.h"
 #include "ops/hist.h"
 #include "ops/reduce.h"
+#include "pipelines/exec_impl.h"
 #include "pipelines/gen.h"
 #include "pipelines/stream.h"
 
-typedef struct xnode {
-    ck_store *store; /* inputs */
-    ck_array *arr;
-    void *mem; /* reductions and histograms: the result, dtype, C order */
-} xnode;
-
-typedef struct xrun {
-    ck_plan *p; /* the executor's copy: a mask's length is set when known */
-    const ck_exec_opts *o;
-    ck_be be;
-    ck_budget budget;
-    xnode x[CK_MAX_NODES];
-} xrun;
-
-static int64_t nelem(int nd, const int64_t *shape)
+int64_t ck_exec_nelem(int nd, const int64_t *shape)
 {
     int64_t n = 1;
     for (int d = 0; d < nd; d++)
@@ -42,7 +29,7 @@ static int64_t nelem(int nd, const int64_t *shape)
     return n;
 }
 
-static size_t al(size_t n)
+size_t ck_exec_al(size_t n)
 {
     return (n + 63) & ~(size_t)63;
 }
@@ -67,8 +54,7 @@ static size_t reshape_span(const ck_plan *p, const ck_node *nd, size_t n)
     return (size_t)(span + 2 * inner);
 }
 
-/* Arena bytes that evaluating a box of n elements of node i needs. */
-static size_t eval_bytes(const xrun *r, int i, size_t n)
+size_t ck_exec_eval_bytes(const xrun *r, int i, size_t n)
 {
     const ck_node *nd = &r->p->node[i];
     size_t b = 0;
@@ -78,7 +64,8 @@ static size_t eval_bytes(const xrun *r, int i, size_t n)
         return ck_array_region_scratch_bytes(r->x[i].arr) + 256;
     case CK_NODE_ASTYPE: {
         const ck_node *m = &r->p->node[nd->arg[0]];
-        return al(n * ck_dtype_size(m->dtype)) + eval_bytes(r, nd->arg[0], n);
+        return ck_exec_al(n * ck_dtype_size(m->dtype)) +
+               ck_exec_eval_bytes(r, nd->arg[0], n);
     }
     case CK_NODE_EW:
         /* per array operand: its values, their conversion to the compute
@@ -90,43 +77,49 @@ static size_t eval_bytes(const xrun *r, int i, size_t n)
             b += 128;
             if (!m)
                 continue;
-            b += al(n * ck_dtype_size(m->dtype)) + eval_bytes(r, nd->arg[k], n);
+            b += ck_exec_al(n * ck_dtype_size(m->dtype)) +
+                 ck_exec_eval_bytes(r, nd->arg[k], n);
             if (m->dtype != nd->compute)
-                b += al(n * csz);
+                b += ck_exec_al(n * csz);
             if (m->ndim != nd->ndim ||
                 memcmp(m->shape, nd->shape, sizeof(int64_t) * (size_t)m->ndim))
-                b += al(n * csz);
+                b += ck_exec_al(n * csz);
         }
         return b;
     case CK_NODE_TRANSPOSE:
-        return al(n * ck_dtype_size(nd->dtype)) + eval_bytes(r, nd->arg[0], n);
+        return ck_exec_al(n * ck_dtype_size(nd->dtype)) +
+               ck_exec_eval_bytes(r, nd->arg[0], n);
     case CK_NODE_RECHUNK:
-        return eval_bytes(r, nd->arg[0], n);
+        return ck_exec_eval_bytes(r, nd->arg[0], n);
+    case CK_NODE_MATMUL:
+    case CK_NODE_PART:
+    case CK_NODE_PREDICT:
+        return ck_exec_linalg_bytes(r, i, n);
     case CK_NODE_RANDOM:
-        return al((size_t)(nd->ndim ? nd->shape[nd->ndim - 1] : 1) * 8);
+        return ck_exec_al((size_t)(nd->ndim ? nd->shape[nd->ndim - 1] : 1) * 8);
     case CK_NODE_CONCAT: {
         size_t most = 0;
         for (int k = 0; k < nd->nargs; k++) {
-            size_t e = eval_bytes(r, nd->arg[k], n);
+            size_t e = ck_exec_eval_bytes(r, nd->arg[k], n);
             most = e > most ? e : most;
         }
-        return 2 * al(n * 8) + most;
+        return 2 * ck_exec_al(n * 8) + most;
     }
     case CK_NODE_RESHAPE: {
         size_t span = reshape_span(r->p, nd, n);
-        return al(span * ck_dtype_size(nd->dtype)) +
-               eval_bytes(r, nd->arg[0], span);
+        return ck_exec_al(span * ck_dtype_size(nd->dtype)) +
+               ck_exec_eval_bytes(r, nd->arg[0], span);
     }
     case CK_NODE_SLICE: {
         /* A strided box of anything but an input is evaluated whole over
          * its bounding box, then subsampled. */
         size_t span = n;
         if (r->p->node[nd->arg[0]].kind == CK_NODE_INPUT)
-            return eval_bytes(r, nd->arg[0], n);
+            return ck_exec_eval_bytes(r, nd->arg[0], n);
         for (int d = 0; d < r->p->node[nd->arg[0]].ndim; d++)
             span *= (size_t)nd->sl_step[d];
-        return al(span * ck_dtype_size(nd->dtype)) +
-               eval_bytes(r, nd->arg[0], span);
+        return ck_exec_al(span * ck_dtype_size(nd->dtype)) +
+               ck_exec_eval_bytes(r, nd->arg[0], span);
     }
     default:
         return 64;
@@ -213,13 +206,10 @@ static void permute(int nd, size_t esz, void *dst, const int64_t *shape,
     }
 }
 
-static ck_code no_room(ck_err *err)
+ck_code ck_exec_no_room(ck_err *err)
 {
     return ck_err_set(err, CK_ENOMEM, "run: scratch arena too small");
 }
-
-static ck_code eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
-                    void *dst, ck_arena *a, ck_err *err);
 
 /* concatenate/stack: each operand's part of the box, converted to the
  * result dtype, placed at its offset along the axis. */
@@ -249,12 +239,12 @@ static ck_code eval_concat(xrun *r, const ck_node *nd, const int64_t *start,
                 msh[j++] = box[d];
             }
             doff[ax] = lo - start[ax];
-            size_t mn = (size_t)nelem(m->ndim, msh);
+            size_t mn = (size_t)ck_exec_nelem(m->ndim, msh);
             void *v = ck_arena_alloc(a, mn * ck_dtype_size(m->dtype));
             void *c = m->dtype == nd->dtype ? v : ck_arena_alloc(a, mn * esz);
             if (!v || !c)
-                return no_room(err);
-            CK_TRY(eval(r, nd->arg[k], ms, msh, v, a, err));
+                return ck_exec_no_room(err);
+            CK_TRY(ck_exec_eval(r, nd->arg[k], ms, msh, v, a, err));
             if (c != v)
                 ck_dtype_convert(nd->dtype, c, m->dtype, v, mn);
             ck_box_copy(nd->ndim, esz, dst, shape, doff, c, box, zero, NULL,
@@ -292,10 +282,10 @@ static ck_code eval_reshape(xrun *r, const ck_node *nd, const int64_t *start,
         sst[0] = r0;
         ss[0] = r1 - r0 + 1;
     }
-    void *slab = ck_arena_alloc(a, (size_t)nelem(m->ndim, ss) * esz);
+    void *slab = ck_arena_alloc(a, (size_t)ck_exec_nelem(m->ndim, ss) * esz);
     if (!slab)
-        return no_room(err);
-    CK_TRY(eval(r, nd->arg[0], sst, ss, slab, a, err));
+        return ck_exec_no_room(err);
+    CK_TRY(ck_exec_eval(r, nd->arg[0], sst, ss, slab, a, err));
     for (;;) {
         int64_t l = 0;
         for (int d = 0; d < nd_; d++)
@@ -315,13 +305,11 @@ static ck_code eval_reshape(xrun *r, const ck_node *nd, const int64_t *start,
     return CK_OK;
 }
 
-/* Evaluates node i over the box start[]/shape[] (its own coordinates) into
- * dst, in the node's dtype, C order. */
-static ck_code eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
-                    void *dst, ck_arena *a, ck_err *err)
+ck_code ck_exec_eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
+                     void *dst, ck_arena *a, ck_err *err)
 {
     const ck_node *nd = &r->p->node[i];
-    size_t n = (size_t)nelem(nd->ndim, shape);
+    size_t n = (size_t)ck_exec_nelem(nd->ndim, shape);
 
     switch (nd->kind) {
     case CK_NODE_INPUT: {
@@ -341,18 +329,25 @@ static ck_code eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
         return CK_OK;
     }
     case CK_NODE_RECHUNK:
-        return eval(r, nd->arg[0], start, shape, dst, a, err);
+        return ck_exec_eval(r, nd->arg[0], start, shape, dst, a, err);
     case CK_NODE_RANDOM: {
         double *row = ck_arena_alloc(
             a, sizeof(double) * (size_t)(nd->ndim ? shape[nd->ndim - 1] : 1));
         if (!row)
-            return no_room(err);
+            return ck_exec_no_room(err);
         ck_gen_box((ck_dist)nd->dist, nd->ra, nd->rb, nd->seed, nd->dtype,
                    nd->ndim, nd->shape, start, shape, shape, dst, row);
         return CK_OK;
     }
     case CK_NODE_CONCAT:
         return eval_concat(r, nd, start, shape, dst, a, err);
+    case CK_NODE_MATMUL:
+    case CK_NODE_PART:
+    case CK_NODE_PREDICT:
+        return ck_exec_linalg_eval(r, i, start, shape, dst, a, err);
+    case CK_NODE_SVD:
+    case CK_NODE_GLM:
+        break; /* only their parts are evaluated */
     case CK_NODE_RESHAPE:
         return eval_reshape(r, nd, start, shape, dst, a, err);
     case CK_NODE_TRANSPOSE: {
@@ -360,12 +355,12 @@ static ck_code eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
         int64_t ist[CK_MAX_DIMS], ish[CK_MAX_DIMS];
         void *tmp = ck_arena_alloc(a, n * ck_dtype_size(m->dtype));
         if (!tmp)
-            return no_room(err);
+            return ck_exec_no_room(err);
         for (int k = 0; k < nd->ndim; k++) {
             ist[nd->perm[k]] = start[k];
             ish[nd->perm[k]] = shape[k];
         }
-        CK_TRY(eval(r, nd->arg[0], ist, ish, tmp, a, err));
+        CK_TRY(ck_exec_eval(r, nd->arg[0], ist, ish, tmp, a, err));
         permute(nd->ndim, ck_dtype_size(nd->dtype), dst, shape, tmp, ish,
                 nd->perm);
         return CK_OK;
@@ -390,10 +385,11 @@ static ck_code eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
             return ck_array_read_region(r->x[nd->arg[0]].arr, ist, stop, istep,
                                         nd->dtype, dst, NULL, a, err);
         }
-        void *tmp = ck_arena_alloc(a, (size_t)nelem(m->ndim, bsh) * esz);
+        void *tmp =
+            ck_arena_alloc(a, (size_t)ck_exec_nelem(m->ndim, bsh) * esz);
         if (!tmp)
-            return no_room(err);
-        CK_TRY(eval(r, nd->arg[0], ist, bsh, tmp, a, err));
+            return ck_exec_no_room(err);
+        CK_TRY(ck_exec_eval(r, nd->arg[0], ist, bsh, tmp, a, err));
         ck_box_copy(m->ndim, esz, dst, ish, zero, tmp, bsh, zero, istep, ish);
         return CK_OK;
     }
@@ -401,8 +397,8 @@ static ck_code eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
         const ck_node *m = &r->p->node[nd->arg[0]];
         void *tmp = ck_arena_alloc(a, n * ck_dtype_size(m->dtype));
         if (!tmp)
-            return no_room(err);
-        CK_TRY(eval(r, nd->arg[0], start, shape, tmp, a, err));
+            return ck_exec_no_room(err);
+        CK_TRY(ck_exec_eval(r, nd->arg[0], start, shape, tmp, a, err));
         ck_dtype_convert(nd->dtype, dst, m->dtype, tmp, n);
         return CK_OK;
     }
@@ -420,7 +416,7 @@ static ck_code eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
             if (nd->arg[k] < 0) {
                 void *s = ck_arena_alloc(a, 8);
                 if (!s)
-                    return no_room(err);
+                    return ck_exec_no_room(err);
                 if (nd->scalar_t[k] == CK_F64)
                     ck_dtype_convert(want, s, CK_F64, &nd->scalar[k], 1);
                 else {
@@ -439,15 +435,15 @@ static ck_code eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
                 ms[d] = bc ? 0 : start[d + off];
                 msh[d] = bc ? 1 : shape[d + off];
             }
-            size_t mn = (size_t)nelem(m->ndim, msh);
+            size_t mn = (size_t)ck_exec_nelem(m->ndim, msh);
             void *v = ck_arena_alloc(a, mn * ck_dtype_size(m->dtype));
             if (!v)
-                return no_room(err);
-            CK_TRY(eval(r, nd->arg[k], ms, msh, v, a, err));
+                return ck_exec_no_room(err);
+            CK_TRY(ck_exec_eval(r, nd->arg[k], ms, msh, v, a, err));
             if (m->dtype != want) {
                 void *c = ck_arena_alloc(a, mn * wsz);
                 if (!c)
-                    return no_room(err);
+                    return ck_exec_no_room(err);
                 ck_dtype_convert(want, c, m->dtype, v, mn);
                 v = c;
             }
@@ -459,7 +455,7 @@ static ck_code eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
                 int64_t full[CK_MAX_DIMS];
                 void *e = ck_arena_alloc(a, n * wsz);
                 if (!e)
-                    return no_room(err);
+                    return ck_exec_no_room(err);
                 for (int d = 0; d < nd->ndim; d++)
                     full[d] = d < off ? 1 : msh[d - off];
                 expand(nd->ndim, wsz, e, shape, v, full);
@@ -514,8 +510,8 @@ static ck_code fold_chunk(fold *f, const ck_chunk *c, ck_arena *a, ck_err *err)
     void *buf = ck_arena_alloc(a, n * ck_dtype_size(m->dtype));
 
     if (!buf)
-        return no_room(err);
-    CK_TRY(eval(r, f->operand, c->start, c->shape, buf, a, err));
+        return ck_exec_no_room(err);
+    CK_TRY(ck_exec_eval(r, f->operand, c->start, c->shape, buf, a, err));
     if (nd->kind == CK_NODE_MASK) {
         /* part: the count, then the selected values in C order */
         size_t esz = ck_dtype_size(m->dtype);
@@ -523,8 +519,8 @@ static ck_code fold_chunk(fold *f, const ck_chunk *c, ck_arena *a, ck_err *err)
         char *o = (char *)part + 64;
         int64_t cnt = 0;
         if (!cond)
-            return no_room(err);
-        CK_TRY(eval(r, nd->arg[1], c->start, c->shape, cond, a, err));
+            return ck_exec_no_room(err);
+        CK_TRY(ck_exec_eval(r, nd->arg[1], c->start, c->shape, cond, a, err));
         for (size_t k = 0; k < n; k++)
             if (cond[k])
                 memcpy(o + (size_t)cnt++ * esz, (char *)buf + k * esz, esz);
@@ -534,7 +530,7 @@ static ck_code fold_chunk(fold *f, const ck_chunk *c, ck_arena *a, ck_err *err)
     if (nd->kind == CK_NODE_REDUCE) {
         int64_t os[CK_MAX_DIMS], osh[CK_MAX_DIMS];
         int ond = out_box(nd, &f->g, c, os, osh);
-        ck_red_init(nd->red, part, (size_t)nelem(ond, osh));
+        ck_red_init(nd->red, part, (size_t)ck_exec_nelem(ond, osh));
         ck_red_args ra = {.op = nd->red,
                           .in = m->dtype,
                           .data = buf,
@@ -551,16 +547,16 @@ static ck_code fold_chunk(fold *f, const ck_chunk *c, ck_arena *a, ck_err *err)
     if (nd->weights >= 0) {
         wt = r->p->node[nd->weights].dtype;
         if (!(w = ck_arena_alloc(a, n * ck_dtype_size(wt))))
-            return no_room(err);
-        CK_TRY(eval(r, nd->weights, c->start, c->shape, w, a, err));
+            return ck_exec_no_room(err);
+        CK_TRY(ck_exec_eval(r, nd->weights, c->start, c->shape, w, a, err));
     }
     memset(part, 0, f->part_bytes);
     if (nd->kind == CK_NODE_HIST2D) {
         const ck_node *yn = &r->p->node[nd->arg[1]];
         void *yv = ck_arena_alloc(a, n * ck_dtype_size(yn->dtype));
         if (!yv)
-            return no_room(err);
-        CK_TRY(eval(r, nd->arg[1], c->start, c->shape, yv, a, err));
+            return ck_exec_no_room(err);
+        CK_TRY(ck_exec_eval(r, nd->arg[1], c->start, c->shape, yv, a, err));
         ck_hist2d_args h2 = {.tx = m->dtype,
                              .ty = yn->dtype,
                              .x = buf,
@@ -702,38 +698,38 @@ static ck_code run_fold(xrun *r, int i, ck_err *err)
             gsh[gnd++] = m->shape[d];
             maxbox *= m->chunks[d] < m->shape[d] ? m->chunks[d] : m->shape[d];
         }
-    nout = nelem(gnd, gsh);
+    nout = ck_exec_nelem(gnd, gsh);
     if (nd->kind == CK_NODE_REDUCE)
-        f.part_bytes = al((size_t)maxbox * ck_red_state_size());
+        f.part_bytes = ck_exec_al((size_t)maxbox * ck_red_state_size());
     else if (nd->kind == CK_NODE_MASK)
         f.part_bytes =
-            al((size_t)f.g.chunk_nelem * ck_dtype_size(m->dtype)) + 64;
+            ck_exec_al((size_t)f.g.chunk_nelem * ck_dtype_size(m->dtype)) + 64;
     else
         f.part_bytes =
-            al((size_t)nd->nbins *
-               (size_t)(nd->kind == CK_NODE_HIST2D ? nd->nbins2 : 1) *
-               sizeof(double));
+            ck_exec_al((size_t)nd->nbins *
+                       (size_t)(nd->kind == CK_NODE_HIST2D ? nd->nbins2 : 1) *
+                       sizeof(double));
     f.arena_bytes =
-        al((size_t)f.g.chunk_nelem * ck_dtype_size(m->dtype)) +
-        eval_bytes(r, f.operand, (size_t)f.g.chunk_nelem) +
+        ck_exec_al((size_t)f.g.chunk_nelem * ck_dtype_size(m->dtype)) +
+        ck_exec_eval_bytes(r, f.operand, (size_t)f.g.chunk_nelem) +
         (nd->weights >= 0
-             ? al((size_t)f.g.chunk_nelem * 8) +
-                   eval_bytes(r, nd->weights, (size_t)f.g.chunk_nelem)
+             ? ck_exec_al((size_t)f.g.chunk_nelem * 8) +
+                   ck_exec_eval_bytes(r, nd->weights, (size_t)f.g.chunk_nelem)
              : 0) +
         (nd->kind == CK_NODE_MASK || nd->kind == CK_NODE_HIST2D
-             ? al((size_t)f.g.chunk_nelem *
-                  ck_dtype_size(r->p->node[nd->arg[1]].dtype)) +
-                   eval_bytes(r, nd->arg[1], (size_t)f.g.chunk_nelem)
+             ? ck_exec_al((size_t)f.g.chunk_nelem *
+                          ck_dtype_size(r->p->node[nd->arg[1]].dtype)) +
+                   ck_exec_eval_bytes(r, nd->arg[1], (size_t)f.g.chunk_nelem)
              : 0) +
         256;
     /* The result and its states stay in memory. */
-    charged =
-        nd->kind == CK_NODE_MASK
-            ? 0 /* charged as it grows */
-            : (nd->kind == CK_NODE_REDUCE ? nout * (int64_t)ck_red_state_size()
-                                          : nelem(nd->ndim, nd->shape) * 8) +
-                  nelem(nd->ndim, nd->shape) *
-                      (int64_t)ck_dtype_size(nd->dtype);
+    charged = nd->kind == CK_NODE_MASK
+                  ? 0 /* charged as it grows */
+                  : (nd->kind == CK_NODE_REDUCE
+                         ? nout * (int64_t)ck_red_state_size()
+                         : ck_exec_nelem(nd->ndim, nd->shape) * 8) +
+                        ck_exec_nelem(nd->ndim, nd->shape) *
+                            (int64_t)ck_dtype_size(nd->dtype);
     CK_TRY(ck_budget_charge(&r->budget, charged, nd->name, err));
     /* Workers as the budget holds (each with its arena and at least one
      * partial), then a window of a few chunks per worker. */
@@ -776,10 +772,11 @@ static ck_code run_fold(xrun *r, int i, ck_err *err)
         counts = calloc(
             (size_t)nd->nbins * (size_t)(nd->nbins2 > 0 ? nd->nbins2 : 1) + 1,
             sizeof(double));
-        r->x[i].mem = malloc((size_t)(nd->kind == CK_NODE_MASK
-                                          ? 1
-                                          : nelem(nd->ndim, nd->shape) + 1) *
-                             ck_dtype_size(nd->dtype));
+        r->x[i].mem =
+            malloc((size_t)(nd->kind == CK_NODE_MASK
+                                ? 1
+                                : ck_exec_nelem(nd->ndim, nd->shape) + 1) *
+                   ck_dtype_size(nd->dtype));
         if (!f.parts || !r->x[i].mem || !counts ||
             (nd->kind == CK_NODE_REDUCE && !states))
             rc = ck_err_set(err, CK_ENOMEM, "out of memory");
@@ -806,7 +803,7 @@ static ck_code run_fold(xrun *r, int i, ck_err *err)
             else if (nd->kind == CK_NODE_MASK)
                 rc = append_mask(r, i, part, &masked, err);
             else
-                for (int64_t b = 0; b < nelem(nd->ndim, nd->shape); b++)
+                for (int64_t b = 0; b < ck_exec_nelem(nd->ndim, nd->shape); b++)
                     counts[b] += ((const double *)(const void *)part)[b];
         }
         f.wn = wn;
@@ -831,7 +828,7 @@ static ck_code run_fold(xrun *r, int i, ck_err *err)
         else if (nd->density)
             ck_hist_density(counts, nd->nbins, nd->edges);
         ck_dtype_convert(nd->dtype, r->x[i].mem, CK_F64, counts,
-                         (size_t)nelem(nd->ndim, nd->shape));
+                         (size_t)ck_exec_nelem(nd->ndim, nd->shape));
     }
     for (int t = 0; t < threads; t++)
         ck_arena_release(&f.arena[t]);
@@ -863,13 +860,47 @@ static ck_code produce(void *vctx, const ck_chunk *c, void *buf, ck_arena *a,
     for (int d = 0; d < x->g->ndim; d++)
         edge |= c->shape[d] != x->g->chunk[d];
     if (!edge)
-        return eval(x->r, x->node, c->start, c->shape, buf, a, err);
+        return ck_exec_eval(x->r, x->node, c->start, c->shape, buf, a, err);
     if (!(tmp = ck_arena_alloc(a, (size_t)ck_chunk_nelem(x->g, c) * esz)))
-        return no_room(err);
-    CK_TRY(eval(x->r, x->node, c->start, c->shape, tmp, a, err));
+        return ck_exec_no_room(err);
+    CK_TRY(ck_exec_eval(x->r, x->node, c->start, c->shape, tmp, a, err));
     memset(buf, 0, (size_t)x->g->chunk_nelem * esz);
     ck_box_copy(x->g->ndim, esz, buf, x->g->chunk, zero, tmp, c->shape, zero,
                 NULL, c->shape);
+    return CK_OK;
+}
+
+/* A glm_fit's coefficients carry the model's description, which is what
+ * glm_predict (and a person with h5py) reads back. */
+static ck_code model_attrs(xrun *r, const ck_node *coef, ck_store *s,
+                           const char *name, ck_err *err)
+{
+    const ck_node *m = &r->p->node[coef->arg[0]];
+    const double *info = r->x[coef->arg[0]].mem;
+    const double *ic = r->x[coef->arg[0] + 2].mem;
+    struct {
+        const char *key;
+        ck_attr v;
+    } a[] = {
+        {"family", {.kind = CK_ATTR_STR}},
+        {"solver", {.kind = CK_ATTR_STR}},
+        {"regularizer", {.kind = CK_ATTR_STR}},
+        {"lambda", {.kind = CK_ATTR_F64, .f64 = m->glm.lambda}},
+        {"l1_ratio", {.kind = CK_ATTR_F64, .f64 = m->glm.l1_ratio}},
+        {"fit_intercept", {.kind = CK_ATTR_I64, .i64 = m->glm.fit_intercept}},
+        {"intercept", {.kind = CK_ATTR_F64, .f64 = ic ? ic[0] : 0}},
+        {"iterations", {.kind = CK_ATTR_I64, .i64 = (int64_t)info[0]}},
+        {"converged", {.kind = CK_ATTR_I64, .i64 = (int64_t)info[1]}},
+        {"objective", {.kind = CK_ATTR_F64, .f64 = info[2]}},
+    };
+
+    snprintf(a[0].v.str, sizeof a[0].v.str, "%s",
+             ck_glm_family_name(m->glm.family));
+    snprintf(a[1].v.str, sizeof a[1].v.str, "%s",
+             ck_glm_solver_name(m->glm.solver));
+    snprintf(a[2].v.str, sizeof a[2].v.str, "%s", ck_glm_reg_name(m->glm.reg));
+    for (size_t k = 0; k < sizeof a / sizeof a[0]; k++)
+        CK_TRY(ck_store_set_attr(s, name, a[k].key, &a[k].v, err));
     return CK_OK;
 }
 
@@ -903,14 +934,17 @@ static ck_code write_output(xrun *r, const ck_output *o, ck_store *s,
         .dst = dst,
         .produce = produce,
         .ctx = &x,
-        .scratch = al((size_t)x.g->chunk_nelem * ck_dtype_size(nd->dtype)) +
-                   eval_bytes(r, o->node, (size_t)x.g->chunk_nelem),
+        .scratch =
+            ck_exec_al((size_t)x.g->chunk_nelem * ck_dtype_size(nd->dtype)) +
+            ck_exec_eval_bytes(r, o->node, (size_t)x.g->chunk_nelem),
         .budget = &r->budget,
         .threads = r->o->threads,
         .progress = r->o->progress,
     };
     rc = ck_stream_run(&job, err);
     ck_array_close(dst);
+    if (rc == CK_OK && nd->kind == CK_NODE_PART && nd->part == CK_PART_COEF)
+        rc = model_attrs(r, nd, s, name, err);
     return rc;
 }
 
@@ -940,10 +974,10 @@ static ck_code take_results(xrun *r, const ck_plan *orig, ck_results *res,
         int i = r->p->print[k];
         const ck_node *nd = &r->p->node[i];
         ck_result *o = &res->v[res->n];
-        size_t bytes =
-            (size_t)nelem(nd->ndim, nd->shape) * ck_dtype_size(nd->dtype);
+        size_t bytes = (size_t)ck_exec_nelem(nd->ndim, nd->shape) *
+                       ck_dtype_size(nd->dtype);
         memset(o, 0, sizeof *o);
-        o->name = orig->node[i].name;
+        snprintf(o->name, sizeof o->name, "%s", orig->node[i].name);
         o->is_hist = nd->kind == CK_NODE_HIST;
         o->dtype = nd->dtype;
         o->ndim = nd->ndim;
@@ -957,6 +991,11 @@ static ck_code take_results(xrun *r, const ck_plan *orig, ck_results *res,
             return ck_err_set(err, CK_ENOMEM, "out of memory");
         }
         memcpy(o->data, r->x[i].mem, bytes);
+        if (nd->kind == CK_NODE_PART && nd->part == CK_PART_COEF &&
+            r->x[nd->arg[0]].mem) {
+            o->has_fit = 1;
+            memcpy(o->fit, r->x[nd->arg[0]].mem, sizeof o->fit);
+        }
         if (o->is_hist)
             memcpy(o->edges, nd->edges,
                    sizeof(double) * (size_t)(nd->nbins + 1));
@@ -1048,7 +1087,7 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
         rc = ck_store_create(dp, kind, o->force, &stores[nstores], err);
         which[k] = nstores++;
     }
-    /* Folds, in dependency order. */
+    /* Folds and models, in dependency order. */
     for (int j = 0; rc == CK_OK && j < p->n; j++) {
         int i = p->order[j];
         if (p->node[i].kind == CK_NODE_REDUCE ||
@@ -1056,6 +1095,10 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
             p->node[i].kind == CK_NODE_HIST2D ||
             p->node[i].kind == CK_NODE_MASK)
             rc = run_fold(r, i, err);
+        else if (p->node[i].kind == CK_NODE_SVD)
+            rc = ck_exec_run_svd(r, i, err);
+        else if (p->node[i].kind == CK_NODE_GLM)
+            rc = ck_exec_run_glm(r, i, err);
     }
     for (int k = 0; rc == CK_OK && k < p->nout; k++)
         rc = write_output(r, &p->out[k], stores[which[k]], names[k], err);

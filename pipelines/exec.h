@@ -25,13 +25,16 @@ typedef struct ck_exec_opts {
 
 /* A result the pipeline asked to "print", handed back to the caller. */
 typedef struct ck_result {
-    const char *name; /* the step's, valid while the plan lives */
+    char name[CK_NAME_MAX]; /* the step's */
     int is_hist;
     ck_dtype dtype;
     int ndim;
     int64_t shape[CK_MAX_DIMS];
     void *data;    /* C order; owned */
     double *edges; /* histograms: shape[0] + 1 edges; owned */
+    /* a glm_fit step's coef: its fit, [iterations, converged, objective] */
+    int has_fit;
+    double fit[3];
 } ck_result;
 
 typedef struct ck_results {

@@ -893,6 +893,421 @@ static ck_code parse_hist2d(ck_plan *p, const char *path, const char *where,
     return CK_OK;
 }
 
+/* ---- linear algebra and models ---- */
+
+/* An optional integer member: *v keeps dflt when absent. */
+static ck_code opt_int(const char *path, const char *where, const cJSON *step,
+                       const char *key, int64_t lo, int64_t hi, int64_t dflt,
+                       int64_t *v, ck_err *err)
+{
+    const cJSON *j = cJSON_GetObjectItem(step, key);
+
+    *v = dflt;
+    if (!j || cJSON_IsNull(j))
+        return CK_OK;
+    if (!cJSON_IsNumber(j) || j->valuedouble != floor(j->valuedouble) ||
+        j->valuedouble < (double)lo || j->valuedouble > (double)hi)
+        return bad(err, path, where, "%s must be an integer in %lld..%lld", key,
+                   (long long)lo, (long long)hi);
+    *v = (int64_t)j->valuedouble;
+    return CK_OK;
+}
+
+static ck_code opt_num(const char *path, const char *where, const cJSON *step,
+                       const char *key, double lo, double hi, double dflt,
+                       double *v, ck_err *err)
+{
+    const cJSON *j = cJSON_GetObjectItem(step, key);
+
+    *v = dflt;
+    if (!j || cJSON_IsNull(j))
+        return CK_OK;
+    if (!cJSON_IsNumber(j) || !(j->valuedouble >= lo && j->valuedouble <= hi))
+        return bad(err, path, where, "%s must be a number in [%g, %g]", key, lo,
+                   hi);
+    *v = j->valuedouble;
+    return CK_OK;
+}
+
+static ck_code want_2d(const char *path, const char *where, int k,
+                       const ck_node *m, ck_err *err)
+{
+    char sh[128];
+
+    if (m->ndim != 2)
+        return bad(err, path, where,
+                   "args[%d]: expected a 2-D array, '%s' "
+                   "has shape %s",
+                   k, m->name, shape_str(m->ndim, m->shape, sh, sizeof sh));
+    if (m->shape[0] < 0)
+        return bad(err, path, where,
+                   "args[%d]: the length of mask '%s' is known only after "
+                   "the run",
+                   k, m->name);
+    return CK_OK;
+}
+
+/* Square tiles of at most 2560 on a side, as even as the shape allows:
+ * matmul reads each operand (size / tile) times, so tiles are large, and
+ * 2560^2 float64 is 50 MiB. */
+static int64_t tile(int64_t len)
+{
+    int64_t t = (len + 2559) / 2560;
+    return len > 0 ? (len + t - 1) / t : 1;
+}
+
+static ck_code parse_matmul(ck_plan *p, const char *path, const char *where,
+                            ck_node *n, const cJSON *step, ck_err *err)
+{
+    const ck_node *a, *b;
+    char sa[64], sb[64];
+
+    n->kind = CK_NODE_MATMUL;
+    CK_TRY(parse_args(p, path, where, n, cJSON_GetObjectItem(step, "args"), 2,
+                      err));
+    if (n->arg[0] < 0 || n->arg[1] < 0)
+        return bad(err, path, where, "matmul takes two arrays");
+    a = &p->node[n->arg[0]];
+    b = &p->node[n->arg[1]];
+    CK_TRY(want_2d(path, where, 0, a, err));
+    CK_TRY(want_2d(path, where, 1, b, err));
+    if (a->shape[1] != b->shape[0])
+        return bad(err, path, where,
+                   "shapes %s and %s do not match for matmul (%lld != %lld)",
+                   shape_str(2, a->shape, sa, sizeof sa),
+                   shape_str(2, b->shape, sb, sizeof sb),
+                   (long long)a->shape[1], (long long)b->shape[0]);
+    /* float32 @ float32 runs in sgemm; everything else in float64 */
+    n->dtype = a->dtype == CK_F32 && b->dtype == CK_F32 ? CK_F32 : CK_F64;
+    n->ndim = 2;
+    n->shape[0] = a->shape[0];
+    n->shape[1] = b->shape[1];
+    n->chunks[0] = tile(n->shape[0]);
+    n->chunks[1] = tile(n->shape[1]);
+    return CK_OK;
+}
+
+/* Adds result node "<step>.<suffix>" of kind CK_NODE_PART. */
+static ck_code add_part(ck_plan *p, const char *path, const char *where,
+                        int owner, const char *suffix, int part, ck_dtype dt,
+                        int ndim, const int64_t *shape, const int64_t *chunks,
+                        ck_err *err)
+{
+    char name[CK_NAME_MAX + 16];
+    ck_node *n;
+
+    snprintf(name, sizeof name, "%s.%s", p->node[owner].name, suffix);
+    if (strlen(name) >= CK_NAME_MAX)
+        return bad(err, path, where, "name '%s' is too long", name);
+    CK_TRY(add_node(p, path, where, name, &n, err));
+    n->kind = CK_NODE_PART;
+    n->part = part;
+    n->nargs = 1;
+    n->arg[0] = owner;
+    n->dtype = dt;
+    n->ndim = ndim;
+    for (int d = 0; d < ndim; d++) {
+        n->shape[d] = shape[d];
+        n->chunks[d] = chunks[d] > 0 ? chunks[d] : 1;
+    }
+    return CK_OK;
+}
+
+/* Rows per block of a 2-D operand streamed whole-row: its row chunks, cut
+ * so that a block of 'width' float64 columns stays near 32 MiB. */
+static int64_t row_block(const ck_node *m, int64_t width)
+{
+    int64_t r = m->chunks[0] > 0 ? m->chunks[0] : 1;
+    int64_t most = ((int64_t)32 << 20) / (8 * (width > 0 ? width : 1));
+
+    if (most < 1)
+        most = 1;
+    if (r > most)
+        r = (r + ((r + most - 1) / most) - 1) / ((r + most - 1) / most);
+    return r < m->shape[0] ? r : (m->shape[0] > 0 ? m->shape[0] : 1);
+}
+
+static ck_code parse_svd(ck_plan *p, const char *path, const char *where,
+                         ck_node *n, const cJSON *step, ck_err *err)
+{
+    const cJSON *meth = cJSON_GetObjectItem(step, "method");
+    const ck_node *m;
+    int64_t mm, nn, r, v, sh[2], ch[2];
+    int self = (int)(n - p->node);
+
+    n->kind = CK_NODE_SVD;
+    CK_TRY(one_array(p, path, where, n, step, &m, err));
+    CK_TRY(want_2d(path, where, 0, m, err));
+    mm = m->shape[0];
+    nn = m->shape[1];
+    r = mm < nn ? mm : nn;
+    if (r < 1)
+        return bad(err, path, where, "svd of an empty array");
+    if (meth && (!cJSON_IsString(meth) ||
+                 (strcmp(meth->valuestring, "exact") != 0 &&
+                  strcmp(meth->valuestring, "randomized") != 0)))
+        return bad(err, path, where,
+                   "method must be \"exact\" or \"randomized\"");
+    n->randomized = meth && strcmp(meth->valuestring, "randomized") == 0;
+    const cJSON *kj = cJSON_GetObjectItem(step, "k");
+    if (kj && cJSON_IsNumber(kj) && kj->valuedouble > (double)r)
+        return bad(err, path, where,
+                   "k = %g is larger than min(m, n) = %lld for shape "
+                   "(%lld, %lld)",
+                   kj->valuedouble, (long long)r, (long long)mm, (long long)nn);
+    CK_TRY(
+        opt_int(path, where, step, "k", 1, r, n->randomized ? 0 : r, &v, err));
+    if (v == 0)
+        return bad(err, path, where, "a randomized svd needs k");
+    n->k = v;
+    CK_TRY(opt_int(path, where, step, "oversample", 0, 1000, 10, &v, err));
+    n->oversample = (int)v;
+    CK_TRY(opt_int(path, where, step, "power_iters", 0, 100, 2, &v, err));
+    n->power_iters = (int)v;
+    CK_TRY(opt_int(path, where, step, "seed", 0, INT64_MAX, 0, &v, err));
+    n->seed = (uint64_t)v;
+    /* The node itself stands for S (what plan shows); its results are
+     * parts.  The streamed factor (U when tall, Vt when wide) is chunked
+     * along the long side. */
+    n->dtype = CK_F64;
+    n->ndim = 1;
+    n->shape[0] = n->chunks[0] = n->k;
+    int tall = mm >= nn;
+    sh[0] = mm;
+    sh[1] = n->k;
+    ch[0] = tall ? row_block(m, nn) : mm;
+    ch[1] = n->k;
+    CK_TRY(
+        add_part(p, path, where, self, "U", CK_PART_U, CK_F64, 2, sh, ch, err));
+    CK_TRY(add_part(p, path, where, self, "S", CK_PART_S, CK_F64, 1, &n->k,
+                    &n->k, err));
+    sh[0] = n->k;
+    sh[1] = nn;
+    ch[0] = n->k;
+    ch[1] = tall ? nn : (m->chunks[1] > 0 ? m->chunks[1] : nn);
+    return add_part(p, path, where, self, "Vt", CK_PART_VT, CK_F64, 2, sh, ch,
+                    err);
+}
+
+static ck_code glm_names(const char *path, const char *where, const cJSON *step,
+                         ck_glm_opts *o, ck_err *err)
+{
+    const cJSON *f = cJSON_GetObjectItem(step, "family");
+    const cJSON *s = cJSON_GetObjectItem(step, "solver");
+    const cJSON *g = cJSON_GetObjectItem(step, "regularizer");
+
+    o->family = CK_GLM_LOGISTIC;
+    o->solver = CK_GLM_NEWTON;
+    o->reg = CK_GLM_REG_NONE;
+    if (f && (!cJSON_IsString(f) ||
+              !ck_glm_family_lookup(f->valuestring, &o->family)))
+        return bad(err, path, where,
+                   "family must be \"logistic\", \"normal\" or \"poisson\"");
+    if (s && (!cJSON_IsString(s) ||
+              !ck_glm_solver_lookup(s->valuestring, &o->solver)))
+        return bad(err, path, where,
+                   "solver must be \"newton\", \"lbfgs\", "
+                   "\"gradient_descent\", \"proximal_grad\" or \"admm\"");
+    if (g &&
+        (!cJSON_IsString(g) || !ck_glm_reg_lookup(g->valuestring, &o->reg)))
+        return bad(err, path, where,
+                   "regularizer must be \"none\", \"l1\", \"l2\" or "
+                   "\"elastic_net\"");
+    return CK_OK;
+}
+
+static ck_code parse_glm(ck_plan *p, const char *path, const char *where,
+                         ck_node *n, const cJSON *step, ck_err *err)
+{
+    const cJSON *fi = cJSON_GetObjectItem(step, "fit_intercept");
+    const cJSON *lam = cJSON_GetObjectItem(step, "lambda");
+    const ck_node *x, *y;
+    ck_glm_opts *o = &n->glm;
+    ck_err local = {0};
+    int64_t v, sh[1], ch[1];
+    int self = (int)(n - p->node);
+
+    n->kind = CK_NODE_GLM;
+    CK_TRY(parse_args(p, path, where, n, cJSON_GetObjectItem(step, "args"), 2,
+                      err));
+    if (n->arg[0] < 0 || n->arg[1] < 0)
+        return bad(err, path, where, "glm_fit takes two arrays, X and y");
+    x = &p->node[n->arg[0]];
+    y = &p->node[n->arg[1]];
+    CK_TRY(want_2d(path, where, 0, x, err));
+    if (y->ndim != 1 || y->shape[0] < 0)
+        return bad(err, path, where, "args[1]: y must be a 1-D array");
+    if (y->shape[0] != x->shape[0])
+        return bad(err, path, where, "X has %lld rows but y has %lld values",
+                   (long long)x->shape[0], (long long)y->shape[0]);
+    if (x->shape[0] < 1 || x->shape[1] < 1)
+        return bad(err, path, where, "X is empty");
+    CK_TRY(glm_names(path, where, step, o, err));
+    if (fi && !cJSON_IsBool(fi))
+        return bad(err, path, where, "fit_intercept must be true or false");
+    o->fit_intercept = !fi || cJSON_IsTrue(fi);
+    if (o->reg != CK_GLM_REG_NONE && !lam)
+        return bad(err, path, where, "a %s penalty needs \"lambda\"",
+                   ck_glm_reg_name(o->reg));
+    CK_TRY(
+        opt_num(path, where, step, "lambda", 0, HUGE_VAL, 0, &o->lambda, err));
+    CK_TRY(
+        opt_num(path, where, step, "l1_ratio", 0, 1, 0.5, &o->l1_ratio, err));
+    CK_TRY(opt_int(path, where, step, "max_iter", 1, 10000000, 0, &v, err));
+    o->max_iter = (int)v;
+    CK_TRY(opt_num(path, where, step, "tol", 0, 1, 0, &o->tol, err));
+    if (ck_glm_check(o, &local) != CK_OK)
+        return bad(err, path, where, "%s", local.msg);
+    n->dtype = CK_F64;
+    n->ndim = 1;
+    n->shape[0] = n->chunks[0] = x->shape[1];
+    sh[0] = ch[0] = x->shape[1];
+    CK_TRY(add_part(p, path, where, self, "coef", CK_PART_COEF, CK_F64, 1, sh,
+                    ch, err));
+    sh[0] = ch[0] = 1;
+    return add_part(p, path, where, self, "intercept", CK_PART_INTERCEPT,
+                    CK_F64, 1, sh, ch, err);
+}
+
+/* glm_predict(X) with "model": the coefficients array a glm_fit wrote
+ * (PATH, meaning PATH:/coef, or PATH:DATASET), read as an input named
+ * "<step>.coef"; family and intercept come from its attributes. */
+static ck_code parse_model(ck_plan *p, const char *path, const char *where,
+                           ck_node *n, const cJSON *step, ck_err *err)
+{
+    const cJSON *mj = cJSON_GetObjectItem(step, "model");
+    char mp[PATH_MAX], mn[512], nm[CK_NAME_MAX + 8];
+    ck_store *s = NULL;
+    ck_array *a = NULL;
+    ck_attr fam, ic;
+    ck_node *c;
+    ck_code rc;
+    int self = (int)(n - p->node);
+
+    CK_TRY(parse_args(p, path, where, n, cJSON_GetObjectItem(step, "args"), 1,
+                      err));
+    if (n->arg[0] < 0)
+        return bad(err, path, where, "args[0]: expected an array X");
+    if (!cJSON_IsString(mj))
+        return bad(err, path, where, "model must be \"PATH[:DATASET]\"");
+    CK_TRY(ck_target_split(mj->valuestring, mp, mn, sizeof mp, err));
+    if (!mn[0])
+        snprintf(mn, sizeof mn, "/coef");
+    snprintf(nm, sizeof nm, "%.50s.coef", n->name);
+    CK_TRY(add_node(p, path, where, nm, &c, err));
+    /* the input goes before the step that reads it */
+    ck_node tmp = p->node[self];
+    p->node[self] = *c;
+    *c = tmp;
+    c = &p->node[self];
+    n = &p->node[self + 1];
+    c->kind = CK_NODE_INPUT;
+    snprintf(c->source, sizeof c->source, "%s:%s", mp, mn);
+    if ((rc = ck_store_open(mp, &s, err)) == CK_OK &&
+        (rc = ck_array_open(s, mn, &a, err)) == CK_OK &&
+        (rc = ck_store_get_attr(s, mn, "family", &fam, err)) == CK_OK &&
+        (rc = ck_store_get_attr(s, mn, "intercept", &ic, err)) == CK_OK) {
+        const ck_array_info *ai = ck_array_info_of(a);
+        c->dtype = ai->dtype;
+        c->ndim = ai->ndim;
+        memcpy(c->shape, ai->shape, sizeof c->shape);
+        memcpy(c->chunks, ai->chunks, sizeof c->chunks);
+        if (fam.kind != CK_ATTR_STR ||
+            !ck_glm_family_lookup(fam.str, &n->glm.family))
+            rc = bad(err, path, where,
+                     "model %s: attribute 'family' is not a known family",
+                     mj->valuestring);
+        else if (ic.kind == CK_ATTR_STR)
+            rc = bad(err, path, where,
+                     "model %s: attribute 'intercept' is not a number",
+                     mj->valuestring);
+    }
+    ck_array_close(a);
+    ck_store_close(s);
+    if (rc != CK_OK) {
+        if (rc != CK_EUSAGE)
+            ck_err_prefix(err, "%s: %s: model", path, where);
+        return rc;
+    }
+    const ck_node *x = &p->node[n->arg[0]];
+    CK_TRY(want_2d(path, where, 0, x, err));
+    if (c->ndim != 1 || c->shape[0] != x->shape[1])
+        return bad(err, path, where,
+                   "X has %lld columns but the model has %lld coefficients",
+                   (long long)x->shape[1],
+                   (long long)(c->ndim == 1 ? c->shape[0] : -1));
+    n->nargs = 3;
+    n->arg[1] = self;
+    n->arg[2] = -1;
+    n->scalar[2] = ic.kind == CK_ATTR_F64 ? ic.f64 : (double)ic.i64;
+    n->dtype = CK_F64;
+    n->ndim = 1;
+    n->shape[0] = x->shape[0];
+    n->chunks[0] = row_block(x, x->shape[1]);
+    return CK_OK;
+}
+
+/* glm_predict(X, coef): args[2] is the intercept (a 1-element array or a
+ * number), taken from "intercept", or from the glm_fit step that made
+ * coef. */
+static ck_code parse_predict(ck_plan *p, const char *path, const char *where,
+                             ck_node *n, const cJSON *step, ck_err *err)
+{
+    const cJSON *ic = cJSON_GetObjectItem(step, "intercept");
+    const cJSON *f = cJSON_GetObjectItem(step, "family");
+    const ck_node *x, *c, *fit = NULL;
+
+    n->kind = CK_NODE_PREDICT;
+    if (cJSON_GetObjectItem(step, "model"))
+        return parse_model(p, path, where, n, step, err);
+    CK_TRY(parse_args(p, path, where, n, cJSON_GetObjectItem(step, "args"), 2,
+                      err));
+    if (n->arg[0] < 0 || n->arg[1] < 0)
+        return bad(err, path, where,
+                   "glm_predict takes two arrays, X and "
+                   "the coefficients");
+    x = &p->node[n->arg[0]];
+    c = &p->node[n->arg[1]];
+    CK_TRY(want_2d(path, where, 0, x, err));
+    if (c->ndim != 1 || c->shape[0] != x->shape[1])
+        return bad(err, path, where,
+                   "X has %lld columns: the coefficients must be a 1-D "
+                   "array of %lld values",
+                   (long long)x->shape[1], (long long)x->shape[1]);
+    if (c->kind == CK_NODE_PART && c->part == CK_PART_COEF)
+        fit = &p->node[c->arg[0]];
+    n->glm.family = fit ? fit->glm.family : CK_GLM_LOGISTIC;
+    if (f && (!cJSON_IsString(f) ||
+              !ck_glm_family_lookup(f->valuestring, &n->glm.family)))
+        return bad(err, path, where,
+                   "family must be \"logistic\", \"normal\" or \"poisson\"");
+    n->nargs = 3;
+    n->arg[2] = -1;
+    n->scalar[2] = 0;
+    if (cJSON_IsNumber(ic)) {
+        n->scalar[2] = ic->valuedouble;
+    } else if (cJSON_IsString(ic)) {
+        int k = find(p, ic->valuestring);
+        if (k < 0)
+            return bad(err, path, where, "intercept: no step named '%s'",
+                       ic->valuestring);
+        if (p->node[k].ndim > 1 ||
+            (p->node[k].ndim == 1 && p->node[k].shape[0] != 1))
+            return bad(err, path, where, "intercept: '%s' must hold one value",
+                       ic->valuestring);
+        n->arg[2] = k;
+    } else if (ic) {
+        return bad(err, path, where, "intercept must be a number or a name");
+    } else if (fit) {
+        n->arg[2] = c->arg[0] + 2; /* "m.intercept" follows "m.coef" */
+    }
+    n->dtype = CK_F64;
+    n->ndim = 1;
+    n->shape[0] = x->shape[0];
+    n->chunks[0] = row_block(x, x->shape[1]);
+    return CK_OK;
+}
+
 static ck_code parse_step(ck_plan *p, const char *path, int i,
                           const cJSON *step, ck_err *err)
 {
@@ -933,6 +1348,14 @@ static ck_code parse_step(ck_plan *p, const char *path, int i,
         return parse_random(p, path, where, n, step, err);
     if (strcmp(op->valuestring, "slice") == 0)
         return parse_slice(p, path, where, n, step, err);
+    if (strcmp(op->valuestring, "matmul") == 0)
+        return parse_matmul(p, path, where, n, step, err);
+    if (strcmp(op->valuestring, "svd") == 0)
+        return parse_svd(p, path, where, n, step, err);
+    if (strcmp(op->valuestring, "glm_fit") == 0)
+        return parse_glm(p, path, where, n, step, err);
+    if (strcmp(op->valuestring, "glm_predict") == 0)
+        return parse_predict(p, path, where, n, step, err);
     if (strcmp(op->valuestring, "transpose") == 0)
         return parse_transpose(p, path, where, n, step, err);
     if (strcmp(op->valuestring, "astype") == 0) {
@@ -971,9 +1394,19 @@ typedef struct steps_ctx {
 
 static int step_index(const steps_ctx *s, const char *name)
 {
+    const char *dot = strrchr(name, '.');
+
     for (int i = 0; i < s->n; i++) {
         const cJSON *nm = cJSON_GetObjectItem(s->item[i], "name");
         if (cJSON_IsString(nm) && strcmp(nm->valuestring, name) == 0)
+            return i;
+    }
+    /* "d.U" is a result of step "d" */
+    for (int i = 0; dot && i < s->n; i++) {
+        const cJSON *nm = cJSON_GetObjectItem(s->item[i], "name");
+        if (cJSON_IsString(nm) &&
+            strlen(nm->valuestring) == (size_t)(dot - name) &&
+            strncmp(nm->valuestring, name, (size_t)(dot - name)) == 0)
             return i;
     }
     return -1;
@@ -993,6 +1426,8 @@ static ck_code parse_one(steps_ctx *s, int i, const char *via, ck_err *err)
     s->state[i] = 1;
     args = cJSON_GetObjectItem(step, "args");
     w = cJSON_GetObjectItem(step, "weights");
+    if (!cJSON_IsString(w))
+        w = cJSON_GetObjectItem(step, "intercept");
     if (!cJSON_IsArray(args))
         args = NULL;
     cJSON_ArrayForEach(a, args)
@@ -1091,6 +1526,16 @@ ck_code ck_plan_parse(const char *path, const char *text, ck_plan **out,
         snprintf(o->where, sizeof o->where, "outputs.%.30s", it->string);
         if ((o->node = find(p, it->string)) < 0)
             rc = bad(err, path, o->where, "no step named '%s'", it->string);
+        else if (p->node[o->node].kind == CK_NODE_SVD)
+            rc = bad(err, path, o->where,
+                     "an svd step has three results: write '%s.U', '%s.S' "
+                     "and '%s.Vt'",
+                     it->string, it->string, it->string);
+        else if (p->node[o->node].kind == CK_NODE_GLM)
+            rc = bad(err, path, o->where,
+                     "a glm_fit step has two results: write '%s.coef' and "
+                     "'%s.intercept'",
+                     it->string, it->string);
         else if (!cJSON_IsString(it) || !it->valuestring[0])
             rc = bad(err, path, o->where, "expected \"PATH[:DATASET]\"");
         else
@@ -1113,10 +1558,13 @@ ck_code ck_plan_parse(const char *path, const char *text, ck_plan **out,
             break;
         }
         if (p->node[k].kind != CK_NODE_REDUCE &&
-            p->node[k].kind != CK_NODE_HIST) {
+            p->node[k].kind != CK_NODE_HIST &&
+            !(p->node[k].kind == CK_NODE_PART && p->node[k].part != CK_PART_U &&
+              p->node[k].part != CK_PART_VT)) {
             rc = bad(err, path, w,
-                     "'%s': only reductions and histograms can be printed; "
-                     "write other steps to an output",
+                     "'%s': only reductions, histograms, svd's S and "
+                     "glm_fit's coef and intercept can be printed; write "
+                     "other steps to an output",
                      it->valuestring);
             break;
         }
@@ -1212,6 +1660,16 @@ static const char *kind_name(const ck_node *n)
         return "mask";
     case CK_NODE_HIST2D:
         return "histogram2d";
+    case CK_NODE_MATMUL:
+        return "matmul";
+    case CK_NODE_SVD:
+        return n->randomized ? "svd (rand.)" : "svd";
+    case CK_NODE_GLM:
+        return "glm_fit";
+    case CK_NODE_PART:
+        return "(result)";
+    case CK_NODE_PREDICT:
+        return "glm_predict";
     default:
         return "histogram";
     }
@@ -1302,8 +1760,9 @@ int ck_plan_prints(const char *name)
 int ck_plan_op_known(const char *name)
 {
     static const char *const others[] = {
-        "astype",  "histogram2d", "slice", "transpose", "reshape",
-        "rechunk", "concatenate", "stack", "mask",      "random"};
+        "astype",  "histogram2d", "slice",   "transpose",  "reshape",
+        "rechunk", "concatenate", "stack",   "mask",       "random",
+        "matmul",  "svd",         "glm_fit", "glm_predict"};
     ck_ew_op ew;
 
     if (ck_plan_prints(name) || ck_ew_lookup(name, &ew))

@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "backends/backend.h"
+#include "ops/glm.h"
 #include "base/ck_dtype.h"
 #include "base/ck_err.h"
 #include "base/ck_grid.h"
@@ -33,7 +34,16 @@ typedef enum ck_node_kind {
     CK_NODE_MASK,      /* x[cond]: 1-D, its length known after the run;
                           held in memory */
     CK_NODE_HIST2D,    /* numpy.histogram2d; counts held in memory */
+    CK_NODE_MATMUL,    /* a @ b of 2-D arrays, box by box through BLAS */
+    CK_NODE_SVD,       /* its results are CK_NODE_PART nodes "d.U", "d.S",
+                          "d.Vt"; the small ones are held in memory */
+    CK_NODE_GLM,       /* glm_fit; results "m.coef", "m.intercept" */
+    CK_NODE_PART,      /* one result of an svd or glm_fit step */
+    CK_NODE_PREDICT,   /* glm_predict: the mean response, row by row */
 } ck_node_kind;
+
+/* Which result of an svd or glm_fit step a CK_NODE_PART node is. */
+enum { CK_PART_U, CK_PART_S, CK_PART_VT, CK_PART_COEF, CK_PART_INTERCEPT };
 
 enum { CK_NAME_MAX = 64, CK_MAX_NODES = 256, CK_MAX_ARGS = 16 };
 
@@ -68,6 +78,11 @@ typedef struct ck_node {
     int dist;              /* random: ck_dist */
     double ra, rb;         /* random: its parameters */
     uint64_t seed;
+    /* svd: k (the number kept), randomized, oversample, power_iters */
+    int64_t k;
+    int randomized, oversample, power_iters;
+    int part;          /* part: CK_PART_*; arg[0] is the svd/glm_fit node */
+    ck_glm_opts glm;   /* glm_fit; glm_predict uses .family */
     char source[4096]; /* input: PATH[:DATASET] */
     /* what it makes */
     ck_dtype dtype;

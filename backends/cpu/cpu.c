@@ -1,7 +1,7 @@
 /*
  * backends/cpu/cpu.c - the reference backend: plain C, OpenBLAS and LAPACKE
- * on all cores.  Its context holds the thread count; compute slots are
- * added with the ops that need them.
+ * on all cores.  Its context holds the thread count; --threads also sets
+ * the BLAS thread pool.
  */
 #include <stdlib.h>
 
@@ -18,6 +18,7 @@ static ck_code cpu_open(const ck_be_opts *o, ck_be_ctx **ctx, ck_err *err)
     if (!c)
         return ck_err_set(err, CK_ENOMEM, "cpu backend: out of memory");
     c->threads = o ? o->threads : 0;
+    ck_cpu_blas_threads(c->threads);
     *ctx = c;
     return CK_OK;
 }
@@ -35,4 +36,9 @@ const ck_backend ck_backend_cpu = {
     .ew = ck_cpu_ew,
     .reduce = ck_cpu_reduce,
     .hist = ck_cpu_hist,
+    .gemm = ck_cpu_gemm,
+    .syrk = ck_cpu_syrk,
+    .qr = ck_cpu_qr,
+    .svd = ck_cpu_svd,
+    .posv = ck_cpu_posv,
 };

@@ -2031,6 +2031,234 @@ static ck_code h5_set_attrs(ck_store *s, const char *name, const char *json,
     return rc;
 }
 
+/* ---- one typed attribute (ck_store_set_attr, ck_store_get_attr) ---- */
+
+/* Writes a scalar attribute.  Strings are variable-length UTF-8, what h5py
+ * writes for a Python str and hands back as one (fixed-length ASCII comes
+ * back as bytes in h5py 3).  Numbers are stored little-endian whatever the
+ * host, as h5py does on the machines it runs on. */
+static ck_code h5_set_attr(ck_store *s, const char *name, const char *key,
+                           const ck_attr *v, ck_err *err)
+{
+    hid_t obj = -1, ftype = -1, mtype = -1, space = -1, attr = -1;
+    const char *str = v->str;
+    const void *buf = &str;
+    htri_t ex;
+    ck_code rc;
+
+    lock();
+    if ((rc = open_object(s, name, &obj, err)) != CK_OK)
+        goto out;
+    if (v->kind == CK_ATTR_STR) {
+        ftype = H5Tcopy(H5T_C_S1);
+        if (ftype >= 0 && (H5Tset_size(ftype, H5T_VARIABLE) < 0 ||
+                           H5Tset_cset(ftype, H5T_CSET_UTF8) < 0)) {
+            H5Tclose(ftype);
+            ftype = -1;
+        }
+        mtype = ftype >= 0 ? H5Tcopy(ftype) : -1;
+    } else if (v->kind == CK_ATTR_F64) {
+        ftype = H5Tcopy(H5T_IEEE_F64LE);
+        mtype = H5Tcopy(H5T_NATIVE_DOUBLE);
+        buf = &v->f64;
+    } else {
+        ftype = H5Tcopy(H5T_STD_I64LE);
+        mtype = H5Tcopy(H5T_NATIVE_INT64);
+        buf = &v->i64;
+    }
+    /* A key that exists is replaced, even with another type: HDF5 cannot
+     * change the type of an attribute in place. */
+    if (ftype < 0 || mtype < 0 || (space = H5Screate(H5S_SCALAR)) < 0 ||
+        (ex = H5Aexists(obj, key)) < 0 || (ex > 0 && H5Adelete(obj, key) < 0))
+        goto fail;
+    attr = H5Acreate2(obj, key, ftype, space, H5P_DEFAULT, H5P_DEFAULT);
+    if (attr < 0 || H5Awrite(attr, mtype, buf) < 0)
+        goto fail;
+    goto out;
+fail:
+    rc = h5_fail(err, CK_EIO, "%s:%s: cannot write attribute '%s'", s->path,
+                 name, key);
+out:
+    if (attr >= 0)
+        H5Aclose(attr);
+    if (space >= 0)
+        H5Sclose(space);
+    if (mtype >= 0)
+        H5Tclose(mtype);
+    if (ftype >= 0)
+        H5Tclose(ftype);
+    if (obj >= 0)
+        H5Oclose(obj);
+    unlock();
+    return rc;
+}
+
+/* Reads a string attribute of file type 'type' into v->str.  Called with
+ * h5_mutex held. */
+static ck_code read_str_attr(hid_t attr, hid_t type, hid_t space,
+                             const char *label, const char *key, ck_attr *v,
+                             ck_err *err)
+{
+    int vlen = H5Tis_variable_str(type) > 0;
+    hid_t mt = H5Tcopy(vlen ? H5T_C_S1 : type);
+    size_t esz = vlen ? sizeof(char *) : H5Tget_size(type), len;
+    char *buf = NULL, *p;
+    ck_code rc = CK_OK;
+
+    /* A variable-length string is read as one in the file's character set
+     * (HDF5 converts none); a fixed-length one as its own bytes. */
+    if (mt < 0 || esz == 0 ||
+        (vlen && (H5Tset_size(mt, H5T_VARIABLE) < 0 ||
+                  H5Tset_cset(mt, H5Tget_cset(type)) < 0))) {
+        rc = h5_fail(err, CK_EFORMAT, "%s: cannot read attribute '%s'", label,
+                     key);
+        goto out;
+    }
+    if (!(buf = calloc(1, esz + 1))) {
+        rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+        goto out;
+    }
+    if (H5Aread(attr, mt, buf) < 0) {
+        rc = h5_fail(err, CK_EFORMAT, "%s: cannot read attribute '%s'", label,
+                     key);
+        free(buf);
+        buf = NULL;
+        goto out;
+    }
+    if (vlen) {
+        p = *(char **)buf;
+        len = p ? strlen(p) : 0;
+    } else {
+        p = buf;
+        len = strnlen(p, esz);
+        if (H5Tget_strpad(type) == H5T_STR_SPACEPAD)
+            while (len > 0 && p[len - 1] == ' ')
+                len--;
+    }
+    if (len >= sizeof v->str)
+        rc = ck_err_set(err, CK_ENOTSUP,
+                        "%s: attribute '%s': string of %zu bytes (at most "
+                        "%zu)",
+                        label, key, len, sizeof v->str - 1);
+    else {
+        v->kind = CK_ATTR_STR;
+        if (len)
+            memcpy(v->str, p, len);
+        v->str[len] = '\0';
+    }
+    if (vlen)
+        H5Dvlen_reclaim(mt, space, H5P_DEFAULT, buf);
+out:
+    free(buf);
+    if (mt >= 0)
+        H5Tclose(mt);
+    return rc;
+}
+
+/* Reads one value of an integer, float or h5py-bool attribute, converted
+ * by HDF5 to int64 or double.  Called with h5_mutex held. */
+static ck_code read_num_attr(hid_t attr, hid_t type, const char *label,
+                             const char *key, ck_attr *v, ck_err *err)
+{
+    H5T_class_t cls = H5Tget_class(type);
+    int isuns = cls == H5T_INTEGER && H5Tget_sign(type) == H5T_SGN_NONE;
+    hid_t mt = cls == H5T_FLOAT  ? H5Tcopy(H5T_NATIVE_DOUBLE)
+               : cls == H5T_ENUM ? make_type(CK_BOOL, 0)
+               : isuns           ? H5Tcopy(H5T_NATIVE_UINT64)
+                                 : H5Tcopy(H5T_NATIVE_INT64);
+    union {
+        double f;
+        int64_t i;
+        uint64_t u;
+        int8_t b;
+    } buf;
+    ck_code rc = CK_OK;
+
+    memset(&buf, 0, sizeof buf);
+    if (mt < 0 || H5Aread(attr, mt, &buf) < 0) {
+        rc = h5_fail(err, CK_EFORMAT, "%s: cannot read attribute '%s'", label,
+                     key);
+    } else if (cls == H5T_FLOAT) {
+        v->kind = CK_ATTR_F64;
+        v->f64 = buf.f;
+    } else if (cls == H5T_ENUM) {
+        v->kind = CK_ATTR_I64;
+        v->i64 = buf.b != 0;
+    } else if (isuns && buf.u > INT64_MAX) {
+        rc = ck_err_set(err, CK_ENOTSUP,
+                        "%s: attribute '%s': %llu does not fit int64", label,
+                        key, (unsigned long long)buf.u);
+    } else {
+        v->kind = CK_ATTR_I64;
+        v->i64 = isuns ? (int64_t)buf.u : buf.i;
+    }
+    if (mt >= 0)
+        H5Tclose(mt);
+    return rc;
+}
+
+static ck_code h5_get_attr(ck_store *s, const char *name, const char *key,
+                           ck_attr *v, ck_err *err)
+{
+    char label[PATH_MAX + 520];
+    hid_t obj = -1, attr = -1, type = -1, space = -1;
+    H5T_class_t cls;
+    hssize_t n;
+    htri_t ex;
+    ck_code rc;
+
+    snprintf(label, sizeof label, "%s:%s", s->path, name);
+    lock();
+    if ((rc = open_object(s, name, &obj, err)) != CK_OK)
+        goto out;
+    if ((ex = H5Aexists(obj, key)) < 0) {
+        rc = h5_fail(err, CK_EFORMAT, "%s: cannot read attribute '%s'", label,
+                     key);
+        goto out;
+    }
+    if (!ex) {
+        rc = ck_err_set(err, CK_EFORMAT, "%s: no attribute '%s'", label, key);
+        goto out;
+    }
+    if ((attr = H5Aopen(obj, key, H5P_DEFAULT)) < 0 ||
+        (type = H5Aget_type(attr)) < 0 || (space = H5Aget_space(attr)) < 0 ||
+        (n = H5Sget_simple_extent_npoints(space)) < 0) {
+        rc = h5_fail(err, CK_EFORMAT, "%s: cannot read attribute '%s'", label,
+                     key);
+        goto out;
+    }
+    /* netCDF and MATLAB write a number as an array of one element: that is
+     * one value too. */
+    if (n != 1) {
+        rc = ck_err_set(err, CK_ENOTSUP,
+                        "%s: attribute '%s' holds %lld values, not one", label,
+                        key, (long long)n);
+        goto out;
+    }
+    cls = H5Tget_class(type);
+    if (cls == H5T_STRING)
+        rc = read_str_attr(attr, type, space, label, key, v, err);
+    else if (cls == H5T_INTEGER || cls == H5T_FLOAT ||
+             (cls == H5T_ENUM && is_bool_enum(type)))
+        rc = read_num_attr(attr, type, label, key, v, err);
+    else
+        rc = ck_err_set(err, CK_ENOTSUP,
+                        "%s: attribute '%s': HDF5 type class %s (only "
+                        "strings and numbers are read)",
+                        label, key, class_name(cls));
+out:
+    if (space >= 0)
+        H5Sclose(space);
+    if (type >= 0)
+        H5Tclose(type);
+    if (attr >= 0)
+        H5Aclose(attr);
+    if (obj >= 0)
+        H5Oclose(obj);
+    unlock();
+    return rc;
+}
+
 const ck_store_ops ck_h5_ops = {
     .name = "hdf5",
     .open = h5_open,
@@ -2045,5 +2273,7 @@ const ck_store_ops ck_h5_ops = {
     .write_chunk = h5_write_chunk,
     .get_attrs = h5_get_attrs,
     .set_attrs = h5_set_attrs,
+    .set_attr = h5_set_attr,
+    .get_attr = h5_get_attr,
     .flush = h5_flush,
 };

@@ -1,7 +1,8 @@
 /*
  * io/zarr/meta.c - parse and write .zarray JSON (Zarr storage spec v2,
- * "Metadata"), with cJSON.  Only the header: chunk files, directories and
- * the store layout are io/zarr/zarr.c's job.
+ * "Metadata"), with cJSON; read and set single members of .zattrs.  Only
+ * the metadata text: chunk files, directories and the store layout are
+ * io/zarr/zarr.c's job.
  */
 #include "io/zarr/meta.h"
 
@@ -676,5 +677,405 @@ nomem:
     rc = ck_err_set(err, CK_ENOMEM, "out of memory");
 out:
     cJSON_Delete(root);
+    return rc;
+}
+
+/* ---- .zattrs members, one at a time ----------------------------------- */
+
+/* These work on the raw text, not on a cJSON tree: printing a tree again
+ * would turn a float 1.0 into 1 and 2^60 into 1.152921504606847e+18
+ * (Python would read an int, then a float), and would quote the bare NaN
+ * that zarr-python writes.  Members we do not set are copied as written. */
+
+static size_t skip_ws(const char *t, size_t len, size_t i)
+{
+    while (i < len && is_ws(t[i]))
+        i++;
+    return i;
+}
+
+/* The index just past the string that opens at t[i]. */
+static size_t skip_string(const char *t, size_t len, size_t i)
+{
+    for (i++; i < len && t[i] != '"'; i += t[i] == '\\' ? 2 : 1)
+        ;
+    return i < len ? i + 1 : len;
+}
+
+/* The index just past the value that starts at t[i]: a string, an object
+ * or array with all it holds, or a number or bare word (NaN included). */
+static size_t skip_value(const char *t, size_t len, size_t i)
+{
+    int depth = 0;
+
+    while (i < len) {
+        char c = t[i];
+        if (c == '"') {
+            i = skip_string(t, len, i);
+            if (depth == 0)
+                return i;
+            continue;
+        }
+        if (c == '{' || c == '[') {
+            depth++;
+        } else if (c == '}' || c == ']') {
+            if (depth == 0)
+                return i;
+            if (--depth == 0)
+                return i + 1;
+        } else if (depth == 0 && (c == ',' || is_ws(c))) {
+            return i;
+        }
+        i++;
+    }
+    return i;
+}
+
+typedef struct member {
+    const char *key; /* as written, quotes and escapes included */
+    size_t klen;
+    const char *val; /* as written */
+    size_t vlen;
+} member;
+
+/* Steps *pos past the '{' that opens the text; -1 if there is none. */
+static int members_begin(const char *t, size_t len, size_t *pos)
+{
+    size_t i = skip_ws(t, len, 0);
+
+    if (i >= len || t[i] != '{')
+        return -1;
+    *pos = i + 1;
+    return 0;
+}
+
+/* The next member from *pos: 1 and *m, 0 after the last, -1 when the text
+ * is not an object (never, once ck_zarr_attrs_check accepted it). */
+static int next_member(const char *t, size_t len, size_t *pos, member *m)
+{
+    size_t i = skip_ws(t, len, *pos);
+
+    if (i < len && t[i] == ',')
+        i = skip_ws(t, len, i + 1);
+    if (i >= len)
+        return -1;
+    if (t[i] == '}')
+        return 0;
+    if (t[i] != '"')
+        return -1;
+    m->key = t + i;
+    i = skip_string(t, len, i);
+    m->klen = (size_t)(t + i - m->key);
+    i = skip_ws(t, len, i);
+    if (i >= len || t[i] != ':')
+        return -1;
+    i = skip_ws(t, len, i + 1);
+    m->val = t + i;
+    i = skip_value(t, len, i);
+    m->vlen = (size_t)(t + i - m->val);
+    *pos = i;
+    return m->vlen ? 1 : -1;
+}
+
+/* 1 if member m is named key, 0 if not, -1 when out of memory. */
+static int key_is(const member *m, const char *key)
+{
+    size_t n = strlen(key);
+    cJSON *j;
+    int eq;
+
+    if (!memchr(m->key, '\\', m->klen))
+        return m->klen == n + 2 && memcmp(m->key + 1, key, n) == 0;
+    if (!(j = cJSON_ParseWithLength(m->key, m->klen)))
+        return -1;
+    eq = cJSON_IsString(j) && strcmp(j->valuestring, key) == 0;
+    cJSON_Delete(j);
+    return eq;
+}
+
+static int word_is(const member *m, const char *w)
+{
+    return m->vlen == strlen(w) && memcmp(m->val, w, m->vlen) == 0;
+}
+
+/* The value of member m as Python's json module reads it: an integer
+ * literal is an int, one with a fraction or exponent a float. */
+static ck_code member_value(const member *m, const char *label, const char *key,
+                            ck_attr *v, ck_err *err)
+{
+    const char *p = m->val;
+    char *num, *end;
+    ck_code rc = CK_OK;
+
+    if (p[0] == '"') {
+        cJSON *j = cJSON_ParseWithLength(p, m->vlen);
+        size_t n;
+        if (!cJSON_IsString(j)) {
+            cJSON_Delete(j);
+            return ck_err_set(err, CK_ENOMEM, "out of memory");
+        }
+        n = strlen(j->valuestring);
+        if (n >= sizeof v->str)
+            rc = ck_err_set(err, CK_ENOTSUP,
+                            "%s: attribute '%s': string of %zu bytes (at "
+                            "most %zu)",
+                            label, key, n, sizeof v->str - 1);
+        else
+            memcpy(v->str, j->valuestring, n + 1);
+        v->kind = CK_ATTR_STR;
+        cJSON_Delete(j);
+        return rc;
+    }
+    if (word_is(m, "true") || word_is(m, "false")) {
+        v->kind = CK_ATTR_I64;
+        v->i64 = p[0] == 't';
+        return CK_OK;
+    }
+    v->kind = CK_ATTR_F64;
+    if (word_is(m, "NaN")) {
+        v->f64 = NAN;
+        return CK_OK;
+    }
+    if (word_is(m, "Infinity") || word_is(m, "-Infinity")) {
+        v->f64 = p[0] == '-' ? -INFINITY : INFINITY;
+        return CK_OK;
+    }
+    if (p[0] != '-' && (p[0] < '0' || p[0] > '9'))
+        return ck_err_set(err, CK_ENOTSUP,
+                          "%s: attribute '%s': %s (only strings, numbers "
+                          "and true/false are read)",
+                          label, key,
+                          p[0] == '{'   ? "an object"
+                          : p[0] == '[' ? "an array"
+                                        : "null");
+    if (!(num = malloc(m->vlen + 1)))
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    memcpy(num, p, m->vlen);
+    num[m->vlen] = '\0';
+    errno = 0;
+    if (strpbrk(num, ".eE")) {
+        v->f64 = strtod(num, &end);
+    } else {
+        v->kind = CK_ATTR_I64;
+        v->i64 = strtoll(num, &end, 10);
+        if (errno == ERANGE)
+            rc = ck_err_set(err, CK_ENOTSUP,
+                            "%s: attribute '%s': %s does not fit int64", label,
+                            key, num);
+    }
+    free(num);
+    return rc;
+}
+
+ck_code ck_zarr_attrs_get(const char *text, size_t len, const char *key,
+                          const char *label, ck_attr *v, ck_err *err)
+{
+    member m, hit = {0};
+    size_t pos;
+    int r;
+
+    if (members_begin(text, len, &pos) != 0)
+        return ck_err_set(err, CK_EFORMAT, "%s: .zattrs is not a JSON object",
+                          label);
+    while ((r = next_member(text, len, &pos, &m)) == 1) {
+        int k = key_is(&m, key);
+        if (k < 0)
+            return ck_err_set(err, CK_ENOMEM, "out of memory");
+        if (k)
+            hit = m; /* the last of duplicate keys, as Python's json */
+    }
+    if (r < 0)
+        return ck_err_set(err, CK_EFORMAT, "%s: .zattrs is not a JSON object",
+                          label);
+    if (!hit.key)
+        return ck_err_set(err, CK_EFORMAT, "%s: no attribute '%s'", label, key);
+    return member_value(&hit, label, key, v, err);
+}
+
+/* One code point of UTF-8 at *p, stepping *p past it; U+FFFD for a byte
+ * that starts no valid sequence (io/store.c lets none through). */
+static unsigned utf8_next(const unsigned char **p)
+{
+    const unsigned char *q = *p;
+    unsigned c = *q++, n = 0, cp = c;
+
+    if (c >= 0xc2 && c <= 0xdf)
+        n = 1, cp = c & 0x1f;
+    else if (c >= 0xe0 && c <= 0xef)
+        n = 2, cp = c & 0x0f;
+    else if (c >= 0xf0 && c <= 0xf4)
+        n = 3, cp = c & 0x07;
+    else if (c >= 0x80)
+        cp = 0xfffd;
+    for (unsigned i = 0; i < n; i++, q++) {
+        if ((*q & 0xc0) != 0x80) {
+            *p = *p + 1;
+            return 0xfffd;
+        }
+        cp = cp << 6 | (*q & 0x3f);
+    }
+    *p = q;
+    return cp;
+}
+
+/* s as a JSON string in ASCII (malloc'd): zarr-python 2 decodes .zattrs
+ * as ASCII and fails on any other byte, so everything past U+007F is a
+ * \uXXXX escape (a surrogate pair past U+FFFF), as json.dumps with
+ * ensure_ascii writes it. */
+static char *json_str(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    char *out = malloc(strlen(s) * 6 + 3), *o = out;
+
+    if (!out)
+        return NULL;
+    *o++ = '"';
+    while (*p) {
+        unsigned cp = utf8_next(&p);
+        const char *esc = cp == '"'    ? "\\\""
+                          : cp == '\\' ? "\\\\"
+                          : cp == '\b' ? "\\b"
+                          : cp == '\f' ? "\\f"
+                          : cp == '\n' ? "\\n"
+                          : cp == '\r' ? "\\r"
+                          : cp == '\t' ? "\\t"
+                                       : NULL;
+        if (esc) {
+            memcpy(o, esc, 2);
+            o += 2;
+        } else if (cp >= 0x20 && cp < 0x7f) {
+            *o++ = (char)cp;
+        } else if (cp < 0x10000) {
+            o += sprintf(o, "\\u%04x", cp);
+        } else {
+            cp -= 0x10000;
+            o += sprintf(o, "\\u%04x\\u%04x", 0xd800 + (cp >> 10),
+                         0xdc00 + (cp & 0x3ff));
+        }
+    }
+    *o++ = '"';
+    *o = '\0';
+    return out;
+}
+
+/* v as JSON text (malloc'd), as Python's json module writes it: strings
+ * in ASCII, a float always with a '.' or an exponent, non-finite floats
+ * as bare words. */
+static char *value_text(const ck_attr *v)
+{
+    char buf[48];
+
+    if (v->kind == CK_ATTR_STR)
+        return json_str(v->str);
+    if (v->kind == CK_ATTR_I64) {
+        snprintf(buf, sizeof buf, "%lld", (long long)v->i64);
+    } else if (isnan(v->f64)) {
+        snprintf(buf, sizeof buf, "NaN");
+    } else if (isinf(v->f64)) {
+        snprintf(buf, sizeof buf, "%sInfinity", v->f64 < 0 ? "-" : "");
+    } else {
+        /* The shortest text that reads back exactly, as Python's repr. */
+        for (int prec = 1; prec <= 17; prec++) {
+            snprintf(buf, sizeof buf, "%.*g", prec, v->f64);
+            if (strtod(buf, NULL) == v->f64)
+                break;
+        }
+        if (!strpbrk(buf, ".e"))
+            strcat(buf, ".0");
+    }
+    return strdup(buf);
+}
+
+/* The output of attrs_build: counted always, stored while it fits. */
+typedef struct out_buf {
+    char *buf; /* NULL: only count */
+    size_t cap, used;
+} out_buf;
+
+static void emit(out_buf *o, const char *s, size_t n)
+{
+    if (o->buf && o->used + n <= o->cap)
+        memcpy(o->buf + o->used, s, n);
+    o->used += n;
+}
+
+static void emit_member(out_buf *o, int first, const char *k, size_t kn,
+                        const char *v, size_t vn)
+{
+    if (!first)
+        emit(o, ",\n", 2);
+    emit(o, "    ", 4);
+    emit(o, k, kn);
+    emit(o, ": ", 2);
+    emit(o, v, vn);
+}
+
+/* Writes the new .zattrs into o: key set to vtext in place of its old
+ * value (so the order stays) or appended.  -1 when text is not an
+ * object, -2 when out of memory. */
+static int attrs_build(const char *text, size_t len, const char *key,
+                       const char *ktext, const char *vtext, out_buf *o)
+{
+    size_t pos = 0;
+    int n = 0, placed = 0, r = 0;
+    member m;
+
+    emit(o, "{\n", 2);
+    if (text && members_begin(text, len, &pos) != 0)
+        return -1;
+    while (text && (r = next_member(text, len, &pos, &m)) == 1) {
+        int k = key_is(&m, key);
+        if (k < 0)
+            return -2;
+        if (k && placed)
+            continue; /* a later duplicate of key goes */
+        if (k)
+            emit_member(o, n++ == 0, ktext, strlen(ktext), vtext,
+                        strlen(vtext));
+        else
+            emit_member(o, n++ == 0, m.key, m.klen, m.val, m.vlen);
+        placed |= k;
+    }
+    if (r < 0)
+        return -1;
+    if (!placed)
+        emit_member(o, n == 0, ktext, strlen(ktext), vtext, strlen(vtext));
+    emit(o, "\n}\n", 3);
+    return 0;
+}
+
+ck_code ck_zarr_attrs_set(const char *text, size_t len, const char *key,
+                          const ck_attr *v, const char *label, char **out,
+                          ck_err *err)
+{
+    char *ktext = json_str(key), *vtext = value_text(v);
+    out_buf o = {NULL, 0, 0};
+    ck_code rc = CK_OK;
+    int r = -2;
+
+    /* Twice: once to size the buffer, once to fill it; a second pass that
+     * differs (key_is ran out of memory) is caught by the length. */
+    if (ktext && vtext &&
+        (r = attrs_build(text, len, key, ktext, vtext, &o)) == 0) {
+        o.cap = o.used;
+        o.used = 0;
+        if (!(o.buf = malloc(o.cap + 1)) ||
+            (r = attrs_build(text, len, key, ktext, vtext, &o)) != 0 ||
+            o.used != o.cap)
+            r = r == -1 ? -1 : -2;
+    }
+    if (r == -1)
+        rc = ck_err_set(err, CK_EFORMAT, "%s: .zattrs is not a JSON object",
+                        label);
+    else if (r != 0)
+        rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+    if (rc == CK_OK) {
+        o.buf[o.cap] = '\0';
+        *out = o.buf;
+    } else {
+        free(o.buf);
+    }
+    free(ktext);
+    free(vtext);
     return rc;
 }

@@ -14,6 +14,7 @@
 #include "base/ck_err.h"
 #include "base/ck_grid.h"
 #include "io/codec.h"
+#include "io/store.h"
 
 /* .zattrs, .zarray and friends are small: a bigger file is an error, not
  * an allocation. */
@@ -61,6 +62,27 @@ const char *ck_zarr_dtype_str(ck_dtype t, int big_endian, char *buf);
  * CK_EFORMAT naming 'where' otherwise (with line and column). */
 ck_code ck_zarr_attrs_check(const char *text, size_t len, const char *where,
                             ck_err *err);
+
+/* Reads member 'key' of the .zattrs object in text ('len' bytes), which
+ * ck_zarr_attrs_check accepted once its bare NaN, Infinity and -Infinity
+ * (zarr-python writes them so) were quoted.  Values are read as Python's
+ * json module reads them: see ck_store_get_attr for the kinds, and the
+ * last of duplicate keys wins.  'label' ("s.zarr:/coef") starts messages:
+ * CK_EFORMAT "LABEL: no attribute 'key'", CK_ENOTSUP for values that are
+ * no ck_attr. */
+ck_code ck_zarr_attrs_get(const char *text, size_t len, const char *key,
+                          const char *label, ck_attr *v, ck_err *err);
+
+/* Makes the text of a .zattrs (malloc'd into *out, the caller frees) from
+ * text (NULL: there was none) with member 'key' set to v: in the place of
+ * its old value, else appended.  Other members are copied as written, so
+ * their types and exact values stay.  Strings and keys are written in
+ * ASCII, as zarr-python 2 reads them.  A float is written with a '.' or an
+ * exponent, non-finite ones as bare NaN, Infinity, -Infinity, as
+ * zarr-python does. */
+ck_code ck_zarr_attrs_set(const char *text, size_t len, const char *key,
+                          const ck_attr *v, const char *label, char **out,
+                          ck_err *err);
 
 /* Checks that text is a .zgroup: a JSON object with zarr_format 2.
  * CK_EFORMAT naming 'where' otherwise. */

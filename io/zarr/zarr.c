@@ -1113,6 +1113,96 @@ static ck_code zarr_set_attrs(ck_store *s, const char *name, const char *json,
     return rc;
 }
 
+/* Reads the .zattrs of 'name' (*txt NULL when there is none) after
+ * checking that it is a JSON object.  Called with zs->lock held. */
+static ck_code read_zattrs(ck_store *s, const char *name, char **txt,
+                           size_t *len, ck_err *err)
+{
+    char where[PATH_MAX + 600], *q;
+    ck_code rc;
+    int fd;
+
+    *txt = NULL;
+    CK_TRY(check_name(s, name, err));
+    CK_TRY(open_dir(s, name, &fd, err));
+    if (fd < 0)
+        return ck_err_set(err, CK_EFORMAT, "%s: no group or array '%s'",
+                          s->path, name);
+    make_where(s, name, ".zattrs", where, sizeof where);
+    rc = read_small(fd, ".zattrs", where, txt, len, err);
+    close(fd);
+    if (rc != CK_OK || !*txt)
+        return rc;
+    if (!(q = quote_nonfinite(*txt, *len)))
+        rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+    else
+        rc = ck_zarr_attrs_check(q, strlen(q), where, err);
+    free(q);
+    if (rc != CK_OK) {
+        free(*txt);
+        *txt = NULL;
+    }
+    return rc;
+}
+
+/* "s.zarr:/" or "s.zarr:/coef", as ck_store_get_attr's messages say. */
+static void attr_label(const ck_store *s, const char *name, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s:%s", s->path, name);
+}
+
+static ck_code zarr_get_attr(ck_store *s, const char *name, const char *key,
+                             ck_attr *v, ck_err *err)
+{
+    zstore *zs = s->impl;
+    char label[PATH_MAX + 520], *txt = NULL;
+    size_t len = 0;
+    ck_code rc;
+
+    attr_label(s, name, label, sizeof label);
+    /* The lock keeps us from reading a .zattrs that set_attr is halfway
+     * through rewriting. */
+    pthread_mutex_lock(&zs->lock);
+    rc = read_zattrs(s, name, &txt, &len, err);
+    pthread_mutex_unlock(&zs->lock);
+    if (rc == CK_OK && !txt)
+        rc = ck_err_set(err, CK_EFORMAT, "%s: no attribute '%s'", label, key);
+    else if (rc == CK_OK)
+        rc = ck_zarr_attrs_get(txt, len, key, label, v, err);
+    free(txt);
+    return rc;
+}
+
+/* Rewrites the whole .zattrs with one member set; the store is still its
+ * temporary directory, so there is no reader to see it half written
+ * (other than our own, which zs->lock keeps out). */
+static ck_code zarr_set_attr(ck_store *s, const char *name, const char *key,
+                             const ck_attr *v, ck_err *err)
+{
+    zstore *zs = s->impl;
+    char label[PATH_MAX + 520], *txt = NULL, *out = NULL;
+    size_t len = 0;
+    ck_code rc;
+    int fd = -1;
+
+    attr_label(s, name, label, sizeof label);
+    pthread_mutex_lock(&zs->lock);
+    rc = read_zattrs(s, name, &txt, &len, err);
+    if (rc == CK_OK)
+        rc = ck_zarr_attrs_set(txt, len, key, v, label, &out, err);
+    if (rc == CK_OK && (rc = open_dir(s, name, &fd, err)) == CK_OK && fd < 0)
+        rc = ck_err_set(err, CK_EIO, "%s: no group or array '%s'", s->path,
+                        name);
+    if (rc == CK_OK)
+        rc = write_file_at(fd, ".zattrs", out, strlen(out), s->path, err);
+    pthread_mutex_unlock(&zs->lock);
+    if (fd >= 0)
+        close(fd);
+    free(out);
+    free(txt);
+    return rc;
+}
+
 /* Chunk files are complete once written; the one thing left is the root
  * .zgroup of a store that never became an array. */
 static ck_code zarr_flush(ck_store *s, ck_err *err)
@@ -1144,5 +1234,7 @@ const ck_store_ops ck_zarr_ops = {
     .write_chunk = zarr_write_chunk,
     .get_attrs = zarr_get_attrs,
     .set_attrs = zarr_set_attrs,
+    .set_attr = zarr_set_attr,
+    .get_attr = zarr_get_attr,
     .flush = zarr_flush,
 };

@@ -1,0 +1,122 @@
+/*
+ * backends/cpu/linalg.c - dense linear algebra slots on OpenBLAS (BLAS
+ * level 3 through CBLAS) and LAPACK (through LAPACKE, column-major, so no
+ * layout copies are made).  LAPACK's info codes are translated here.
+ */
+#include <cblas.h>
+#include <lapacke.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/cpu/cpu.h"
+
+ck_code ck_cpu_gemm(ck_be_ctx *ctx, const ck_gemm_args *a, ck_err *err)
+{
+    CBLAS_TRANSPOSE ta = a->trans_a ? CblasTrans : CblasNoTrans;
+    CBLAS_TRANSPOSE tb = a->trans_b ? CblasTrans : CblasNoTrans;
+
+    (void)ctx;
+    if (a->m == 0 || a->n == 0)
+        return CK_OK;
+    if (a->dtype == CK_F32)
+        cblas_sgemm(CblasRowMajor, ta, tb, (blasint)a->m, (blasint)a->n,
+                    (blasint)a->k, (float)a->alpha, a->a, (blasint)a->lda, a->b,
+                    (blasint)a->ldb, (float)a->beta, a->c, (blasint)a->ldc);
+    else if (a->dtype == CK_F64)
+        cblas_dgemm(CblasRowMajor, ta, tb, (blasint)a->m, (blasint)a->n,
+                    (blasint)a->k, a->alpha, a->a, (blasint)a->lda, a->b,
+                    (blasint)a->ldb, a->beta, a->c, (blasint)a->ldc);
+    else
+        return ck_err_set(err, CK_ENOTSUP, "gemm: dtype %s",
+                          ck_dtype_name(a->dtype));
+    return CK_OK;
+}
+
+ck_code ck_cpu_syrk(ck_be_ctx *ctx, const ck_syrk_args *a, ck_err *err)
+{
+    (void)ctx;
+    (void)err;
+    if (a->n == 0)
+        return CK_OK;
+    cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, (blasint)a->n,
+                (blasint)a->k, a->alpha, a->a, (blasint)a->lda, a->beta, a->c,
+                (blasint)a->ldc);
+    /* syrk fills one triangle; callers get both */
+    for (int64_t i = 1; i < a->n; i++)
+        for (int64_t j = 0; j < i; j++)
+            a->c[i * a->ldc + j] = a->c[j * a->ldc + i];
+    return CK_OK;
+}
+
+ck_code ck_cpu_qr(ck_be_ctx *ctx, const ck_qr_args *a, ck_err *err)
+{
+    double *tau = malloc((size_t)(a->n ? a->n : 1) * sizeof *tau);
+    lapack_int info;
+
+    (void)ctx;
+    if (!tau)
+        return ck_err_set(err, CK_ENOMEM, "qr: out of memory");
+    info = LAPACKE_dgeqrf(LAPACK_COL_MAJOR, (lapack_int)a->m, (lapack_int)a->n,
+                          a->a, (lapack_int)a->lda, tau);
+    if (info == 0) {
+        for (int64_t j = 0; j < a->n; j++)
+            for (int64_t i = 0; i < a->n; i++)
+                a->r[j * a->ldr + i] = i <= j ? a->a[j * a->lda + i] : 0.0;
+        if (a->want_q)
+            info = LAPACKE_dorgqr(LAPACK_COL_MAJOR, (lapack_int)a->m,
+                                  (lapack_int)a->n, (lapack_int)a->n, a->a,
+                                  (lapack_int)a->lda, tau);
+    }
+    free(tau);
+    if (info != 0)
+        return ck_err_set(err, info < 0 ? CK_EUSAGE : CK_ENOMEM,
+                          "qr of a %lld x %lld block: lapack info %d",
+                          (long long)a->m, (long long)a->n, (int)info);
+    return CK_OK;
+}
+
+ck_code ck_cpu_svd(ck_be_ctx *ctx, const ck_svd_args *a, ck_err *err)
+{
+    lapack_int info;
+
+    (void)ctx;
+    /* divide and conquer: several times faster than dgesvd for the
+     * square R factors of tall-skinny SVDs */
+    info = LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'S', (lapack_int)a->m,
+                          (lapack_int)a->n, a->a, (lapack_int)a->lda, a->s,
+                          a->u, (lapack_int)a->ldu, a->vt, (lapack_int)a->ldvt);
+    if (info > 0)
+        return ck_err_set(err, CK_ENOTSUP,
+                          "svd of a %lld x %lld matrix did not converge "
+                          "(lapack dgesdd info %d)",
+                          (long long)a->m, (long long)a->n, (int)info);
+    if (info < 0)
+        return ck_err_set(err, CK_EUSAGE, "svd: lapack dgesdd info %d",
+                          (int)info);
+    return CK_OK;
+}
+
+ck_code ck_cpu_posv(ck_be_ctx *ctx, ck_posv_args *a, ck_err *err)
+{
+    lapack_int info;
+
+    (void)ctx;
+    a->not_pd = 0;
+    info = LAPACKE_dposv(LAPACK_COL_MAJOR, 'U', (lapack_int)a->n,
+                         (lapack_int)a->nrhs, a->a, (lapack_int)a->n, a->b,
+                         (lapack_int)a->n);
+    if (info > 0) {
+        a->not_pd = (int)info;
+        return CK_OK;
+    }
+    if (info < 0)
+        return ck_err_set(err, CK_EUSAGE, "posv: lapack info %d", (int)info);
+    return CK_OK;
+}
+
+/* Threads BLAS may use: OpenBLAS keeps one global pool. */
+void ck_cpu_blas_threads(int n)
+{
+    if (n > 0)
+        openblas_set_num_threads(n);
+}

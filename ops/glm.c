@@ -1,0 +1,1247 @@
+/*
+ * ops/glm.c - the GLM solvers of ops/glm.h and the per-block sums they run
+ * on.  The solvers never see rows: every look at the data is one call of
+ * the caller's pass function, so what is counted (and kept small) is the
+ * number of passes.  All dense algebra (X w, X^T r, the Hessian's syrk,
+ * the Newton systems) goes through the backend wrappers of ops/linalg.h.
+ *
+ * Notation below: S(b) is the mean loss the pass returns, R(b) = lambda *
+ * P(w) the penalty, lam1 and lam2 the weights of |w|_1 and |w|^2 / 2 in R
+ * (l1: lambda, 0; l2: 0, lambda; elastic_net: lambda * l1_ratio,
+ * lambda * (1 - l1_ratio)).
+ */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/glm.h"
+#include "ops/linalg.h"
+
+/* ---- names ---- */
+
+static const char *const family_names[] = {
+    [CK_GLM_NORMAL] = "normal",
+    [CK_GLM_LOGISTIC] = "logistic",
+    [CK_GLM_POISSON] = "poisson",
+};
+static const char *const solver_names[] = {
+    [CK_GLM_NEWTON] = "newton",
+    [CK_GLM_LBFGS] = "lbfgs",
+    [CK_GLM_GRADIENT_DESCENT] = "gradient_descent",
+    [CK_GLM_PROXIMAL_GRAD] = "proximal_grad",
+    [CK_GLM_ADMM] = "admm",
+};
+static const char *const reg_names[] = {
+    [CK_GLM_REG_NONE] = "none",
+    [CK_GLM_REG_L1] = "l1",
+    [CK_GLM_REG_L2] = "l2",
+    [CK_GLM_REG_ELASTIC_NET] = "elastic_net",
+};
+
+#define N_FAMILIES (sizeof family_names / sizeof family_names[0])
+#define N_SOLVERS (sizeof solver_names / sizeof solver_names[0])
+#define N_REGS (sizeof reg_names / sizeof reg_names[0])
+
+static const char *name_of(const char *const *names, size_t n, unsigned i)
+{
+    return i < n ? names[i] : "unknown";
+}
+
+static int lookup(const char *const *names, size_t n, const char *name,
+                  unsigned *out)
+{
+    if (!name)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(names[i], name) == 0) {
+            *out = (unsigned)i;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+const char *ck_glm_family_name(ck_glm_family f)
+{
+    return name_of(family_names, N_FAMILIES, (unsigned)f);
+}
+
+const char *ck_glm_solver_name(ck_glm_solver s)
+{
+    return name_of(solver_names, N_SOLVERS, (unsigned)s);
+}
+
+const char *ck_glm_reg_name(ck_glm_reg r)
+{
+    return name_of(reg_names, N_REGS, (unsigned)r);
+}
+
+int ck_glm_family_lookup(const char *name, ck_glm_family *f)
+{
+    unsigned i;
+
+    if (!lookup(family_names, N_FAMILIES, name, &i))
+        return 0;
+    *f = (ck_glm_family)i;
+    return 1;
+}
+
+int ck_glm_solver_lookup(const char *name, ck_glm_solver *s)
+{
+    unsigned i;
+
+    if (!lookup(solver_names, N_SOLVERS, name, &i))
+        return 0;
+    *s = (ck_glm_solver)i;
+    return 1;
+}
+
+int ck_glm_reg_lookup(const char *name, ck_glm_reg *r)
+{
+    unsigned i;
+
+    if (!lookup(reg_names, N_REGS, name, &i))
+        return 0;
+    *r = (ck_glm_reg)i;
+    return 1;
+}
+
+/* ---- options ---- */
+
+static int smooth_only(ck_glm_solver s)
+{
+    return s == CK_GLM_NEWTON || s == CK_GLM_LBFGS ||
+           s == CK_GLM_GRADIENT_DESCENT;
+}
+
+ck_code ck_glm_check(const ck_glm_opts *o, ck_err *err)
+{
+    if ((unsigned)o->family >= N_FAMILIES)
+        return ck_err_set(err, CK_EUSAGE, "glm: unknown family %d",
+                          (int)o->family);
+    if ((unsigned)o->solver >= N_SOLVERS)
+        return ck_err_set(err, CK_EUSAGE, "glm: unknown solver %d",
+                          (int)o->solver);
+    if ((unsigned)o->reg >= N_REGS)
+        return ck_err_set(err, CK_EUSAGE, "glm: unknown regularizer %d",
+                          (int)o->reg);
+    if (!(o->lambda >= 0) || !isfinite(o->lambda))
+        return ck_err_set(err, CK_EUSAGE,
+                          "glm: lambda must be a finite number >= 0, got %g",
+                          o->lambda);
+    if (!(o->l1_ratio >= 0 && o->l1_ratio <= 1))
+        return ck_err_set(err, CK_EUSAGE,
+                          "glm: l1_ratio must be in [0, 1], got %g",
+                          o->l1_ratio);
+    if (o->max_iter < 0)
+        return ck_err_set(err, CK_EUSAGE,
+                          "glm: max_iter must be >= 0 (0: the solver's "
+                          "default), got %d",
+                          o->max_iter);
+    if (!(o->tol >= 0) || !isfinite(o->tol))
+        return ck_err_set(err, CK_EUSAGE,
+                          "glm: tol must be a finite number >= 0 (0: the "
+                          "default), got %g",
+                          o->tol);
+    /* Dask-GLM lets lbfgs run on an l1 penalty and fails at beta = 0,
+     * where |w|_1 has no gradient; refusing is clearer than a wrong fit. */
+    if (smooth_only(o->solver) && o->reg == CK_GLM_REG_L1)
+        return ck_err_set(err, CK_EUSAGE,
+                          "glm: solver %s needs a smooth objective, but the "
+                          "l1 penalty is not differentiable at 0: use "
+                          "proximal_grad or admm",
+                          ck_glm_solver_name(o->solver));
+    if (smooth_only(o->solver) && o->reg == CK_GLM_REG_ELASTIC_NET &&
+        o->l1_ratio > 0)
+        return ck_err_set(err, CK_EUSAGE,
+                          "glm: solver %s needs a smooth objective, but "
+                          "elastic_net with l1_ratio %g > 0 is not "
+                          "differentiable at 0: use proximal_grad or admm",
+                          ck_glm_solver_name(o->solver), o->l1_ratio);
+    return CK_OK;
+}
+
+/* ---- one block of rows ---- */
+
+size_t ck_glm_block_scratch(int64_t rows, int64_t p)
+{
+    /* eta (then mu - y), the variance weights, the sqrt(w)-scaled rows
+     * for the Hessian's syrk, and X^T w for its intercept column */
+    if (rows < 0 || p < 0)
+        return 0;
+    return (size_t)rows * (size_t)(p + 2) + (size_t)p + 1;
+}
+
+/* eta = x w + c for rows x p row-major x. */
+static ck_code linear(const ck_be *be, const double *x, int64_t rows,
+                      int64_t p, const double *w, double c, double *eta,
+                      ck_err *err)
+{
+    for (int64_t i = 0; i < rows; i++)
+        eta[i] = c;
+    if (p == 0 || rows == 0)
+        return CK_OK;
+    ck_gemm_args g = {.dtype = CK_F64,
+                      .m = rows,
+                      .n = 1,
+                      .k = p,
+                      .alpha = 1,
+                      .beta = 1,
+                      .a = x,
+                      .lda = p,
+                      .b = w,
+                      .ldb = 1,
+                      .c = eta,
+                      .ldc = 1};
+    return ck_op_gemm(be, &g, err);
+}
+
+/* The three families' loss, mean and variance weight at eta. */
+static void unit(ck_glm_family f, double eta, double y, double *loss,
+                 double *mu, double *w)
+{
+    switch (f) {
+    case CK_GLM_NORMAL:
+        *loss = 0.5 * (y - eta) * (y - eta);
+        *mu = eta;
+        *w = 1;
+        break;
+    case CK_GLM_LOGISTIC: {
+        /* log(1 + exp(eta)) = log1p(exp(-|eta|)) + max(eta, 0): no
+         * overflow for large |eta|, no cancellation for small */
+        double e = exp(-fabs(eta));
+        *loss = log1p(e) + (eta > 0 ? eta : 0) - y * eta;
+        *mu = eta >= 0 ? 1 / (1 + e) : e / (1 + e);
+        *w = e / ((1 + e) * (1 + e));
+        break;
+    }
+    case CK_GLM_POISSON:
+        /* exp may overflow to inf: the loss is then inf, and the
+         * solvers' line searches reject the step */
+        *mu = exp(eta);
+        *loss = *mu - y * eta;
+        *w = *mu;
+        break;
+    }
+}
+
+ck_code ck_glm_block(const ck_be *be, const ck_glm_opts *o, const double *x,
+                     const double *y, int64_t rows, int64_t p, const double *b,
+                     double *loss, double *grad, double *hess, double *scratch,
+                     ck_err *err)
+{
+    int fi = o->fit_intercept != 0;
+    int64_t d = p + fi;
+    double *r = scratch, *wt = scratch + rows, *xs = wt + rows;
+    double *xtw = xs + rows * p;
+    double lsum = 0, rsum = 0, wsum = 0;
+
+    if ((unsigned)o->family >= N_FAMILIES)
+        return ck_err_set(err, CK_EUSAGE, "glm: unknown family %d",
+                          (int)o->family);
+    if (rows < 0 || p < 0)
+        return ck_err_set(err, CK_EUSAGE,
+                          "glm: block of %lld rows x %lld features",
+                          (long long)rows, (long long)p);
+    if (rows == 0)
+        return CK_OK;
+    CK_TRY(linear(be, x, rows, p, b, fi ? b[p] : 0, r, err));
+    for (int64_t i = 0; i < rows; i++) {
+        double l, mu, w;
+        unit(o->family, r[i], y[i], &l, &mu, &w);
+        lsum += l;
+        r[i] = mu - y[i];
+        rsum += r[i];
+        wt[i] = w;
+        wsum += w;
+    }
+    if (loss)
+        *loss += lsum;
+    if (grad && p > 0) {
+        ck_gemm_args g = {.dtype = CK_F64,
+                          .trans_a = 1,
+                          .m = p,
+                          .n = 1,
+                          .k = rows,
+                          .alpha = 1,
+                          .beta = 1,
+                          .a = x,
+                          .lda = p,
+                          .b = r,
+                          .ldb = 1,
+                          .c = grad,
+                          .ldc = 1};
+        CK_TRY(ck_op_gemm(be, &g, err));
+    }
+    if (grad && fi)
+        grad[p] += rsum;
+    if (!hess)
+        return CK_OK;
+    if (p > 0) {
+        /* X^T W X = (W^1/2 X)^T (W^1/2 X); the normal family's W is I */
+        const double *a = x;
+        if (o->family != CK_GLM_NORMAL) {
+            for (int64_t i = 0; i < rows; i++) {
+                double s = sqrt(wt[i]);
+                for (int64_t j = 0; j < p; j++)
+                    xs[i * p + j] = s * x[i * p + j];
+            }
+            a = xs;
+        }
+        ck_syrk_args s = {.n = p,
+                          .k = rows,
+                          .alpha = 1,
+                          .beta = 1,
+                          .a = a,
+                          .lda = p,
+                          .c = hess,
+                          .ldc = d};
+        CK_TRY(ck_op_syrk(be, &s, err));
+    }
+    if (fi) {
+        if (p > 0) {
+            ck_gemm_args g = {.dtype = CK_F64,
+                              .trans_a = 1,
+                              .m = p,
+                              .n = 1,
+                              .k = rows,
+                              .alpha = 1,
+                              .beta = 0,
+                              .a = x,
+                              .lda = p,
+                              .b = wt,
+                              .ldb = 1,
+                              .c = xtw,
+                              .ldc = 1};
+            CK_TRY(ck_op_gemm(be, &g, err));
+        }
+        for (int64_t j = 0; j < p; j++) {
+            hess[j * d + p] += xtw[j];
+            hess[p * d + j] += xtw[j];
+        }
+        hess[p * d + p] += wsum;
+    }
+    return CK_OK;
+}
+
+/* ---- predictions and responses ---- */
+
+int64_t ck_glm_bad_y(ck_glm_family f, const double *y, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        double v = y[i];
+        if (!isfinite(v))
+            return i;
+        if (f == CK_GLM_LOGISTIC && v != 0 && v != 1)
+            return i;
+        if (f == CK_GLM_POISSON && v < 0)
+            return i;
+    }
+    return -1;
+}
+
+ck_code ck_glm_predict(const ck_be *be, ck_glm_family f, const double *x,
+                       int64_t rows, int64_t p, const double *w, double c,
+                       double *out, ck_err *err)
+{
+    if ((unsigned)f >= N_FAMILIES)
+        return ck_err_set(err, CK_EUSAGE, "glm: unknown family %d", (int)f);
+    if (rows < 0 || p < 0)
+        return ck_err_set(err, CK_EUSAGE,
+                          "glm: predict on %lld rows x %lld features",
+                          (long long)rows, (long long)p);
+    CK_TRY(linear(be, x, rows, p, w, c, out, err));
+    for (int64_t i = 0; i < rows; i++) {
+        double l, mu, wv;
+        unit(f, out[i], 0, &l, &mu, &wv);
+        out[i] = mu;
+    }
+    return CK_OK;
+}
+
+/* ---- the solvers' shared machinery ---- */
+
+enum {
+    LBFGS_MEM = 10,      /* (s, y) pairs kept */
+    MAX_HALVINGS = 60,   /* a line search gives up after 2^-60 */
+    ADMM_SUB_NEWTON = 20 /* Newton steps per ADMM b-update, at most */
+};
+
+/* Steps of gradient descent and proximal_grad start each iteration at the
+ * last accepted step times GROW, so a step cut short by a bad region grows
+ * back where the curvature is milder. */
+static const double GROW = 1.25;
+
+/* Two objective values closer than NOISE * (1 + |f|) are not told apart:
+ * a mean over many rows is only that accurate, and near the optimum the
+ * decrease a line search looks for is far below it.  There the step is
+ * judged by the directional derivative at the trial point instead, which
+ * has no such cancellation (Hager and Zhang's approximate Wolfe test). */
+static const double NOISE = 1e-10;
+
+typedef struct glm {
+    const ck_be *be;
+    ck_glm_pass_fn pass;
+    void *ctx;
+    int64_t p, d;
+    int fi;
+    double lam1, lam2;
+    double tol;
+    int max_iter;
+} glm;
+
+/* A smooth objective built on S: S(b) + l2 |w|^2 / 2 + rho |b - v|^2 / 2.
+ * The smooth-only solvers carry the l2 penalty in it; ADMM's b-update the
+ * proximal term. */
+typedef struct smooth {
+    double l2;
+    double rho;
+    const double *v;
+} smooth;
+
+/* What one pass returned at b: the mean loss, its gradient, its Hessian
+ * (h NULL where the solver needs none). */
+typedef struct point {
+    double *b, *g, *h;
+    double loss;
+} point;
+
+static double dot(const double *a, const double *b, int64_t n)
+{
+    double s = 0;
+    for (int64_t i = 0; i < n; i++)
+        s += a[i] * b[i];
+    return s;
+}
+
+/* The largest |v_i|; NaN if any entry is NaN, so that it never passes for
+ * convergence. */
+static double inf_norm(const double *v, int64_t n)
+{
+    double m = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double a = fabs(v[i]);
+        if (!(a <= m))
+            m = a;
+    }
+    return m;
+}
+
+static double noise(double f)
+{
+    return NOISE * (1 + fabs(f));
+}
+
+static ck_code eval(const glm *G, point *pt, ck_err *err)
+{
+    return G->pass(G->ctx, pt->b, &pt->loss, pt->g, pt->h, err);
+}
+
+static double penalty(const glm *G, const double *b)
+{
+    double a = 0, q = 0;
+    for (int64_t j = 0; j < G->p; j++) {
+        a += fabs(b[j]);
+        q += b[j] * b[j];
+    }
+    return G->lam1 * a + 0.5 * G->lam2 * q;
+}
+
+/* g = the gradient of the smooth objective q at pt; returns its value. */
+static double compose(const glm *G, const smooth *q, const point *pt,
+                      double *g)
+{
+    double f = pt->loss, w2 = 0, r2 = 0;
+
+    memcpy(g, pt->g, (size_t)G->d * sizeof *g);
+    if (q->l2 != 0) {
+        for (int64_t j = 0; j < G->p; j++) {
+            w2 += pt->b[j] * pt->b[j];
+            g[j] += q->l2 * pt->b[j];
+        }
+        f += 0.5 * q->l2 * w2;
+    }
+    if (q->rho != 0) {
+        for (int64_t i = 0; i < G->d; i++) {
+            double e = pt->b[i] - q->v[i];
+            r2 += e * e;
+            g[i] += q->rho * e;
+        }
+        f += 0.5 * q->rho * r2;
+    }
+    return f;
+}
+
+/* The optimality measure of ops/glm.h at b, given the loss gradient gl
+ * there: the largest entry of the subdifferential's element of least
+ * norm.  For a coefficient at 0 that is max(|g_j| - lam1, 0); elsewhere
+ * |g_j + lam1 sign(w_j)|; the intercept is not penalised.  With lam1 = 0
+ * it is the gradient's largest entry. */
+static double opt_measure(const glm *G, const double *b, const double *gl)
+{
+    double m = 0;
+
+    for (int64_t j = 0; j < G->d; j++) {
+        double g = gl[j];
+        if (j < G->p) {
+            g += G->lam2 * b[j];
+            if (b[j] > 0)
+                g += G->lam1;
+            else if (b[j] < 0)
+                g -= G->lam1;
+            else
+                g = fabs(g) > G->lam1 ? fabs(g) - G->lam1 : 0;
+        }
+        if (!(fabs(g) <= m))
+            m = fabs(g);
+    }
+    return m;
+}
+
+/* The proximal operator of t * R, in place: soft-threshold by t * lam1,
+ * then shrink by 1 / (1 + t * lam2).  (Dask-GLM's elastic-net prox
+ * returns beta unchanged; this one is the prox of the sum, which for
+ * these two separable terms is the composition above.)  The intercept is
+ * left alone. */
+static void prox(const glm *G, double t, double *b)
+{
+    double a = t * G->lam1, s = 1 / (1 + t * G->lam2);
+
+    for (int64_t j = 0; j < G->p; j++) {
+        double v = b[j];
+        v = v > a ? v - a : v < -a ? v + a : 0;
+        b[j] = v * s;
+    }
+}
+
+/* Armijo's sufficient decrease f(a) <= f0 + c a g0.dir, or, where the
+ * values are within noise of each other, the directional derivative at
+ * the trial point no larger than (1 - 2c) times the decrease rate at 0
+ * (for a quadratic the two tests accept the same steps).  dec = a g0.dir
+ * (< 0), dnew = a g(a).dir. */
+static int accept_step(double f0, double ft, double dec, double dnew,
+                       double c)
+{
+    if (!isfinite(ft) || !isfinite(dnew))
+        return 0;
+    if (ft <= f0 + c * dec)
+        return 1;
+    return ft <= f0 + noise(f0) && dnew <= (1 - 2 * c) * -dec;
+}
+
+/* Backtracking line search for the smooth objective q from cur (value f0,
+ * gradient g0) along dir, first step a, halving until accept_step.  On
+ * success *ok = 1, tr holds the pass at the accepted point, *ft and gt
+ * the objective and gradient there, *astep the step.  *ok = 0 when dir
+ * does not descend or no step changed b before MAX_HALVINGS. */
+static ck_code search(const glm *G, const smooth *q, const point *cur,
+                      double f0, const double *g0, const double *dir, double a,
+                      double c, point *tr, double *ft, double *gt,
+                      double *astep, int *ok, ck_err *err)
+{
+    double slope = dot(g0, dir, G->d);
+
+    *ok = 0;
+    if (!(slope < 0))
+        return CK_OK;
+    for (int k = 0; k < MAX_HALVINGS; k++, a *= 0.5) {
+        int moved = 0;
+        for (int64_t i = 0; i < G->d; i++) {
+            tr->b[i] = cur->b[i] + a * dir[i];
+            moved |= tr->b[i] != cur->b[i];
+        }
+        if (!moved)
+            return CK_OK;
+        CK_TRY(eval(G, tr, err));
+        if (!isfinite(tr->loss))
+            continue;
+        *ft = compose(G, q, tr, gt);
+        if (accept_step(f0, *ft, a * slope, a * dot(gt, dir, G->d), c)) {
+            *ok = 1;
+            *astep = a;
+            return CK_OK;
+        }
+    }
+    return CK_OK;
+}
+
+static void swap_points(point *a, point *b)
+{
+    point t = *a;
+    *a = *b;
+    *b = t;
+}
+
+static void swap_vecs(double **a, double **b)
+{
+    double *t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* dir = -(h + l2 I_w + rho I)^-1 g by Cholesky (posv); a is d x d
+ * scratch.  *not_pd as posv reports it. */
+static ck_code newton_dir(const glm *G, const smooth *q, const double *h,
+                          const double *g, double *a, double *dir,
+                          int *not_pd, ck_err *err)
+{
+    int64_t d = G->d;
+
+    /* h is symmetric, so row-major is column-major */
+    memcpy(a, h, (size_t)(d * d) * sizeof *a);
+    for (int64_t i = 0; i < d; i++) {
+        a[i * d + i] += q->rho;
+        if (i < G->p)
+            a[i * d + i] += q->l2;
+        dir[i] = -g[i];
+    }
+    ck_posv_args pa = {.n = d, .nrhs = 1, .a = a, .b = dir};
+    CK_TRY(ck_op_posv(G->be, &pa, err));
+    *not_pd = pa.not_pd;
+    return CK_OK;
+}
+
+static ck_code singular(ck_err *err)
+{
+    return ck_err_set(err, CK_ENOTSUP,
+                      "glm: newton: x is rank deficient, so the hessian is "
+                      "singular (add an l2 penalty or drop collinear "
+                      "columns)");
+}
+
+/* Is h numerically singular?  Cholesky can succeed on an exactly
+ * singular matrix with a pivot of rounding size, so the first Hessian is
+ * also judged by its singular values after scaling to unit diagonal (so
+ * that column scale does not count): smallest <= d * 64 * eps * largest,
+ * numpy.linalg.matrix_rank's rule with some headroom.  At the start the
+ * variance weights are constant across rows (mu is the same for every
+ * row), so this is a statement about the columns of x. */
+static ck_code rank_check(const glm *G, const double *h, double *a,
+                          double *work, ck_err *err)
+{
+    int64_t d = G->d;
+    double *s = work, *u = work + d, *vt = u + d * d;
+
+    for (int64_t i = 0; i < d; i++)
+        if (!(h[i * d + i] > 0))
+            return singular(err);
+    for (int64_t i = 0; i < d; i++)
+        for (int64_t j = 0; j < d; j++)
+            a[i * d + j] = h[i * d + j] / sqrt(h[i * d + i] * h[j * d + j]);
+    ck_svd_args sa = {.m = d,
+                      .n = d,
+                      .a = a,
+                      .lda = d,
+                      .s = s,
+                      .u = u,
+                      .ldu = d,
+                      .vt = vt,
+                      .ldvt = d};
+    CK_TRY(ck_op_svd(G->be, &sa, err));
+    if (s[d - 1] <= s[0] * (double)d * 64 * DBL_EPSILON)
+        return singular(err);
+    return CK_OK;
+}
+
+/* The solvers' common result: the iterate, and the objective there. */
+typedef struct outcome {
+    int iterations, converged;
+    double objective;
+} outcome;
+
+
+static double *take(double **ws, size_t n)
+{
+    double *r = *ws;
+    *ws += n;
+    return r;
+}
+
+/* Evaluates the starting point; a loss that is not finite there is the
+ * data's fault (inf or nan in x, or y outside the family's domain). */
+static ck_code start(const glm *G, point *pt, ck_err *err)
+{
+    CK_TRY(eval(G, pt, err));
+    if (!isfinite(pt->loss) || !isfinite(inf_norm(pt->g, G->d)))
+        return ck_err_set(err, CK_EUSAGE,
+                          "glm: the loss is not finite at the starting "
+                          "point (x holds inf or nan, or y is outside the "
+                          "family's domain)");
+    return CK_OK;
+}
+
+/* ---- newton: damped, backtracking on the objective ---- */
+
+static ck_code fit_newton(const glm *G, double *b, outcome *out, ck_err *err)
+{
+    size_t vn = (size_t)G->d, mn = vn * vn;
+    double *ws = malloc((8 * vn + 5 * mn) * sizeof *ws), *w = ws;
+    smooth q = {.l2 = G->lam2};
+    point cur, tr;
+    double *g, *gt, *dir, *a, *svd, f, ft, astep;
+    ck_code rc;
+    int it, ok, not_pd;
+
+    if (!ws)
+        return ck_err_set(err, CK_ENOMEM, "glm: newton: out of memory");
+    cur.b = take(&w, vn);
+    cur.g = take(&w, vn);
+    cur.h = take(&w, mn);
+    tr.b = take(&w, vn);
+    tr.g = take(&w, vn);
+    tr.h = take(&w, mn);
+    g = take(&w, vn);
+    gt = take(&w, vn);
+    dir = take(&w, vn);
+    a = take(&w, mn);
+    svd = take(&w, vn + 2 * mn);
+    memcpy(cur.b, b, vn * sizeof *b);
+    if ((rc = start(G, &cur, err)) != CK_OK)
+        goto out;
+    f = compose(G, &q, &cur, g);
+    for (it = 0;; it++) {
+        if (inf_norm(g, G->d) <= G->tol) {
+            out->converged = 1;
+            break;
+        }
+        if (it == G->max_iter)
+            break;
+        rc = newton_dir(G, &q, cur.h, g, a, dir, &not_pd, err);
+        if (rc != CK_OK)
+            goto out;
+        if (not_pd) {
+            rc = it == 0 ? singular(err)
+                         : ck_err_set(err, CK_ENOTSUP,
+                                      "glm: newton: the hessian is not "
+                                      "positive definite at iteration %d "
+                                      "(x nearly rank deficient, or the "
+                                      "classes separable): add an l2 "
+                                      "penalty",
+                                      it);
+            goto out;
+        }
+        /* with an l2 term the Hessian is positive definite whatever x */
+        if (it == 0 && q.l2 == 0 &&
+            (rc = rank_check(G, cur.h, a, svd, err)) != CK_OK)
+            goto out;
+        rc = search(G, &q, &cur, f, g, dir, 1, 1e-4, &tr, &ft, gt, &astep,
+                    &ok, err);
+        if (rc != CK_OK)
+            goto out;
+        if (!ok)
+            break; /* no step improves on b: as close as it gets */
+        swap_points(&cur, &tr);
+        swap_vecs(&g, &gt);
+        f = ft;
+    }
+    memcpy(b, cur.b, vn * sizeof *b);
+    out->iterations = it;
+    out->objective = f;
+out:
+    free(ws);
+    return rc;
+}
+
+/* ---- lbfgs: two-loop recursion, backtracking (the objective is convex,
+ * so s.y > 0 holds without a Wolfe curvature test; pairs where rounding
+ * breaks it are skipped) ---- */
+
+static void lbfgs_dir(int64_t d, const double *S, const double *Y,
+                      const double *rho, double *alpha, int k, int head,
+                      const double *g, double *dir)
+{
+    memcpy(dir, g, (size_t)d * sizeof *dir);
+    for (int i = 0; i < k; i++) {
+        int j = (head - 1 - i + LBFGS_MEM) % LBFGS_MEM;
+        alpha[j] = rho[j] * dot(S + j * d, dir, d);
+        for (int64_t e = 0; e < d; e++)
+            dir[e] -= alpha[j] * Y[j * d + e];
+    }
+    if (k > 0) {
+        int j = (head - 1 + LBFGS_MEM) % LBFGS_MEM;
+        double gamma = 1 / (rho[j] * dot(Y + j * d, Y + j * d, d));
+        for (int64_t e = 0; e < d; e++)
+            dir[e] *= gamma;
+    }
+    for (int i = k - 1; i >= 0; i--) {
+        int j = (head - 1 - i + LBFGS_MEM) % LBFGS_MEM;
+        double beta = rho[j] * dot(Y + j * d, dir, d);
+        for (int64_t e = 0; e < d; e++)
+            dir[e] += (alpha[j] - beta) * S[j * d + e];
+    }
+    for (int64_t e = 0; e < d; e++)
+        dir[e] = -dir[e];
+}
+
+static ck_code fit_lbfgs(const glm *G, double *b, outcome *out, ck_err *err)
+{
+    int64_t d = G->d;
+    size_t vn = (size_t)d, mv = LBFGS_MEM * vn;
+    double *ws = malloc((7 * vn + 2 * mv + 2 * LBFGS_MEM) * sizeof *ws);
+    double *w = ws, *g, *gt, *dir, *S, *Y, *rho, *alpha, f, ft, astep;
+    smooth q = {.l2 = G->lam2};
+    point cur = {0}, tr = {0};
+    int it, ok, k = 0, head = 0;
+    ck_code rc;
+
+    if (!ws)
+        return ck_err_set(err, CK_ENOMEM, "glm: lbfgs: out of memory");
+    cur.b = take(&w, vn);
+    cur.g = take(&w, vn);
+    tr.b = take(&w, vn);
+    tr.g = take(&w, vn);
+    g = take(&w, vn);
+    gt = take(&w, vn);
+    dir = take(&w, vn);
+    S = take(&w, mv);
+    Y = take(&w, mv);
+    rho = take(&w, LBFGS_MEM);
+    alpha = take(&w, LBFGS_MEM);
+    memcpy(cur.b, b, vn * sizeof *b);
+    if ((rc = start(G, &cur, err)) != CK_OK)
+        goto out;
+    f = compose(G, &q, &cur, g);
+    for (it = 0;; it++) {
+        if (inf_norm(g, d) <= G->tol) {
+            out->converged = 1;
+            break;
+        }
+        if (it == G->max_iter)
+            break;
+        ok = 0;
+        while (!ok) {
+            /* without curvature pairs: a gradient step no longer than 1 */
+            double a = 1, gn = sqrt(dot(g, g, d));
+            if (k == 0 && gn > 1)
+                a = 1 / gn;
+            lbfgs_dir(d, S, Y, rho, alpha, k, head, g, dir);
+            rc = search(G, &q, &cur, f, g, dir, a, 1e-4, &tr, &ft, gt, &astep,
+                        &ok, err);
+            if (rc != CK_OK)
+                goto out;
+            if (ok || k == 0)
+                break;
+            k = 0; /* a stale model: retry from a gradient step */
+        }
+        if (!ok)
+            break;
+        double *s = S + head * d, *y = Y + head * d;
+        for (int64_t e = 0; e < d; e++) {
+            s[e] = tr.b[e] - cur.b[e];
+            y[e] = gt[e] - g[e];
+        }
+        double sy = dot(s, y, d), ss = dot(s, s, d), yy = dot(y, y, d);
+        if (sy > DBL_EPSILON * sqrt(ss * yy) && yy > 0) {
+            rho[head] = 1 / sy;
+            head = (head + 1) % LBFGS_MEM;
+            if (k < LBFGS_MEM)
+                k++;
+        }
+        swap_points(&cur, &tr);
+        swap_vecs(&g, &gt);
+        f = ft;
+    }
+    memcpy(b, cur.b, vn * sizeof *b);
+    out->iterations = it;
+    out->objective = f;
+out:
+    free(ws);
+    return rc;
+}
+
+/* ---- gradient descent: backtracking, with a step that grows back ---- */
+
+static ck_code fit_gd(const glm *G, double *b, outcome *out, ck_err *err)
+{
+    int64_t d = G->d;
+    size_t vn = (size_t)d;
+    double *ws = malloc(7 * vn * sizeof *ws), *w = ws;
+    double *g, *gt, *dir, f, ft, t = 1, astep;
+    smooth q = {.l2 = G->lam2};
+    point cur = {0}, tr = {0};
+    int it, ok;
+    ck_code rc;
+
+    if (!ws)
+        return ck_err_set(err, CK_ENOMEM,
+                          "glm: gradient_descent: out of memory");
+    cur.b = take(&w, vn);
+    cur.g = take(&w, vn);
+    tr.b = take(&w, vn);
+    tr.g = take(&w, vn);
+    g = take(&w, vn);
+    gt = take(&w, vn);
+    dir = take(&w, vn);
+    memcpy(cur.b, b, vn * sizeof *b);
+    if ((rc = start(G, &cur, err)) != CK_OK)
+        goto out;
+    f = compose(G, &q, &cur, g);
+    for (it = 0;; it++) {
+        if (inf_norm(g, d) <= G->tol) {
+            out->converged = 1;
+            break;
+        }
+        if (it == G->max_iter)
+            break;
+        for (int64_t e = 0; e < d; e++)
+            dir[e] = -g[e];
+        /* c = 1/2: f(b - t g) <= f(b) - t |g|^2 / 2 holds for t <= 1/L,
+         * so the accepted steps track the local curvature */
+        rc = search(G, &q, &cur, f, g, dir, t * GROW, 0.5, &tr, &ft, gt,
+                    &astep, &ok, err);
+        if (rc != CK_OK)
+            goto out;
+        if (!ok)
+            break;
+        t = astep;
+        swap_points(&cur, &tr);
+        swap_vecs(&g, &gt);
+        f = ft;
+    }
+    memcpy(b, cur.b, vn * sizeof *b);
+    out->iterations = it;
+    out->objective = f;
+out:
+    free(ws);
+    return rc;
+}
+
+/* ---- proximal_grad: FISTA with backtracking and adaptive restart ----
+ * Beck and Teboulle's accelerated proximal gradient on S + R, where the
+ * prox (above) carries all of R.  The step is found by backtracking on
+ * the quadratic upper bound at the extrapolated point y, starting from
+ * the last step times GROW; momentum restarts (O'Donoghue and Candes)
+ * when the objective goes up, whereupon the step is redone from x, or the
+ * step points against the momentum.  Each iteration costs two passes
+ * (at y and at the new x), one after a restart. */
+
+static ck_code fit_proximal(const glm *G, double *b, outcome *out,
+                            ck_err *err)
+{
+    int64_t d = G->d;
+    size_t vn = (size_t)d;
+    double *ws = malloc(7 * vn * sizeof *ws), *w = ws, *xprev;
+    double Fx, Fz, mom = 1, t = 1;
+    point px = {0}, py = {0}, pz = {0};
+    int it;
+    ck_code rc;
+
+    if (!ws)
+        return ck_err_set(err, CK_ENOMEM, "glm: proximal_grad: out of memory");
+    px.b = take(&w, vn);
+    px.g = take(&w, vn);
+    py.b = take(&w, vn);
+    py.g = take(&w, vn);
+    pz.b = take(&w, vn);
+    pz.g = take(&w, vn);
+    xprev = take(&w, vn);
+    memcpy(px.b, b, vn * sizeof *b);
+    if ((rc = start(G, &px, err)) != CK_OK)
+        goto out;
+    Fx = px.loss + penalty(G, px.b);
+    memcpy(xprev, px.b, vn * sizeof *b);
+    for (it = 0;; it++) {
+        if (opt_measure(G, px.b, px.g) <= G->tol) {
+            out->converged = 1;
+            break;
+        }
+        if (it == G->max_iter)
+            break;
+        double mom_n = (1 + sqrt(1 + 4 * mom * mom)) / 2;
+        double beta = (mom - 1) / mom_n;
+        const point *base = &px;
+        if (beta > 0) {
+            for (int64_t e = 0; e < d; e++)
+                py.b[e] = px.b[e] + beta * (px.b[e] - xprev[e]);
+            if ((rc = eval(G, &py, err)) != CK_OK)
+                goto out;
+            if (isfinite(py.loss))
+                base = &py;
+            else
+                mom = mom_n = 1; /* extrapolated too far: plain step */
+        }
+        double a = t * GROW;
+        int ok = 0, moved = 0;
+        for (int k = 0; k < MAX_HALVINGS && !ok; k++, a *= 0.5) {
+            for (int64_t e = 0; e < d; e++)
+                pz.b[e] = base->b[e] - a * base->g[e];
+            prox(G, a, pz.b);
+            moved = 0;
+            for (int64_t e = 0; e < d; e++)
+                moved |= pz.b[e] != base->b[e];
+            if (!moved) {
+                ok = 1; /* base is a fixed point: take it as it is */
+                pz.loss = base->loss;
+                memcpy(pz.g, base->g, vn * sizeof *b);
+                break;
+            }
+            if ((rc = eval(G, &pz, err)) != CK_OK)
+                goto out;
+            if (!isfinite(pz.loss))
+                continue;
+            double dd = 0, gd = 0, dg = 0;
+            for (int64_t e = 0; e < d; e++) {
+                double dl = pz.b[e] - base->b[e];
+                dd += dl * dl;
+                gd += base->g[e] * dl;
+                dg += (pz.g[e] - base->g[e]) * dl;
+            }
+            /* S(z) <= S(y) + g(y).(z - y) + |z - y|^2 / (2a); within
+             * noise, the same bound read off the gradients */
+            double bound = base->loss + gd + dd / (2 * a);
+            ok = pz.loss <= bound ||
+                 (pz.loss <= bound + noise(base->loss) && dg <= dd / a);
+            if (ok)
+                break;
+        }
+        if (!ok || (!moved && base == &px)) {
+            if (base == &px)
+                break; /* no step improves on x: as close as it gets */
+            mom = 1; /* retry from x without momentum */
+            memcpy(xprev, px.b, vn * sizeof *b);
+            continue;
+        }
+        t = a;
+        Fz = pz.loss + penalty(G, pz.b);
+        if (base != &px && Fz > Fx + noise(Fx)) {
+            mom = 1; /* the objective went up: redo the step from x */
+            memcpy(xprev, px.b, vn * sizeof *b);
+            continue;
+        }
+        double against = 0;
+        for (int64_t e = 0; e < d; e++)
+            against += (base->b[e] - pz.b[e]) * (pz.b[e] - px.b[e]);
+        memcpy(xprev, px.b, vn * sizeof *b);
+        swap_points(&px, &pz);
+        Fx = Fz;
+        mom = against > 0 ? 1 : mom_n;
+    }
+    memcpy(b, px.b, vn * sizeof *b);
+    out->iterations = it;
+    out->objective = Fx;
+out:
+    free(ws);
+    return rc;
+}
+
+/* ---- admm: b = z splitting (Boyd et al. 2011, section 6) ----
+ * b-update: a few damped Newton steps on S(b) + rho/2 |b - z + u|^2,
+ * warm-started, solved to a tolerance that tightens with the residuals;
+ * z-update: the prox of R / rho (the intercept passes through);
+ * u += b - z.  It stops when the primal residual |b - z| and the dual
+ * residual rho |z - z_prev| are below tol and the optimality measure at z
+ * (which they bound, up to the b-update's error and L |b - z|) is too;
+ * z, exactly sparse, is the answer.  rho starts at the Hessian's mean
+ * diagonal and is balanced against the residuals (section 3.4.1). */
+
+static ck_code fit_admm(const glm *G, double *b, outcome *out, ck_err *err)
+{
+    int64_t d = G->d;
+    size_t vn = (size_t)d, mn = vn * vn;
+    double *ws = malloc((12 * vn + 3 * mn) * sizeof *ws), *w = ws;
+    double *gphi, *gt, *dir, *zold, *u, *v, *a;
+    double rho, rho0 = 0, prev = INFINITY, f, ft, astep;
+    point cur, tr, pz = {0};
+    int it, have_z = 0, ok, not_pd;
+    ck_code rc;
+
+    if (!ws)
+        return ck_err_set(err, CK_ENOMEM, "glm: admm: out of memory");
+    cur.b = take(&w, vn);
+    cur.g = take(&w, vn);
+    cur.h = take(&w, mn);
+    tr.b = take(&w, vn);
+    tr.g = take(&w, vn);
+    tr.h = take(&w, mn);
+    pz.b = take(&w, vn);
+    pz.g = take(&w, vn);
+    gphi = take(&w, vn);
+    gt = take(&w, vn);
+    dir = take(&w, vn);
+    zold = take(&w, vn);
+    u = take(&w, vn);
+    v = take(&w, vn);
+    a = take(&w, mn);
+    memcpy(cur.b, b, vn * sizeof *b);
+    memcpy(pz.b, b, vn * sizeof *b);
+    memset(u, 0, vn * sizeof *u);
+    if ((rc = start(G, &cur, err)) != CK_OK)
+        goto out;
+    for (int64_t e = 0; e < d; e++)
+        rho0 += cur.h[e * d + e] / (double)d;
+    if (!(rho0 > 0 && isfinite(rho0)))
+        rho0 = 1;
+    rho = rho0;
+    for (it = 0; it < G->max_iter;) {
+        smooth q = {.rho = rho, .v = v};
+        double sub_tol = fmax(0.1 * G->tol, fmin(1e-2, 1e-2 * prev));
+        for (int64_t e = 0; e < d; e++)
+            v[e] = pz.b[e] - u[e];
+        f = compose(G, &q, &cur, gphi);
+        for (int k = 0; k < ADMM_SUB_NEWTON; k++) {
+            if (inf_norm(gphi, d) <= sub_tol)
+                break;
+            rc = newton_dir(G, &q, cur.h, gphi, a, dir, &not_pd, err);
+            if (rc != CK_OK)
+                goto out;
+            if (not_pd) {
+                rc = ck_err_set(err, CK_ENOTSUP,
+                                "glm: admm: the b-update's hessian is not "
+                                "positive definite (nan in the data?)");
+                goto out;
+            }
+            rc = search(G, &q, &cur, f, gphi, dir, 1, 1e-4, &tr, &ft, gt,
+                        &astep, &ok, err);
+            if (rc != CK_OK)
+                goto out;
+            if (!ok)
+                break;
+            swap_points(&cur, &tr);
+            swap_vecs(&gphi, &gt);
+            f = ft;
+        }
+        memcpy(zold, pz.b, vn * sizeof *zold);
+        for (int64_t e = 0; e < d; e++)
+            pz.b[e] = cur.b[e] + u[e];
+        prox(G, 1 / rho, pz.b);
+        double r = 0, s = 0;
+        for (int64_t e = 0; e < d; e++) {
+            u[e] += cur.b[e] - pz.b[e];
+            r = fmax(r, fabs(cur.b[e] - pz.b[e]));
+            s = fmax(s, rho * fabs(pz.b[e] - zold[e]));
+        }
+        it++;
+        have_z = 0;
+        if (r <= G->tol && s <= G->tol) {
+            if ((rc = eval(G, &pz, err)) != CK_OK)
+                goto out;
+            have_z = 1;
+            if (isfinite(pz.loss) && opt_measure(G, pz.b, pz.g) <= G->tol) {
+                out->converged = 1;
+                break;
+            }
+        }
+        prev = fmax(r, s);
+        /* keep the residuals within a factor 10 of each other; u is
+         * scaled by 1/rho, so it rescales with it */
+        double scale = 1;
+        if (r > 10 * s && rho < rho0 * 1e6)
+            scale = 2;
+        else if (s > 10 * r && rho > rho0 * 1e-6)
+            scale = 0.5;
+        rho *= scale;
+        for (int64_t e = 0; e < d; e++)
+            u[e] /= scale;
+    }
+    if (!have_z && (rc = eval(G, &pz, err)) != CK_OK)
+        goto out;
+    memcpy(b, pz.b, vn * sizeof *b);
+    out->iterations = it;
+    out->objective = pz.loss + penalty(G, pz.b);
+out:
+    free(ws);
+    return rc;
+}
+
+/* ---- the driver ---- */
+
+/* Iteration limits, as documented in ops/glm.h: Newton converges in tens
+ * of steps or not at all; the first-order methods need thousands on
+ * moderately conditioned data to reach 1e-8. */
+static int default_max_iter(ck_glm_solver s)
+{
+    switch (s) {
+    case CK_GLM_NEWTON:
+        return 50;
+    case CK_GLM_LBFGS:
+        return 500;
+    case CK_GLM_GRADIENT_DESCENT:
+    case CK_GLM_PROXIMAL_GRAD:
+        return 10000;
+    case CK_GLM_ADMM:
+        return 1000;
+    }
+    return 1000;
+}
+
+ck_code ck_glm_fit(const ck_be *be, const ck_glm_opts *o, int64_t p,
+                   ck_glm_pass_fn pass, void *ctx, ck_glm_result *res,
+                   ck_err *err)
+{
+    glm G = {.be = be, .pass = pass, .ctx = ctx, .p = p};
+    outcome oc = {0};
+    double *b;
+    ck_code rc;
+
+    CK_TRY(ck_glm_check(o, err));
+    if (p < 0)
+        return ck_err_set(err, CK_EUSAGE, "glm: %lld features",
+                          (long long)p);
+    G.fi = o->fit_intercept != 0;
+    G.d = p + G.fi;
+    if (G.d == 0)
+        return ck_err_set(err, CK_EUSAGE,
+                          "glm: nothing to fit: no features and no "
+                          "intercept");
+    /* d x d Hessians (several of them) must be addressable */
+    if ((uint64_t)G.d > ((uint64_t)1 << 26) ||
+        (size_t)G.d > SIZE_MAX / sizeof(double) / 16 / (size_t)G.d)
+        return ck_err_set(err, CK_ENOMEM, "glm: %lld parameters is too many",
+                          (long long)G.d);
+    switch (o->reg) {
+    case CK_GLM_REG_NONE:
+        break;
+    case CK_GLM_REG_L1:
+        G.lam1 = o->lambda;
+        break;
+    case CK_GLM_REG_L2:
+        G.lam2 = o->lambda;
+        break;
+    case CK_GLM_REG_ELASTIC_NET:
+        G.lam1 = o->lambda * o->l1_ratio;
+        G.lam2 = o->lambda * (1 - o->l1_ratio);
+        break;
+    }
+    G.tol = o->tol > 0 ? o->tol : 1e-8;
+    G.max_iter = o->max_iter > 0 ? o->max_iter : default_max_iter(o->solver);
+    if (!(b = calloc((size_t)G.d, sizeof *b)))
+        return ck_err_set(err, CK_ENOMEM, "glm: out of memory");
+    switch (o->solver) {
+    case CK_GLM_NEWTON:
+        rc = fit_newton(&G, b, &oc, err);
+        break;
+    case CK_GLM_LBFGS:
+        rc = fit_lbfgs(&G, b, &oc, err);
+        break;
+    case CK_GLM_GRADIENT_DESCENT:
+        rc = fit_gd(&G, b, &oc, err);
+        break;
+    case CK_GLM_PROXIMAL_GRAD:
+        rc = fit_proximal(&G, b, &oc, err);
+        break;
+    case CK_GLM_ADMM:
+    default:
+        rc = fit_admm(&G, b, &oc, err);
+        break;
+    }
+    if (rc != CK_OK) {
+        free(b);
+        return rc;
+    }
+    res->b = b;
+    res->d = G.d;
+    res->iterations = oc.iterations;
+    res->converged = oc.converged;
+    res->objective = oc.objective;
+    return CK_OK;
+}
+
+void ck_glm_result_release(ck_glm_result *res)
+{
+    if (!res)
+        return;
+    free(res->b);
+    memset(res, 0, sizeof *res);
+}

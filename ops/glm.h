@@ -1,0 +1,124 @@
+/*
+ * ops/glm.h - generalised linear models, the Dask-GLM feature set: three
+ * families, five solvers, four regularisers.  The solvers see the data only
+ * through a pass function that the caller (pipelines/, streaming row blocks
+ * from disk or from memory) supplies; ck_glm_block is what such a pass runs
+ * on each block of rows.  The objective, documented in chunkctl-glm(1):
+ *
+ *   f(b) = (1/n) sum_i loss(y_i, x_i . w + c) + lambda * P(w)
+ *
+ *   loss: normal    (y - eta)^2 / 2
+ *         logistic  log(1 + exp(eta)) - y * eta          (y in {0, 1})
+ *         poisson   exp(eta) - y * eta                   (y >= 0; the
+ *                   log(y!) constant is left out)
+ *   P:    none 0;  l2 |w|^2 / 2;  l1 |w|_1;
+ *         elastic_net  l1_ratio * |w|_1 + (1 - l1_ratio) * |w|^2 / 2
+ *
+ * w are the p coefficients, c the intercept (when fit_intercept; never
+ * penalised).  A parameter vector b has d = p + fit_intercept entries:
+ * the coefficients, then the intercept.
+ */
+#ifndef CK_OPS_GLM_H
+#define CK_OPS_GLM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backends/backend.h"
+#include "base/ck_err.h"
+
+typedef enum ck_glm_family {
+    CK_GLM_NORMAL,
+    CK_GLM_LOGISTIC,
+    CK_GLM_POISSON,
+} ck_glm_family;
+
+typedef enum ck_glm_solver {
+    CK_GLM_NEWTON,
+    CK_GLM_LBFGS,
+    CK_GLM_GRADIENT_DESCENT,
+    CK_GLM_PROXIMAL_GRAD,
+    CK_GLM_ADMM,
+} ck_glm_solver;
+
+typedef enum ck_glm_reg {
+    CK_GLM_REG_NONE,
+    CK_GLM_REG_L1,
+    CK_GLM_REG_L2,
+    CK_GLM_REG_ELASTIC_NET,
+} ck_glm_reg;
+
+typedef struct ck_glm_opts {
+    ck_glm_family family;
+    ck_glm_solver solver;
+    ck_glm_reg reg;
+    double lambda;   /* >= 0 */
+    double l1_ratio; /* elastic_net: in [0, 1] */
+    int fit_intercept;
+    int max_iter; /* 0: the solver's default */
+    double tol;   /* 0: the default; see ck_glm_fit */
+} ck_glm_opts;
+
+/* Names as the CLI and pipelines spell them ("logistic", "lbfgs",
+ * "elastic_net"); lookups return 0 for an unknown name. */
+const char *ck_glm_family_name(ck_glm_family f);
+const char *ck_glm_solver_name(ck_glm_solver s);
+const char *ck_glm_reg_name(ck_glm_reg r);
+int ck_glm_family_lookup(const char *name, ck_glm_family *f);
+int ck_glm_solver_lookup(const char *name, ck_glm_solver *s);
+int ck_glm_reg_lookup(const char *name, ck_glm_reg *r);
+
+/* CK_EUSAGE, with a message saying what to use instead, for a
+ * combination chunkctl does not solve (a smooth-only solver with an l1 or
+ * elastic-net penalty), a negative lambda, an l1_ratio outside [0, 1]. */
+ck_code ck_glm_check(const ck_glm_opts *o, ck_err *err);
+
+/* One pass over all n rows at parameters b (d entries): *loss gets the
+ * mean loss (unpenalised); grad (d entries) its gradient and hess (d x d,
+ * row-major) its Hessian, each when not NULL.  Supplied by the caller. */
+typedef ck_code (*ck_glm_pass_fn)(void *ctx, const double *b, double *loss,
+                                  double *grad, double *hess, ck_err *err);
+
+typedef struct ck_glm_result {
+    double *b; /* d entries, owned: ck_glm_result_release */
+    int64_t d;
+    int iterations; /* solver iterations (passes over the data may be more) */
+    int converged;
+    double objective; /* f(b), penalty included */
+} ck_glm_result;
+
+/* Fits the model with p features.  Converged means the solver's optimality
+ * measure (for smooth problems the gradient's largest entry, for l1 and
+ * elastic net the distance to the subdifferential's zero) fell below tol
+ * (default 1e-8) within max_iter; otherwise converged = 0 and the last
+ * iterate is returned, CK_OK (the caller warns).  CK_ENOTSUP with a clear
+ * message when the Hessian is singular (rank-deficient X under newton
+ * with no l2 term). */
+ck_code ck_glm_fit(const ck_be *be, const ck_glm_opts *o, int64_t p,
+                   ck_glm_pass_fn pass, void *ctx, ck_glm_result *res,
+                   ck_err *err);
+void ck_glm_result_release(ck_glm_result *res);
+
+/* Adds one block of rows to a pass's sums (not means: the caller divides
+ * by n once at the end): x is rows x p row-major, y rows values, b the d
+ * parameters.  *loss += sum of losses; grad (d) and hess (d x d row-major)
+ * are added to when not NULL.  scratch holds ck_glm_block_scratch(rows, p)
+ * doubles. */
+size_t ck_glm_block_scratch(int64_t rows, int64_t p);
+ck_code ck_glm_block(const ck_be *be, const ck_glm_opts *o, const double *x,
+                     const double *y, int64_t rows, int64_t p, const double *b,
+                     double *loss, double *grad, double *hess, double *scratch,
+                     ck_err *err);
+
+/* Index of the first y outside the family's domain (logistic: 0 or 1;
+ * poisson: >= 0; any family: finite), or -1. */
+int64_t ck_glm_bad_y(ck_glm_family f, const double *y, int64_t n);
+
+/* out[i] = the mean response for row i of x (rows x p): eta for normal,
+ * 1/(1+exp(-eta)) for logistic, exp(eta) for poisson; eta = x_i.w + c
+ * (c = 0 without an intercept). */
+ck_code ck_glm_predict(const ck_be *be, ck_glm_family f, const double *x,
+                       int64_t rows, int64_t p, const double *w, double c,
+                       double *out, ck_err *err);
+
+#endif

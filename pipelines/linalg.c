@@ -1,0 +1,1129 @@
+/*
+ * pipelines/linalg.c - the executor's linear algebra and models: matmul
+ * boxes, the out-of-core SVD (exact TSQR and randomized), glm_fit and
+ * glm_predict.  The arithmetic on blocks is ops/linalg.h's and ops/glm.h's;
+ * what is here is how the data streams: row blocks of an operand are read
+ * (decoded in parallel) by a reader thread while the calling thread
+ * computes on the previous block with BLAS on every core.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/ck_log.h"
+#include "base/ck_thread.h"
+#include "ops/glm.h"
+#include "ops/linalg.h"
+#include "pipelines/exec_impl.h"
+#include "pipelines/gen.h"
+
+#define al ck_exec_al
+#define nelem ck_exec_nelem
+#define no_room ck_exec_no_room
+#define eval ck_exec_eval
+#define eval_bytes ck_exec_eval_bytes
+
+/* matmul's k blocking: gemm runs at full speed from k = 256 or so, and
+ * small k blocks keep the operand boxes small next to the result tile. */
+enum { MM_KB = 512 };
+
+/* ---- row blocks ----
+ * A pass walks the rows of L, which is a 2-D node A or its transpose, in
+ * blocks of nr rows, as float64 row-major; with a 1-D node y beside it
+ * (rows of y match rows of L).  Blocks come in order to fn on the calling
+ * thread; the next block is read meanwhile. */
+
+typedef ck_code (*block_fn)(void *ctx, int64_t r0, int64_t nr, double *blk,
+                            const double *y, ck_err *err);
+
+typedef struct rows {
+    xrun *r;
+    int a, y;      /* nodes; y -1 for none */
+    int transpose; /* L = A^T */
+    int64_t m, n;  /* L's shape */
+    int64_t nr;    /* rows per block */
+    int64_t sub;   /* A rows (or L rows when transposed) per read task */
+    int threads;
+    ck_arena arena[64];
+    size_t arena_bytes;
+    int64_t charged;
+} rows;
+
+static int64_t rows_nblocks(const rows *w)
+{
+    return (w->m + w->nr - 1) / w->nr;
+}
+
+/* One read task: a piece of block b, evaluated and placed as float64. */
+typedef struct fill {
+    rows *w;
+    int64_t r0, nr; /* the block's L rows */
+    double *blk, *y;
+    int64_t ntasks, next;
+} fill;
+
+static ck_code fill_task(fill *f, int64_t t, ck_arena *a, ck_err *err)
+{
+    rows *w = f->w;
+    const ck_node *an = &w->r->p->node[w->a];
+    int64_t st[2], sh[2];
+    void *tmp;
+
+    if (t == f->ntasks - 1 && w->y >= 0) {
+        const ck_node *yn = &w->r->p->node[w->y];
+        int64_t ys = f->r0, yh = f->nr;
+        if (!(tmp = ck_arena_alloc(a, (size_t)yh * ck_dtype_size(yn->dtype))))
+            return no_room(err);
+        CK_TRY(eval(w->r, w->y, &ys, &yh, tmp, a, err));
+        ck_dtype_convert(CK_F64, f->y, yn->dtype, tmp, (size_t)yh);
+        return CK_OK;
+    }
+    if (!w->transpose) {
+        /* rows r0 + t*sub .. of A, whole */
+        st[0] = f->r0 + t * w->sub;
+        sh[0] = f->nr - t * w->sub < w->sub ? f->nr - t * w->sub : w->sub;
+        st[1] = 0;
+        sh[1] = w->n;
+        if (!(tmp = ck_arena_alloc(a, (size_t)(sh[0] * sh[1]) *
+                                          ck_dtype_size(an->dtype))))
+            return no_room(err);
+        CK_TRY(eval(w->r, w->a, st, sh, tmp, a, err));
+        ck_dtype_convert(CK_F64, f->blk + (size_t)(st[0] - f->r0) * w->n,
+                         an->dtype, tmp, (size_t)(sh[0] * sh[1]));
+        return CK_OK;
+    }
+    /* L rows r0.. are A columns r0..: read A rows t*sub.. of those
+     * columns and place them transposed */
+    st[0] = t * w->sub;
+    sh[0] = w->n - st[0] < w->sub ? w->n - st[0] : w->sub;
+    st[1] = f->r0;
+    sh[1] = f->nr;
+    size_t cnt = (size_t)(sh[0] * sh[1]);
+    double *d = ck_arena_alloc(a, cnt * 8);
+    if (!d || !(tmp = ck_arena_alloc(a, cnt * ck_dtype_size(an->dtype))))
+        return no_room(err);
+    CK_TRY(eval(w->r, w->a, st, sh, tmp, a, err));
+    ck_dtype_convert(CK_F64, d, an->dtype, tmp, cnt);
+    for (int64_t i = 0; i < sh[0]; i++)
+        for (int64_t j = 0; j < sh[1]; j++)
+            f->blk[j * w->n + st[0] + i] = d[i * sh[1] + j];
+    return CK_OK;
+}
+
+static ck_code fill_worker(void *ctx, int id, ck_par *par, ck_err *err)
+{
+    fill *f = ctx;
+    ck_code rc = CK_OK;
+
+    while (rc == CK_OK && !ck_par_stopped(par)) {
+        int64_t t = __atomic_fetch_add(&f->next, 1, __ATOMIC_RELAXED);
+        if (t >= f->ntasks)
+            break;
+        ck_arena_reset(&f->w->arena[id]);
+        rc = fill_task(f, t, &f->w->arena[id], err);
+    }
+    return rc;
+}
+
+static ck_code rows_fill(rows *w, int64_t b, double *blk, double *y,
+                         ck_err *err)
+{
+    fill f = {0};
+    int64_t along = w->transpose ? w->n : 0;
+
+    f.w = w;
+    f.r0 = b * w->nr;
+    f.nr = w->m - f.r0 < w->nr ? w->m - f.r0 : w->nr;
+    f.blk = blk;
+    f.y = y;
+    f.ntasks = ((w->transpose ? along : f.nr) + w->sub - 1) / w->sub +
+               (w->y >= 0 ? 1 : 0);
+    return ck_par_run(w->threads < f.ntasks ? w->threads : (int)f.ntasks,
+                      fill_worker, &f, err);
+}
+
+/* Sizes a pass over node a (transposed or not, with y or -1) in blocks of
+ * at most nr rows, with read tasks sized from A's chunks, and reserves the
+ * readers' arenas. */
+static ck_code rows_init(rows *w, xrun *r, int a, int transpose, int y,
+                         int64_t nr, ck_err *err)
+{
+    const ck_node *an = &r->p->node[a];
+    int64_t rc0 = an->chunks[0] > 0 ? an->chunks[0] : 1;
+    size_t esz = ck_dtype_size(an->dtype);
+    ck_code rc = CK_OK;
+
+    memset(w, 0, sizeof *w);
+    w->r = r;
+    w->a = a;
+    w->y = y;
+    w->transpose = transpose;
+    w->m = transpose ? an->shape[1] : an->shape[0];
+    w->n = transpose ? an->shape[0] : an->shape[1];
+    w->nr = nr < w->m ? nr : w->m;
+    if (w->nr < 1)
+        w->nr = 1;
+    /* a read task: whole chunk rows of A, a few MiB */
+    w->sub = rc0;
+    int64_t width = transpose ? w->nr : w->n;
+    while (w->sub > 1 && (size_t)(w->sub * width) * (esz + 8) > (16u << 20))
+        w->sub = (w->sub + 1) / 2;
+    if (!transpose && w->sub > w->nr)
+        w->sub = w->nr;
+    w->threads = r->o->threads > 0 ? r->o->threads : ck_ncpus();
+    if (w->threads > 64)
+        w->threads = 64;
+    size_t task = (size_t)(w->sub * width);
+    w->arena_bytes =
+        al(task * esz) + al(task * 8) + eval_bytes(r, a, task) + 256;
+    if (y >= 0) {
+        const ck_node *yn = &r->p->node[y];
+        size_t yb = al((size_t)w->nr * ck_dtype_size(yn->dtype)) +
+                    eval_bytes(r, y, (size_t)w->nr) + 256;
+        if (yb > w->arena_bytes)
+            w->arena_bytes = yb;
+    }
+    /* fewer readers when the budget is short; at least one */
+    int64_t left = r->budget.limit - r->budget.used;
+    while (w->threads > 1 && (int64_t)w->arena_bytes * w->threads > left / 4)
+        w->threads--;
+    for (int t = 0; rc == CK_OK && t < w->threads; t++)
+        rc = ck_arena_reserve(&w->arena[t], &r->budget, w->arena_bytes,
+                              "reading row blocks", err);
+    return rc;
+}
+
+static void rows_release(rows *w)
+{
+    for (int t = 0; t < 64; t++)
+        ck_arena_release(&w->arena[t]);
+}
+
+/* The reader thread of a pass and the consumer share two slots. */
+typedef struct pass {
+    rows *w;
+    double *blk[2], *y[2];
+    int64_t nblocks;
+    int full[2];
+    int stop;
+    ck_code rc;
+    ck_err err;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} pass;
+
+static void *reader(void *arg)
+{
+    pass *p = arg;
+
+    for (int64_t b = 0; b < p->nblocks; b++) {
+        int s = (int)(b & 1);
+        pthread_mutex_lock(&p->mu);
+        while (p->full[s] && !p->stop)
+            pthread_cond_wait(&p->cv, &p->mu);
+        int stop = p->stop;
+        pthread_mutex_unlock(&p->mu);
+        if (stop)
+            break;
+        ck_code rc = rows_fill(p->w, b, p->blk[s], p->y[s], &p->err);
+        pthread_mutex_lock(&p->mu);
+        if (rc != CK_OK) {
+            p->rc = rc;
+            p->stop = 1;
+        }
+        p->full[s] = 1;
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+        if (rc != CK_OK)
+            break;
+    }
+    return NULL;
+}
+
+/* Runs fn over every block of w in order.  Two block buffers are charged
+ * to the budget for the duration. */
+static ck_code rows_run(rows *w, block_fn fn, void *ctx, ck_err *err)
+{
+    pass p;
+    size_t bb = (size_t)(w->nr * w->n) * 8, yb = (size_t)w->nr * 8;
+    int nb = rows_nblocks(w) > 1 ? 2 : 1;
+    int64_t charge = (int64_t)(bb + (w->y >= 0 ? yb : 0)) * nb;
+    pthread_t th;
+    ck_code rc = CK_OK;
+
+    memset(&p, 0, sizeof p);
+    p.w = w;
+    p.nblocks = rows_nblocks(w);
+    CK_TRY(ck_budget_charge(&w->r->budget, charge, "row blocks", err));
+    for (int s = 0; s < nb; s++) {
+        p.blk[s] = malloc(bb ? bb : 1);
+        p.y[s] = w->y >= 0 ? malloc(yb ? yb : 1) : NULL;
+        if (!p.blk[s] || (w->y >= 0 && !p.y[s]))
+            rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+    }
+    if (rc == CK_OK && nb == 1) {
+        /* one block: nothing to overlap */
+        rc = rows_fill(w, 0, p.blk[0], p.y[0], err);
+        if (rc == CK_OK)
+            rc = fn(ctx, 0, w->m, p.blk[0], p.y[0], err);
+    } else if (rc == CK_OK) {
+        pthread_mutex_init(&p.mu, NULL);
+        pthread_cond_init(&p.cv, NULL);
+        if (pthread_create(&th, NULL, reader, &p) != 0) {
+            rc = ck_err_set(err, CK_ENOMEM, "cannot start a reader thread");
+        } else {
+            for (int64_t b = 0; b < p.nblocks && rc == CK_OK; b++) {
+                int s = (int)(b & 1);
+                pthread_mutex_lock(&p.mu);
+                while (!p.full[s] && !p.stop)
+                    pthread_cond_wait(&p.cv, &p.mu);
+                int ok = p.full[s] && p.rc == CK_OK;
+                pthread_mutex_unlock(&p.mu);
+                if (!ok)
+                    break;
+                int64_t r0 = b * w->nr;
+                int64_t n = w->m - r0 < w->nr ? w->m - r0 : w->nr;
+                rc = fn(ctx, r0, n, p.blk[s], p.y[s], err);
+                pthread_mutex_lock(&p.mu);
+                p.full[s] = 0;
+                if (rc != CK_OK)
+                    p.stop = 1;
+                pthread_cond_broadcast(&p.cv);
+                pthread_mutex_unlock(&p.mu);
+            }
+            pthread_mutex_lock(&p.mu);
+            p.stop = 1;
+            pthread_cond_broadcast(&p.cv);
+            pthread_mutex_unlock(&p.mu);
+            pthread_join(th, NULL);
+            if (rc == CK_OK && p.rc != CK_OK) {
+                rc = p.rc;
+                *err = p.err;
+            }
+        }
+        pthread_cond_destroy(&p.cv);
+        pthread_mutex_destroy(&p.mu);
+    }
+    for (int s = 0; s < nb; s++) {
+        free(p.blk[s]);
+        free(p.y[s]);
+    }
+    ck_budget_release(&w->r->budget, charge);
+    return rc;
+}
+
+/* ---- small dense helpers ---- */
+
+static ck_code gemm(xrun *r, int ta, int tb, int64_t m, int64_t n, int64_t k,
+                    const double *a, int64_t lda, const double *b, int64_t ldb,
+                    double beta, double *c, int64_t ldc, ck_err *err)
+{
+    ck_gemm_args g = {.dtype = CK_F64,
+                      .trans_a = ta,
+                      .trans_b = tb,
+                      .m = m,
+                      .n = n,
+                      .k = k,
+                      .alpha = 1,
+                      .beta = beta,
+                      .a = a,
+                      .lda = lda,
+                      .b = b,
+                      .ldb = ldb,
+                      .c = c,
+                      .ldc = ldc};
+    return ck_op_gemm(&r->be, &g, err);
+}
+
+/* Row-major x (m x n, m >= n) replaced by an orthonormal basis of its
+ * columns (thin Q, row-major).  col: m*n doubles of scratch. */
+static ck_code orth(xrun *r, double *x, int64_t m, int64_t n, double *col,
+                    double *rr, ck_err *err)
+{
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++)
+            col[j * m + i] = x[i * n + j];
+    ck_qr_args q = {
+        .m = m, .n = n, .a = col, .lda = m, .r = rr, .ldr = n, .want_q = 1};
+    CK_TRY(ck_op_qr(&r->be, &q, err));
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++)
+            x[i * n + j] = col[j * m + i];
+    return CK_OK;
+}
+
+static ck_code charge(xrun *r, int64_t bytes, const ck_node *nd,
+                      const char *what, ck_err *err)
+{
+    char w[160];
+
+    snprintf(w, sizeof w, "%s (%s)", nd->where, what);
+    return ck_budget_charge(&r->budget, bytes, w, err);
+}
+
+/* ---- svd ---- */
+
+typedef struct tsqr {
+    xrun *r;
+    int64_t n;
+    double *stack; /* (nr + n) x n col-major */
+    double *rr;    /* n x n col-major */
+    int have;
+    double *colsum; /* n: column sums of L, for the sign of wide inputs */
+} tsqr;
+
+static ck_code tsqr_block(void *ctx, int64_t r0, int64_t nr, double *blk,
+                          const double *y, ck_err *err)
+{
+    tsqr *t = ctx;
+    int64_t n = t->n, h = t->have ? n : 0, ld = h + nr;
+
+    (void)r0;
+    (void)y;
+    if (t->colsum)
+        for (int64_t i = 0; i < nr; i++)
+            for (int64_t j = 0; j < n; j++)
+                t->colsum[j] += blk[i * n + j];
+    /* [R; block] column by column */
+    for (int64_t j = 0; j < n; j++) {
+        double *c = t->stack + j * ld;
+        for (int64_t i = 0; i < h; i++)
+            c[i] = t->rr[j * n + i];
+        for (int64_t i = 0; i < nr; i++)
+            c[h + i] = blk[i * n + j];
+    }
+    if (ld < n) /* never: the first block has at least n rows */
+        return ck_err_set(err, CK_EUSAGE, "svd: block of %lld rows",
+                          (long long)ld);
+    ck_qr_args q = {.m = ld,
+                    .n = n,
+                    .a = t->stack,
+                    .lda = ld,
+                    .r = t->rr,
+                    .ldr = n,
+                    .want_q = 0};
+    CK_TRY(ck_op_qr(&t->r->be, &q, err));
+    t->have = 1;
+    return CK_OK;
+}
+
+/* Randomized passes: z = L^T (L p) over the blocks, or with want_y, only
+ * y = L p kept in memory. */
+typedef struct rpass {
+    xrun *r;
+    int64_t n, l;
+    const double *p; /* n x l */
+    double *z;       /* n x l */
+    double *y;       /* m x l, or NULL */
+    double *yb;      /* nr x l scratch */
+} rpass;
+
+static ck_code rpass_block(void *ctx, int64_t r0, int64_t nr, double *blk,
+                           const double *y, ck_err *err)
+{
+    rpass *q = ctx;
+    double *yi = q->y ? q->y + r0 * q->l : q->yb;
+
+    (void)y;
+    CK_TRY(gemm(q->r, 0, 0, nr, q->l, q->n, blk, q->n, q->p, q->l, 0, yi, q->l,
+                err));
+    if (q->y)
+        return CK_OK;
+    return gemm(q->r, 1, 0, q->n, q->l, nr, blk, q->n, yi, q->l, 1, q->z, q->l,
+                err);
+}
+
+/* Rows of L per block for a pass that also needs 'fixed' bytes and
+ * 'per_row' bytes for each row besides the two blocks themselves. */
+static int64_t pick_rows(xrun *r, int a, int transpose, int64_t n,
+                         int64_t minrows, int64_t per_row, int64_t fixed)
+{
+    const ck_node *an = &r->p->node[a];
+    int64_t left = r->budget.limit - r->budget.used - fixed;
+    int64_t m = transpose ? an->shape[1] : an->shape[0];
+    int64_t unit = transpose ? (an->chunks[1] > 0 ? an->chunks[1] : 1)
+                             : (an->chunks[0] > 0 ? an->chunks[0] : 1);
+    /* half of what is left, the rest for the readers' arenas */
+    int64_t nr = left / 2 / (2 * n * 8 + per_row);
+
+    if (nr >= m)
+        return m;
+    if (nr > unit)
+        nr -= nr % unit; /* whole chunks: none is read twice */
+    if (nr < minrows)
+        nr = minrows;
+    return nr < m ? nr : m;
+}
+
+/* dask's convention: each row of Vt has a non-negative sum (a zero sum
+ * keeps its sign); U's columns follow.  sums[j]: row j's sum. */
+static void signs(const double *sums, int64_t k, double *sg)
+{
+    for (int64_t j = 0; j < k; j++)
+        sg[j] = sums[j] < 0 ? -1.0 : 1.0;
+}
+
+static ck_code svd_exact(xrun *r, int i, int transpose, ck_err *err)
+{
+    ck_node *nd = &r->p->node[i];
+    int a = nd->arg[0];
+    const ck_node *an = &r->p->node[a];
+    int64_t n = transpose ? an->shape[0] : an->shape[1], k = nd->k;
+    int64_t m = transpose ? an->shape[1] : an->shape[0];
+    tsqr t = {0};
+    rows w;
+    double *u = NULL, *s = NULL, *vt = NULL, *sg = NULL, *sum = NULL;
+    int64_t fixed = (int64_t)(4 * n * n + 4 * n) * 8, ch = 0, nr;
+    ck_code rc;
+
+    nr = pick_rows(r, a, transpose, n, n, n * 8, fixed);
+    if ((rc = charge(r, fixed + nr * n * 8, nd, "the R factor", err)) != CK_OK)
+        return rc;
+    ch = fixed + nr * n * 8;
+    t.r = r;
+    t.n = n;
+    t.stack = malloc((size_t)((nr + n) * n) * 8);
+    t.rr = calloc((size_t)(n * n), 8);
+    u = malloc((size_t)(n * n) * 8);
+    vt = malloc((size_t)(n * n) * 8);
+    s = malloc((size_t)n * 8);
+    sg = malloc((size_t)n * 8);
+    sum = calloc((size_t)(n > m ? n : m) + 1, 8);
+    t.colsum = transpose ? calloc((size_t)n, 8) : NULL;
+    if (!t.stack || !t.rr || !u || !vt || !s || !sg || !sum ||
+        (transpose && !t.colsum)) {
+        rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+        goto out;
+    }
+    if ((rc = rows_init(&w, r, a, transpose, -1, nr, err)) == CK_OK)
+        rc = rows_run(&w, tsqr_block, &t, err);
+    rows_release(&w);
+    if (rc != CK_OK)
+        goto out;
+    /* R = U_R S V^T; L = (Q U_R) S V^T */
+    ck_svd_args sv = {.m = n,
+                      .n = n,
+                      .a = t.rr,
+                      .lda = n,
+                      .s = s,
+                      .u = u,
+                      .ldu = n,
+                      .vt = vt,
+                      .ldvt = n};
+    if ((rc = ck_op_svd(&r->be, &sv, err)) != CK_OK)
+        goto out;
+    /* V[c][j] = vt[j + c*n] (col-major) */
+    if (!transpose) {
+        for (int64_t j = 0; j < k; j++)
+            for (int64_t c = 0; c < n; c++)
+                sum[j] += vt[j + c * n];
+    } else {
+        /* A = V S (Q U_R)^T: A's Vt rows are S^-1 V^T A, whose sums are
+         * S^-1 V^T (row sums of A) = S^-1 V^T colsum(L) */
+        for (int64_t j = 0; j < k; j++)
+            for (int64_t c = 0; c < n; c++)
+                sum[j] += vt[j + c * n] * t.colsum[c];
+    }
+    signs(sum, k, sg);
+    int zero = 0;
+    for (int64_t j = 0; j < k; j++)
+        zero |= s[j] == 0;
+    if (zero)
+        ck_log(CK_LOG_WARN,
+               "%s: the array is rank deficient: singular values are 0 and "
+               "their columns of %s are set to zero",
+               nd->name, transpose ? "Vt" : "U");
+    /* the in-memory factor V (k columns), signed, and the matrix that
+     * makes the streamed one from L's rows: W = V S^-1 */
+    int part_v = i + (transpose ? 1 : 3); /* "d.U" or "d.Vt" */
+    int64_t vbytes = n * k * 8;
+    if ((rc = charge(r, 2 * vbytes + k * 8, nd, "its factors", err)) != CK_OK)
+        goto out;
+    double *vm = malloc((size_t)vbytes), *wm = malloc((size_t)vbytes);
+    double *sm = malloc((size_t)k * 8);
+    if (!vm || !wm || !sm) {
+        free(vm);
+        free(wm);
+        free(sm);
+        rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int64_t c = 0; c < n; c++)
+        for (int64_t j = 0; j < k; j++) {
+            double v = sg[j] * vt[j + c * n];
+            if (transpose)
+                vm[c * k + j] = v; /* U of A: n x k */
+            else
+                vm[j * n + c] = v; /* Vt of A: k x n */
+            wm[c * k + j] = s[j] > 0 ? v / s[j] : 0;
+        }
+    memcpy(sm, s, (size_t)k * 8);
+    r->x[part_v].mem = vm;
+    r->x[i + 2].mem = sm; /* "d.S" */
+    r->x[i].mem = wm;
+    (void)m;
+out:
+    ck_budget_release(&r->budget, ch);
+    free(t.stack);
+    free(t.rr);
+    free(t.colsum);
+    free(u);
+    free(vt);
+    free(s);
+    free(sg);
+    free(sum);
+    return rc;
+}
+
+static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
+{
+    ck_node *nd = &r->p->node[i];
+    int a = nd->arg[0];
+    const ck_node *an = &r->p->node[a];
+    int64_t n = transpose ? an->shape[0] : an->shape[1];
+    int64_t m = transpose ? an->shape[1] : an->shape[0], k = nd->k;
+    int64_t l = k + nd->oversample < n ? k + nd->oversample : n;
+    double *p = NULL, *z = NULL, *y = NULL, *yb = NULL, *col = NULL;
+    double *rr = NULL, *u = NULL, *s = NULL, *vt = NULL, *sum = NULL;
+    int64_t fixed, ch = 0, nr;
+    rows w;
+    ck_code rc;
+
+    /* in memory: y (m x l), p and z (n x l), QR scratch, the small SVD */
+    fixed = (m * l * 2 + n * l * 3 + 4 * l * l + 4 * l) * 8;
+    if ((rc = charge(r, fixed, nd,
+                     "the randomized range: (rows + columns) x (k + "
+                     "oversample) values",
+                     err)) != CK_OK)
+        return rc;
+    ch = fixed;
+    nr = pick_rows(r, a, transpose, n, 1, l * 8, 0);
+    if ((rc = charge(r, nr * l * 8, nd, "a block's products", err)) != CK_OK)
+        goto out;
+    ch += nr * l * 8;
+    p = malloc((size_t)(n * l) * 8);
+    z = malloc((size_t)(n * l) * 8);
+    y = malloc((size_t)(m * l) * 8);
+    yb = malloc((size_t)(nr * l) * 8);
+    col = malloc((size_t)((m > n ? m : n) * l) * 8);
+    rr = malloc((size_t)(l * l) * 8);
+    u = malloc((size_t)(l * l) * 8);
+    vt = malloc((size_t)(l * l) * 8);
+    s = malloc((size_t)l * 8);
+    sum = calloc((size_t)l, 8);
+    if (!p || !z || !y || !yb || !col || !rr || !u || !vt || !s || !sum) {
+        rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+        goto out;
+    }
+    {
+        /* a Gaussian test matrix, the same for any chunking and threads */
+        int64_t sh[2] = {n, l}, st[2] = {0, 0};
+        ck_gen_box(CK_DIST_NORMAL, 0, 1, nd->seed, CK_F64, 2, sh, st, sh, sh, p,
+                   z);
+    }
+    if ((rc = rows_init(&w, r, a, transpose, -1, nr, err)) != CK_OK)
+        goto out_rows;
+    /* power_iters + 1 passes of z = L^T L p, p = orth(z): p spans the top
+     * right singular subspace ((L^T L)^(q+1) applied to the test matrix);
+     * then one pass for y = L p, whose SVD gives L ~ y p^T. */
+    for (int it = 0; rc == CK_OK && it <= nd->power_iters; it++) {
+        rpass q = {r, n, l, p, z, NULL, yb};
+        memset(z, 0, (size_t)(n * l) * 8);
+        rc = rows_run(&w, rpass_block, &q, err);
+        if (rc == CK_OK) {
+            memcpy(p, z, (size_t)(n * l) * 8);
+            rc = orth(r, p, n, l, col, rr, err);
+        }
+    }
+    if (rc == CK_OK) {
+        rpass q = {r, n, l, p, z, y, yb};
+        rc = rows_run(&w, rpass_block, &q, err);
+    }
+out_rows:
+    rows_release(&w);
+    if (rc != CK_OK)
+        goto out;
+    /* y = Q_y R_y, R_y = U_r S W_r^T: L ~ (Q_y U_r) S (p W_r)^T */
+    for (int64_t ii = 0; ii < m; ii++)
+        for (int64_t j = 0; j < l; j++)
+            col[j * m + ii] = y[ii * l + j];
+    {
+        ck_qr_args q = {
+            .m = m, .n = l, .a = col, .lda = m, .r = rr, .ldr = l, .want_q = 1};
+        ck_svd_args sv = {.m = l,
+                          .n = l,
+                          .a = rr,
+                          .lda = l,
+                          .s = s,
+                          .u = u,
+                          .ldu = l,
+                          .vt = vt,
+                          .ldvt = l};
+        if ((rc = ck_op_qr(&r->be, &q, err)) != CK_OK ||
+            (rc = ck_op_svd(&r->be, &sv, err)) != CK_OK)
+            goto out;
+    }
+    /* uf = Q_y U_r (m x k, row-major), vf = p W_r (n x k, row-major) */
+    double *uf = malloc((size_t)(m * k) * 8), *vf = malloc((size_t)(n * k) * 8);
+    double *sm = malloc((size_t)k * 8);
+    if (!uf || !vf || !sm) {
+        free(uf);
+        free(vf);
+        free(sm);
+        rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int64_t ii = 0; ii < m; ii++)
+        for (int64_t j = 0; j < k; j++) {
+            double acc = 0;
+            for (int64_t t = 0; t < l; t++)
+                acc += col[t * m + ii] * u[t + j * l];
+            uf[ii * k + j] = acc;
+        }
+    /* vf = p (n x l) times W_r's first k columns: W_r[t][j] = vt[j + t*l] */
+    for (int64_t c = 0; c < n; c++)
+        for (int64_t j = 0; j < k; j++) {
+            double acc = 0;
+            for (int64_t t = 0; t < l; t++)
+                acc += p[c * l + t] * vt[j + t * l];
+            vf[c * k + j] = acc;
+        }
+    /* signs: A's Vt rows sum to >= 0 */
+    double *sg = z; /* free now */
+    for (int64_t j = 0; j < k; j++) {
+        double acc = 0;
+        if (!transpose)
+            for (int64_t c = 0; c < n; c++)
+                acc += vf[c * k + j];
+        else
+            for (int64_t ii = 0; ii < m; ii++)
+                acc += uf[ii * k + j];
+        sum[j] = acc;
+    }
+    signs(sum, k, sg);
+    for (int64_t ii = 0; ii < m; ii++)
+        for (int64_t j = 0; j < k; j++)
+            uf[ii * k + j] *= sg[j];
+    for (int64_t c = 0; c < n; c++)
+        for (int64_t j = 0; j < k; j++)
+            vf[c * k + j] *= sg[j];
+    memcpy(sm, s, (size_t)k * 8);
+    /* A = L (tall): U = uf, Vt = vf^T.  A = L^T: U = vf, Vt = uf^T. */
+    double *ua = transpose ? vf : uf, *va = transpose ? uf : vf;
+    int64_t um = transpose ? n : m, vn = transpose ? m : n;
+    double *vta = malloc((size_t)(k * vn) * 8);
+    if ((rc = charge(r, (um + vn + 1) * k * 8, nd, "its factors", err)) !=
+            CK_OK ||
+        !vta) {
+        free(uf);
+        free(vf);
+        free(sm);
+        free(vta);
+        if (rc == CK_OK)
+            rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int64_t c = 0; c < vn; c++)
+        for (int64_t j = 0; j < k; j++)
+            vta[j * vn + c] = va[c * k + j];
+    free(va);
+    r->x[i + 1].mem = ua;  /* "d.U" */
+    r->x[i + 2].mem = sm;  /* "d.S" */
+    r->x[i + 3].mem = vta; /* "d.Vt" */
+out:
+    ck_budget_release(&r->budget, ch);
+    free(p);
+    free(z);
+    free(y);
+    free(yb);
+    free(col);
+    free(rr);
+    free(u);
+    free(vt);
+    free(s);
+    free(sum);
+    return rc;
+}
+
+ck_code ck_exec_run_svd(xrun *r, int i, ck_err *err)
+{
+    const ck_node *nd = &r->p->node[i];
+    const ck_node *an = &r->p->node[nd->arg[0]];
+    int transpose = an->shape[0] < an->shape[1];
+    ck_code rc;
+
+    rc = nd->randomized ? svd_randomized(r, i, transpose, err)
+                        : svd_exact(r, i, transpose, err);
+    if (rc != CK_OK)
+        ck_err_prefix(err, "%s", nd->where);
+    return rc;
+}
+
+/* ---- glm_fit ---- */
+
+typedef struct gfit {
+    xrun *r;
+    const ck_node *nd;
+    rows w;
+    int64_t n, p;
+    double *x, *y; /* the data, when held in memory */
+    double *scratch;
+    size_t scratch_n;
+    int checking;    /* the first pass: check the data, fill x and y */
+    const double *b; /* the pass's parameters */
+    double loss, *grad, *hess;
+    ck_code (*then)(struct gfit *g, int64_t r0, int64_t nr, const double *x,
+                    const double *y, ck_err *err);
+} gfit;
+
+static ck_code glm_sums(gfit *g, int64_t r0, int64_t nr, const double *x,
+                        const double *y, ck_err *err)
+{
+    (void)r0;
+    return ck_glm_block(&g->r->be, &g->nd->glm, x, y, nr, g->p, g->b, &g->loss,
+                        g->grad, g->hess, g->scratch, err);
+}
+
+static ck_code glm_block_fn(void *ctx, int64_t r0, int64_t nr, double *blk,
+                            const double *y, ck_err *err)
+{
+    gfit *g = ctx;
+
+    if (g->checking) {
+        const ck_node *xn = &g->r->p->node[g->nd->arg[0]];
+        const ck_node *yn = &g->r->p->node[g->nd->arg[1]];
+        for (int64_t i = 0; i < nr * g->p; i++)
+            if (!isfinite(blk[i]))
+                return ck_err_set(err, CK_EUSAGE,
+                                  "X ('%s') row %lld column %lld is %g: "
+                                  "glm_fit needs finite values",
+                                  xn->name, (long long)(r0 + i / g->p),
+                                  (long long)(i % g->p), blk[i]);
+        int64_t bad = ck_glm_bad_y(g->nd->glm.family, y, nr);
+        if (bad >= 0)
+            return ck_err_set(err, CK_EUSAGE, "y ('%s') value %lld is %g: %s",
+                              yn->name, (long long)(r0 + bad), y[bad],
+                              !isfinite(y[bad]) ? "values must be finite"
+                              : g->nd->glm.family == CK_GLM_LOGISTIC
+                                  ? "logistic needs 0 or 1"
+                                  : "poisson needs y >= 0");
+        if (g->x) {
+            memcpy(g->x + r0 * g->p, blk, (size_t)(nr * g->p) * 8);
+            memcpy(g->y + r0, y, (size_t)nr * 8);
+        }
+        return CK_OK;
+    }
+    return glm_sums(g, r0, nr, blk, y, err);
+}
+
+static ck_code glm_pass(void *ctx, const double *b, double *loss, double *grad,
+                        double *hess, ck_err *err)
+{
+    gfit *g = ctx;
+    int64_t d = g->p + (g->nd->glm.fit_intercept ? 1 : 0);
+
+    g->b = b;
+    g->loss = 0;
+    g->grad = grad;
+    g->hess = hess;
+    if (grad)
+        memset(grad, 0, (size_t)d * 8);
+    if (hess)
+        memset(hess, 0, (size_t)(d * d) * 8);
+    if (g->x) {
+        for (int64_t r0 = 0; r0 < g->n; r0 += g->w.nr) {
+            int64_t nr = g->n - r0 < g->w.nr ? g->n - r0 : g->w.nr;
+            CK_TRY(glm_sums(g, r0, nr, g->x + r0 * g->p, g->y + r0, err));
+        }
+    } else {
+        CK_TRY(rows_run(&g->w, glm_block_fn, g, err));
+    }
+    *loss = g->loss / (double)g->n;
+    if (grad)
+        for (int64_t j = 0; j < d; j++)
+            grad[j] /= (double)g->n;
+    if (hess)
+        for (int64_t j = 0; j < d * d; j++)
+            hess[j] /= (double)g->n;
+    return CK_OK;
+}
+
+ck_code ck_exec_run_glm(xrun *r, int i, ck_err *err)
+{
+    ck_node *nd = &r->p->node[i];
+    const ck_node *xn = &r->p->node[nd->arg[0]];
+    gfit g;
+    ck_glm_result res = {0};
+    int64_t n = xn->shape[0], p = xn->shape[1], ch = 0, nr;
+    int64_t d = p + (nd->glm.fit_intercept ? 1 : 0), data = (n * p + n) * 8;
+    ck_code rc;
+
+    memset(&g, 0, sizeof g);
+    g.r = r;
+    g.nd = nd;
+    g.n = n;
+    g.p = p;
+    /* the solver's own state: a few d x d matrices and d vectors */
+    int64_t fixed = (4 * d * d + 64 * d) * 8;
+    nr = pick_rows(r, nd->arg[0], 0, p, 1, 8 + 8 * 4, fixed);
+    if (nr > 65536)
+        nr = 65536; /* blocks past this size only cost memory */
+    g.scratch_n = ck_glm_block_scratch(nr, p);
+    if ((rc = charge(r, fixed + (int64_t)g.scratch_n * 8, nd,
+                     "the solver's state", err)) != CK_OK)
+        return rc;
+    ch = fixed + (int64_t)g.scratch_n * 8;
+    g.scratch = malloc(g.scratch_n * 8 + 8);
+    if (!g.scratch) {
+        rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+        goto out;
+    }
+    if ((rc = rows_init(&g.w, r, nd->arg[0], 0, nd->arg[1], nr, err)) != CK_OK)
+        goto out;
+    /* X and y held in memory when they fit beside the row blocks (then
+     * the first pass is the only read), else read on every pass */
+    int64_t blocks = 2 * (nr * p + nr) * 8;
+    if (r->budget.limit - r->budget.used > data + blocks &&
+        ck_budget_charge(&r->budget, data, "X held in memory", NULL) == CK_OK) {
+        ch += data;
+        g.x = malloc((size_t)(n * p) * 8);
+        g.y = malloc((size_t)n * 8);
+        if (!g.x || !g.y) {
+            rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+            goto out_rows;
+        }
+    }
+    g.checking = 1;
+    if ((rc = rows_run(&g.w, glm_block_fn, &g, err)) != CK_OK)
+        goto out_rows;
+    g.checking = 0;
+    rc = ck_glm_fit(&r->be, &nd->glm, p, glm_pass, &g, &res, err);
+    if (rc != CK_OK)
+        goto out_rows;
+    if (!res.converged)
+        ck_log(CK_LOG_WARN,
+               "%s: %s did not converge in %d iterations (objective %.10g); "
+               "raise max_iter or tol",
+               nd->name, ck_glm_solver_name(nd->glm.solver), res.iterations,
+               res.objective);
+    {
+        /* results: coef, intercept, and [iterations, converged, objective]
+         * on the node itself */
+        double *coef = malloc((size_t)p * 8), *ic = malloc(8);
+        double *info = malloc(3 * 8);
+        if (!coef || !ic || !info) {
+            free(coef);
+            free(ic);
+            free(info);
+            rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+            goto out_rows;
+        }
+        memcpy(coef, res.b, (size_t)p * 8);
+        ic[0] = nd->glm.fit_intercept ? res.b[p] : 0.0;
+        info[0] = res.iterations;
+        info[1] = res.converged;
+        info[2] = res.objective;
+        r->x[i + 1].mem = coef;
+        r->x[i + 2].mem = ic;
+        r->x[i].mem = info;
+    }
+out_rows:
+    rows_release(&g.w);
+out:
+    ck_glm_result_release(&res);
+    ck_budget_release(&r->budget, ch);
+    free(g.scratch);
+    free(g.x);
+    free(g.y);
+    if (rc != CK_OK)
+        ck_err_prefix(err, "%s", nd->where);
+    return rc;
+}
+
+/* ---- boxes ---- */
+
+size_t ck_exec_linalg_bytes(const xrun *r, int i, size_t n)
+{
+    const ck_node *nd = &r->p->node[i];
+
+    switch (nd->kind) {
+    case CK_NODE_MATMUL: {
+        const ck_node *a = &r->p->node[nd->arg[0]];
+        const ck_node *b = &r->p->node[nd->arg[1]];
+        size_t nr = (size_t)nd->chunks[0], cols = (size_t)nd->chunks[1];
+        size_t kb = (size_t)(a->shape[1] < MM_KB ? a->shape[1] : MM_KB);
+        size_t cs = ck_dtype_size(nd->dtype);
+        (void)n;
+        return al(nr * kb * ck_dtype_size(a->dtype)) + al(nr * kb * cs) +
+               al(kb * cols * ck_dtype_size(b->dtype)) + al(kb * cols * cs) +
+               eval_bytes(r, nd->arg[0], nr * kb) +
+               eval_bytes(r, nd->arg[1], kb * cols) + 512;
+    }
+    case CK_NODE_PART: {
+        const ck_node *s = &r->p->node[nd->arg[0]];
+        if (s->kind != CK_NODE_SVD || s->randomized)
+            return 64;
+        const ck_node *a = &r->p->node[s->arg[0]];
+        int tall = a->shape[0] >= a->shape[1];
+        if ((tall && nd->part != CK_PART_U) ||
+            (!tall && nd->part != CK_PART_VT))
+            return 64;
+        /* the streamed factor: whole rows (columns) of A for the box */
+        size_t lines = (size_t)(tall ? nd->chunks[0] : nd->chunks[1]);
+        size_t box = lines * (size_t)(tall ? a->shape[1] : a->shape[0]);
+        (void)n;
+        return al(box * ck_dtype_size(a->dtype)) + al(box * 8) +
+               eval_bytes(r, s->arg[0], box) + 256;
+    }
+    case CK_NODE_PREDICT: {
+        const ck_node *x = &r->p->node[nd->arg[0]];
+        size_t box = (size_t)nd->chunks[0] * (size_t)x->shape[1];
+        size_t p = (size_t)x->shape[1];
+        (void)n;
+        return al(box * ck_dtype_size(x->dtype)) + al(box * 8) +
+               eval_bytes(r, nd->arg[0], box) + 2 * al(p * 8) +
+               eval_bytes(r, nd->arg[1], p) +
+               (nd->arg[2] >= 0 ? eval_bytes(r, nd->arg[2], 1) + 64 : 0) + 512;
+    }
+    default:
+        return 64;
+    }
+}
+
+/* Node j's box start/shape (2-D) into float64, with scratch from a. */
+static ck_code eval_f64(xrun *r, int j, const int64_t *start,
+                        const int64_t *shape, double **out, ck_arena *a,
+                        ck_err *err)
+{
+    const ck_node *m = &r->p->node[j];
+    size_t cnt = (size_t)nelem(m->ndim, shape);
+    void *raw = ck_arena_alloc(a, cnt * ck_dtype_size(m->dtype));
+
+    if (!raw)
+        return no_room(err);
+    CK_TRY(eval(r, j, start, shape, raw, a, err));
+    if (m->dtype == CK_F64) {
+        *out = raw;
+        return CK_OK;
+    }
+    if (!(*out = ck_arena_alloc(a, cnt * 8)))
+        return no_room(err);
+    ck_dtype_convert(CK_F64, *out, m->dtype, raw, cnt);
+    return CK_OK;
+}
+
+static ck_code eval_matmul(xrun *r, const ck_node *nd, const int64_t *start,
+                           const int64_t *shape, void *dst, ck_arena *a,
+                           ck_err *err)
+{
+    const ck_node *an = &r->p->node[nd->arg[0]];
+    const ck_node *bn = &r->p->node[nd->arg[1]];
+    ck_dtype ct = nd->dtype;
+    size_t cs = ck_dtype_size(ct);
+    int64_t kk = an->shape[1];
+
+    size_t mark = a->used;
+
+    if (kk == 0) {
+        memset(dst, 0, (size_t)(shape[0] * shape[1]) * cs);
+        return CK_OK;
+    }
+    for (int64_t k0 = 0; k0 < kk; k0 += MM_KB) {
+        int64_t kb = kk - k0 < MM_KB ? kk - k0 : MM_KB;
+        int64_t as[2] = {start[0], k0}, ash[2] = {shape[0], kb};
+        int64_t bs[2] = {k0, start[1]}, bsh[2] = {kb, shape[1]};
+        size_t na = (size_t)(shape[0] * kb), nb = (size_t)(kb * shape[1]);
+        void *av = ck_arena_alloc(a, na * ck_dtype_size(an->dtype));
+        void *bv = ck_arena_alloc(a, nb * ck_dtype_size(bn->dtype));
+        if (!av || !bv)
+            return no_room(err);
+        CK_TRY(eval(r, nd->arg[0], as, ash, av, a, err));
+        CK_TRY(eval(r, nd->arg[1], bs, bsh, bv, a, err));
+        if (an->dtype != ct) {
+            void *c = ck_arena_alloc(a, na * cs);
+            if (!c)
+                return no_room(err);
+            ck_dtype_convert(ct, c, an->dtype, av, na);
+            av = c;
+        }
+        if (bn->dtype != ct) {
+            void *c = ck_arena_alloc(a, nb * cs);
+            if (!c)
+                return no_room(err);
+            ck_dtype_convert(ct, c, bn->dtype, bv, nb);
+            bv = c;
+        }
+        ck_gemm_args g = {.dtype = ct,
+                          .m = shape[0],
+                          .n = shape[1],
+                          .k = kb,
+                          .alpha = 1,
+                          .beta = k0 ? 1 : 0,
+                          .a = av,
+                          .lda = kb,
+                          .b = bv,
+                          .ldb = shape[1],
+                          .c = dst,
+                          .ldc = shape[1]};
+        CK_TRY(ck_op_gemm(&r->be, &g, err));
+        /* the blocks' scratch is reused by the next k block */
+        a->used = mark;
+    }
+    return CK_OK;
+}
+
+ck_code ck_exec_linalg_eval(xrun *r, int i, const int64_t *start,
+                            const int64_t *shape, void *dst, ck_arena *a,
+                            ck_err *err)
+{
+    const ck_node *nd = &r->p->node[i];
+
+    if (nd->kind == CK_NODE_MATMUL)
+        return eval_matmul(r, nd, start, shape, dst, a, err);
+    if (nd->kind == CK_NODE_PREDICT) {
+        const ck_node *xn = &r->p->node[nd->arg[0]];
+        int64_t p = xn->shape[1], xs[2] = {start[0], 0}, xsh[2] = {shape[0], p};
+        int64_t z = 0, one = 1;
+        double *x, *w, c = nd->scalar[2];
+        CK_TRY(eval_f64(r, nd->arg[0], xs, xsh, &x, a, err));
+        CK_TRY(eval_f64(r, nd->arg[1], &z, &p, &w, a, err));
+        if (nd->arg[2] >= 0) {
+            double *cv;
+            const ck_node *cn = &r->p->node[nd->arg[2]];
+            CK_TRY(
+                eval_f64(r, nd->arg[2], &z, cn->ndim ? &one : &z, &cv, a, err));
+            c = cv[0];
+        }
+        return ck_glm_predict(&r->be, nd->glm.family, x, shape[0], p, w, c, dst,
+                              err);
+    }
+    /* a part: held in memory, or the streamed factor of an exact svd */
+    if (r->x[i].mem) {
+        int64_t zero[CK_MAX_DIMS] = {0};
+        ck_box_copy(nd->ndim, ck_dtype_size(nd->dtype), dst, shape, zero,
+                    r->x[i].mem, nd->shape, start, NULL, shape);
+        return CK_OK;
+    }
+    const ck_node *s = &r->p->node[nd->arg[0]];
+    const ck_node *an = &r->p->node[s->arg[0]];
+    const double *wm = r->x[nd->arg[0]].mem;
+    int64_t k = s->k;
+    double *x;
+    if (!wm)
+        return ck_err_set(err, CK_ENOTSUP, "run: %s evaluated before its svd",
+                          nd->name);
+    if (nd->part == CK_PART_U) {
+        /* U rows = A rows W, W = V S^-1 (n x k) */
+        int64_t as[2] = {start[0], 0}, ash[2] = {shape[0], an->shape[1]};
+        CK_TRY(eval_f64(r, s->arg[0], as, ash, &x, a, err));
+        return gemm(r, 0, 0, shape[0], shape[1], an->shape[1], x, an->shape[1],
+                    wm + start[1], k, 0, dst, shape[1], err);
+    }
+    /* Vt columns = W^T A columns, W = U S^-1 (m x k) */
+    int64_t as[2] = {0, start[1]}, ash[2] = {an->shape[0], shape[1]};
+    CK_TRY(eval_f64(r, s->arg[0], as, ash, &x, a, err));
+    return gemm(r, 1, 0, shape[0], shape[1], an->shape[0], wm + start[0], k, x,
+                shape[1], 0, dst, shape[1], err);
+}
