@@ -243,4 +243,10 @@ ck_code ck_be_open(const char *name, const ck_be_opts *o, ck_be *be,
                    ck_err *err);
 void ck_be_close(ck_be *be);
 
+/* When the CPU backend's BLAS did not recognise this CPU and runs generic
+ * kernels, the name of the kernel set it should use (for the
+ * OPENBLAS_CORETYPE variable, read when the library loads); NULL when it
+ * is fine. */
+const char *ck_be_cpu_blas_core(void);
+
 #endif

@@ -20,7 +20,7 @@ static const char fit_help[] =
     "out of core: each solver iteration is a pass over the data (X is\n"
     "kept in memory when it fits under --memory).  Minimises\n"
     "  (1/n) sum loss(y_i, x_i.w + c) + lambda * penalty(w)\n"
-    "(see chunkctl-glm(1) for the exact losses and penalties).  Prints the\n"
+    "(see chunkctl-glm-fit(1) for the exact losses and penalties).  Prints the\n"
     "fit as JSON; -o also writes it as a model for glm-predict.\n\n"
     "  --family F         logistic (default), normal, poisson\n"
     "  --solver S         newton (default), lbfgs, gradient_descent,\n"

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backends/backend.h"
 #include "base/ck_config.h"
 #include "base/ck_log.h"
 #include "base/ck_mem.h"
@@ -106,6 +107,21 @@ static void on_signal(int sig)
     raise(sig);
 }
 
+/* BLAS reads OPENBLAS_CORETYPE when it loads: when it fell back to
+ * generic kernels and the user chose none, name the right ones and start
+ * again (once). */
+static void tune_blas(char **argv)
+{
+    const char *core;
+
+    if (getenv("OPENBLAS_CORETYPE") || !(core = ck_be_cpu_blas_core()))
+        return;
+    if (setenv("OPENBLAS_CORETYPE", core, 1) != 0)
+        return;
+    execv("/proc/self/exe", argv);
+    unsetenv("OPENBLAS_CORETYPE"); /* exec failed: carry on as we are */
+}
+
 int main(int argc, char **argv)
 {
     cli_common common = {0};
@@ -139,6 +155,7 @@ int main(int argc, char **argv)
                 argv[1]);
         return 2;
     }
+    tune_blas(argv);
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     signal(SIGHUP, on_signal);

@@ -57,7 +57,7 @@ static size_t reshape_span(const ck_plan *p, const ck_node *nd, size_t n)
 size_t ck_exec_eval_bytes(const xrun *r, int i, size_t n)
 {
     const ck_node *nd = &r->p->node[i];
-    size_t b = 0;
+    size_t b = 0, most = 0;
 
     switch (nd->kind) {
     case CK_NODE_INPUT:
@@ -69,7 +69,9 @@ size_t ck_exec_eval_bytes(const xrun *r, int i, size_t n)
     }
     case CK_NODE_EW:
         /* per array operand: its values, their conversion to the compute
-         * dtype if it differs, their broadcast to the box if it does */
+         * dtype if it differs, their broadcast to the box if it does; the
+         * operands are evaluated one after another, so their own scratch
+         * is needed once, for the largest */
         for (int k = 0; k < nd->nargs; k++) {
             const ck_node *m = nd->arg[k] >= 0 ? &r->p->node[nd->arg[k]] : NULL;
             size_t csz = ck_dtype_size(
@@ -77,15 +79,16 @@ size_t ck_exec_eval_bytes(const xrun *r, int i, size_t n)
             b += 128;
             if (!m)
                 continue;
-            b += ck_exec_al(n * ck_dtype_size(m->dtype)) +
-                 ck_exec_eval_bytes(r, nd->arg[k], n);
+            size_t e = ck_exec_eval_bytes(r, nd->arg[k], n);
+            b += ck_exec_al(n * ck_dtype_size(m->dtype));
+            most = e > most ? e : most;
             if (m->dtype != nd->compute)
                 b += ck_exec_al(n * csz);
             if (m->ndim != nd->ndim ||
                 memcmp(m->shape, nd->shape, sizeof(int64_t) * (size_t)m->ndim))
                 b += ck_exec_al(n * csz);
         }
-        return b;
+        return b + most;
     case CK_NODE_TRANSPOSE:
         return ck_exec_al(n * ck_dtype_size(nd->dtype)) +
                ck_exec_eval_bytes(r, nd->arg[0], n);
@@ -98,7 +101,6 @@ size_t ck_exec_eval_bytes(const xrun *r, int i, size_t n)
     case CK_NODE_RANDOM:
         return ck_exec_al((size_t)(nd->ndim ? nd->shape[nd->ndim - 1] : 1) * 8);
     case CK_NODE_CONCAT: {
-        size_t most = 0;
         for (int k = 0; k < nd->nargs; k++) {
             size_t e = ck_exec_eval_bytes(r, nd->arg[k], n);
             most = e > most ? e : most;
@@ -439,7 +441,9 @@ ck_code ck_exec_eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
             void *v = ck_arena_alloc(a, mn * ck_dtype_size(m->dtype));
             if (!v)
                 return ck_exec_no_room(err);
+            size_t mark = a->used; /* the operand's scratch is free after */
             CK_TRY(ck_exec_eval(r, nd->arg[k], ms, msh, v, a, err));
+            a->used = mark;
             if (m->dtype != want) {
                 void *c = ck_arena_alloc(a, mn * wsz);
                 if (!c)

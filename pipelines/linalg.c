@@ -29,6 +29,9 @@
  * small k blocks keep the operand boxes small next to the result tile. */
 enum { MM_KB = 512 };
 
+/* Rows per glm kernel call: its scratch is about this many rows of X. */
+enum { GLM_SLICE = 8192 };
+
 /* ---- row blocks ----
  * A pass walks the rows of L, which is a 2-D node A or its transpose, in
  * blocks of nr rows, as float64 row-major; with a 1-D node y beside it
@@ -44,11 +47,12 @@ typedef struct rows {
     int transpose; /* L = A^T */
     int64_t m, n;  /* L's shape */
     int64_t nr;    /* rows per block */
-    int64_t sub;   /* A rows (or L rows when transposed) per read task */
+    int64_t unit;  /* A's chunk extent along L's rows */
+    int64_t sub;   /* A rows per read task */
+    int nbuf;      /* 2: the next block is read while one is computed */
     int threads;
     ck_arena arena[64];
     size_t arena_bytes;
-    int64_t charged;
 } rows;
 
 static int64_t rows_nblocks(const rows *w)
@@ -81,17 +85,19 @@ static ck_code fill_task(fill *f, int64_t t, ck_arena *a, ck_err *err)
         return CK_OK;
     }
     if (!w->transpose) {
-        /* rows r0 + t*sub .. of A, whole */
+        /* rows r0 + t*sub .. of A, whole: float64 lands in place */
         st[0] = f->r0 + t * w->sub;
         sh[0] = f->nr - t * w->sub < w->sub ? f->nr - t * w->sub : w->sub;
         st[1] = 0;
         sh[1] = w->n;
+        double *to = f->blk + (size_t)(st[0] - f->r0) * (size_t)w->n;
+        if (an->dtype == CK_F64)
+            return eval(w->r, w->a, st, sh, to, a, err);
         if (!(tmp = ck_arena_alloc(a, (size_t)(sh[0] * sh[1]) *
                                           ck_dtype_size(an->dtype))))
             return no_room(err);
         CK_TRY(eval(w->r, w->a, st, sh, tmp, a, err));
-        ck_dtype_convert(CK_F64, f->blk + (size_t)(st[0] - f->r0) * w->n,
-                         an->dtype, tmp, (size_t)(sh[0] * sh[1]));
+        ck_dtype_convert(CK_F64, to, an->dtype, tmp, (size_t)(sh[0] * sh[1]));
         return CK_OK;
     }
     /* L rows r0.. are A columns r0..: read A rows t*sub.. of those
@@ -131,28 +137,76 @@ static ck_code rows_fill(rows *w, int64_t b, double *blk, double *y,
                          ck_err *err)
 {
     fill f = {0};
-    int64_t along = w->transpose ? w->n : 0;
 
     f.w = w;
     f.r0 = b * w->nr;
     f.nr = w->m - f.r0 < w->nr ? w->m - f.r0 : w->nr;
     f.blk = blk;
     f.y = y;
-    f.ntasks = ((w->transpose ? along : f.nr) + w->sub - 1) / w->sub +
+    f.ntasks = ((w->transpose ? w->n : f.nr) + w->sub - 1) / w->sub +
                (w->y >= 0 ? 1 : 0);
     return ck_par_run(w->threads < f.ntasks ? w->threads : (int)f.ntasks,
                       fill_worker, &f, err);
 }
 
-/* Sizes a pass over node a (transposed or not, with y or -1) in blocks of
- * at most nr rows, with read tasks sized from A's chunks, and reserves the
+/* Arena bytes of one reader for blocks of nr rows. */
+static size_t rows_arena(const rows *w, int64_t nr)
+{
+    const xrun *r = w->r;
+    const ck_node *an = &r->p->node[w->a];
+    size_t esz = ck_dtype_size(an->dtype), b;
+
+    if (!w->transpose) {
+        int64_t sub = nr < w->unit ? nr : w->unit;
+        size_t task = (size_t)(sub * w->n);
+        /* A task of whole chunks of an input, all columns in one chunk,
+         * in float64, is read in place: no chunk buffer. */
+        int whole = an->kind == CK_NODE_INPUT && an->dtype == CK_F64 &&
+                    an->chunks[1] >= w->n && nr % w->unit == 0 &&
+                    w->m % w->unit == 0;
+        b = whole ? ck_array_scratch_bytes(r->x[w->a].arr) + 256
+                  : eval_bytes(r, w->a, task);
+        if (an->dtype != CK_F64)
+            b += al(task * esz);
+    } else {
+        size_t task = (size_t)(w->sub * nr);
+        b = eval_bytes(r, w->a, task) + al(task * esz) + al(task * 8);
+    }
+    if (w->y >= 0) {
+        const ck_node *yn = &r->p->node[w->y];
+        size_t yb = al((size_t)nr * ck_dtype_size(yn->dtype)) +
+                    eval_bytes(r, w->y, (size_t)nr) + 256;
+        if (yb > b)
+            b = yb;
+    }
+    return b + 256;
+}
+
+/* Bytes a pass with blocks of nr rows holds: its block buffers, the
+ * readers' arenas, and per_row bytes for each row of a block that the
+ * caller keeps beside them. */
+static int64_t rows_need(const rows *w, int nbuf, int threads, int64_t nr,
+                         int64_t per_row)
+{
+    int64_t row = w->n * 8 + (w->y >= 0 ? 8 : 0);
+    return nbuf * nr * row + nr * per_row +
+           threads * (int64_t)rows_arena(w, nr);
+}
+
+/* Sizes a pass over node a (transposed or not; with y, or -1) to what is
+ * left of the budget after 'fixed' bytes, the caller keeping per_row bytes
+ * for each row of a block, blocks of at least minrows rows (at most
+ * maxrows, 0 for no limit).  Prefers blocks of whole chunks, read by
+ * several readers while the previous block is computed on; falls back to
+ * one buffer, one reader, and blocks smaller than a chunk.  Reserves the
  * readers' arenas. */
 static ck_code rows_init(rows *w, xrun *r, int a, int transpose, int y,
-                         int64_t nr, ck_err *err)
+                         int64_t minrows, int64_t maxrows, int64_t per_row,
+                         int64_t fixed, const char *what, ck_err *err)
 {
     const ck_node *an = &r->p->node[a];
-    int64_t rc0 = an->chunks[0] > 0 ? an->chunks[0] : 1;
-    size_t esz = ck_dtype_size(an->dtype);
+    int64_t left = r->budget.limit - r->budget.used - fixed;
+    int tmax = r->o->threads > 0 ? r->o->threads : ck_ncpus();
     ck_code rc = CK_OK;
 
     memset(w, 0, sizeof *w);
@@ -162,33 +216,57 @@ static ck_code rows_init(rows *w, xrun *r, int a, int transpose, int y,
     w->transpose = transpose;
     w->m = transpose ? an->shape[1] : an->shape[0];
     w->n = transpose ? an->shape[0] : an->shape[1];
-    w->nr = nr < w->m ? nr : w->m;
-    if (w->nr < 1)
-        w->nr = 1;
-    /* a read task: whole chunk rows of A, a few MiB */
-    w->sub = rc0;
-    int64_t width = transpose ? w->nr : w->n;
-    while (w->sub > 1 && (size_t)(w->sub * width) * (esz + 8) > (16u << 20))
-        w->sub = (w->sub + 1) / 2;
+    w->unit =
+        an->chunks[transpose ? 1 : 0] > 0 ? an->chunks[transpose ? 1 : 0] : 1;
+    if (w->unit > w->m)
+        w->unit = w->m > 0 ? w->m : 1;
+    w->sub = transpose ? (an->chunks[0] > 0 ? an->chunks[0] : 1) : w->unit;
+    if (maxrows <= 0 || maxrows > w->m)
+        maxrows = w->m > 0 ? w->m : 1;
+    if (minrows > maxrows)
+        minrows = maxrows;
+    if (tmax > 64)
+        tmax = 64;
+    /* whole-chunk blocks, largest first */
+    for (int nbuf = 2; nbuf >= 1 && !w->nr; nbuf--)
+        for (int t = tmax; t >= 1 && !w->nr; t--)
+            for (int64_t k = maxrows / w->unit; k >= 1 && !w->nr; k--) {
+                int64_t nr = k * w->unit == (maxrows / w->unit) * w->unit &&
+                                     maxrows == w->m
+                                 ? w->m
+                                 : k * w->unit;
+                if (nr >= minrows &&
+                    rows_need(w, nbuf, t, nr, per_row) <= left) {
+                    w->nr = nr;
+                    w->nbuf = nbuf;
+                    w->threads = t;
+                }
+                if (k > 64) /* coarse steps for many chunks */
+                    k -= k / 64;
+            }
+    /* else blocks smaller than a chunk */
+    for (int64_t nr = w->unit / 2; !w->nr && nr >= minrows && nr >= 1; nr /= 2)
+        if (rows_need(w, 1, 1, nr, per_row) <= left) {
+            w->nr = nr;
+            w->nbuf = 1;
+            w->threads = 1;
+        }
+    if (!w->nr) {
+        char have[32], need[32];
+        int64_t nr = minrows > 0 ? minrows : 1;
+        return ck_err_set(
+            err, CK_ENOMEM,
+            "--memory %s is too small for %s: blocks of %lld rows of "
+            "'%s' need %s (raise --memory)",
+            ck_size_str((double)r->budget.limit, have, sizeof have), what,
+            (long long)nr, an->name,
+            ck_size_str((double)(rows_need(w, 1, 1, nr, per_row) + fixed +
+                                 r->budget.used),
+                        need, sizeof need));
+    }
     if (!transpose && w->sub > w->nr)
         w->sub = w->nr;
-    w->threads = r->o->threads > 0 ? r->o->threads : ck_ncpus();
-    if (w->threads > 64)
-        w->threads = 64;
-    size_t task = (size_t)(w->sub * width);
-    w->arena_bytes =
-        al(task * esz) + al(task * 8) + eval_bytes(r, a, task) + 256;
-    if (y >= 0) {
-        const ck_node *yn = &r->p->node[y];
-        size_t yb = al((size_t)w->nr * ck_dtype_size(yn->dtype)) +
-                    eval_bytes(r, y, (size_t)w->nr) + 256;
-        if (yb > w->arena_bytes)
-            w->arena_bytes = yb;
-    }
-    /* fewer readers when the budget is short; at least one */
-    int64_t left = r->budget.limit - r->budget.used;
-    while (w->threads > 1 && (int64_t)w->arena_bytes * w->threads > left / 4)
-        w->threads--;
+    w->arena_bytes = rows_arena(w, w->nr);
     for (int t = 0; rc == CK_OK && t < w->threads; t++)
         rc = ck_arena_reserve(&w->arena[t], &r->budget, w->arena_bytes,
                               "reading row blocks", err);
@@ -248,7 +326,7 @@ static ck_code rows_run(rows *w, block_fn fn, void *ctx, ck_err *err)
 {
     pass p;
     size_t bb = (size_t)(w->nr * w->n) * 8, yb = (size_t)w->nr * 8;
-    int nb = rows_nblocks(w) > 1 ? 2 : 1;
+    int nb = rows_nblocks(w) > 1 ? w->nbuf : 1;
     int64_t charge = (int64_t)(bb + (w->y >= 0 ? yb : 0)) * nb;
     pthread_t th;
     ck_code rc = CK_OK;
@@ -264,10 +342,14 @@ static ck_code rows_run(rows *w, block_fn fn, void *ctx, ck_err *err)
             rc = ck_err_set(err, CK_ENOMEM, "out of memory");
     }
     if (rc == CK_OK && nb == 1) {
-        /* one block: nothing to overlap */
-        rc = rows_fill(w, 0, p.blk[0], p.y[0], err);
-        if (rc == CK_OK)
-            rc = fn(ctx, 0, w->m, p.blk[0], p.y[0], err);
+        /* one buffer: read, then compute */
+        for (int64_t b = 0; rc == CK_OK && b < p.nblocks; b++) {
+            int64_t r0 = b * w->nr;
+            rc = rows_fill(w, b, p.blk[0], p.y[0], err);
+            if (rc == CK_OK)
+                rc = fn(ctx, r0, w->m - r0 < w->nr ? w->m - r0 : w->nr,
+                        p.blk[0], p.y[0], err);
+        }
     } else if (rc == CK_OK) {
         pthread_mutex_init(&p.mu, NULL);
         pthread_cond_init(&p.cv, NULL);
@@ -435,28 +517,6 @@ static ck_code rpass_block(void *ctx, int64_t r0, int64_t nr, double *blk,
                 err);
 }
 
-/* Rows of L per block for a pass that also needs 'fixed' bytes and
- * 'per_row' bytes for each row besides the two blocks themselves. */
-static int64_t pick_rows(xrun *r, int a, int transpose, int64_t n,
-                         int64_t minrows, int64_t per_row, int64_t fixed)
-{
-    const ck_node *an = &r->p->node[a];
-    int64_t left = r->budget.limit - r->budget.used - fixed;
-    int64_t m = transpose ? an->shape[1] : an->shape[0];
-    int64_t unit = transpose ? (an->chunks[1] > 0 ? an->chunks[1] : 1)
-                             : (an->chunks[0] > 0 ? an->chunks[0] : 1);
-    /* half of what is left, the rest for the readers' arenas */
-    int64_t nr = left / 2 / (2 * n * 8 + per_row);
-
-    if (nr >= m)
-        return m;
-    if (nr > unit)
-        nr -= nr % unit; /* whole chunks: none is read twice */
-    if (nr < minrows)
-        nr = minrows;
-    return nr < m ? nr : m;
-}
-
 /* dask's convention: each row of Vt has a non-negative sum (a zero sum
  * keeps its sign); U's columns follow.  sums[j]: row j's sum. */
 static void signs(const double *sums, int64_t k, double *sg)
@@ -473,14 +533,17 @@ static ck_code svd_exact(xrun *r, int i, int transpose, ck_err *err)
     int64_t n = transpose ? an->shape[0] : an->shape[1], k = nd->k;
     int64_t m = transpose ? an->shape[1] : an->shape[0];
     tsqr t = {0};
-    rows w;
+    rows w = {0};
     double *u = NULL, *s = NULL, *vt = NULL, *sg = NULL, *sum = NULL;
     int64_t fixed = (int64_t)(4 * n * n + 4 * n) * 8, ch = 0, nr;
     ck_code rc;
 
-    nr = pick_rows(r, a, transpose, n, n, n * 8, fixed);
+    if ((rc = rows_init(&w, r, a, transpose, -1, n, 0, n * 8, fixed, "svd",
+                        err)) != CK_OK)
+        goto out;
+    nr = w.nr;
     if ((rc = charge(r, fixed + nr * n * 8, nd, "the R factor", err)) != CK_OK)
-        return rc;
+        goto out;
     ch = fixed + nr * n * 8;
     t.r = r;
     t.n = n;
@@ -497,10 +560,7 @@ static ck_code svd_exact(xrun *r, int i, int transpose, ck_err *err)
         rc = ck_err_set(err, CK_ENOMEM, "out of memory");
         goto out;
     }
-    if ((rc = rows_init(&w, r, a, transpose, -1, nr, err)) == CK_OK)
-        rc = rows_run(&w, tsqr_block, &t, err);
-    rows_release(&w);
-    if (rc != CK_OK)
+    if ((rc = rows_run(&w, tsqr_block, &t, err)) != CK_OK)
         goto out;
     /* R = U_R S V^T; L = (Q U_R) S V^T */
     ck_svd_args sv = {.m = n,
@@ -565,6 +625,7 @@ static ck_code svd_exact(xrun *r, int i, int transpose, ck_err *err)
     r->x[i].mem = wm;
     (void)m;
 out:
+    rows_release(&w);
     ck_budget_release(&r->budget, ch);
     free(t.stack);
     free(t.rr);
@@ -588,7 +649,7 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
     double *p = NULL, *z = NULL, *y = NULL, *yb = NULL, *col = NULL;
     double *rr = NULL, *u = NULL, *s = NULL, *vt = NULL, *sum = NULL;
     int64_t fixed, ch = 0, nr;
-    rows w;
+    rows w = {0};
     ck_code rc;
 
     /* in memory: y (m x l), p and z (n x l), QR scratch, the small SVD */
@@ -599,7 +660,10 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
                      err)) != CK_OK)
         return rc;
     ch = fixed;
-    nr = pick_rows(r, a, transpose, n, 1, l * 8, 0);
+    if ((rc = rows_init(&w, r, a, transpose, -1, 1, 0, l * 8, 0,
+                        "a randomized svd", err)) != CK_OK)
+        goto out;
+    nr = w.nr;
     if ((rc = charge(r, nr * l * 8, nd, "a block's products", err)) != CK_OK)
         goto out;
     ch += nr * l * 8;
@@ -623,8 +687,6 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
         ck_gen_box(CK_DIST_NORMAL, 0, 1, nd->seed, CK_F64, 2, sh, st, sh, sh, p,
                    z);
     }
-    if ((rc = rows_init(&w, r, a, transpose, -1, nr, err)) != CK_OK)
-        goto out_rows;
     /* power_iters + 1 passes of z = L^T L p, p = orth(z): p spans the top
      * right singular subspace ((L^T L)^(q+1) applied to the test matrix);
      * then one pass for y = L p, whose SVD gives L ~ y p^T. */
@@ -641,8 +703,6 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
         rpass q = {r, n, l, p, z, y, yb};
         rc = rows_run(&w, rpass_block, &q, err);
     }
-out_rows:
-    rows_release(&w);
     if (rc != CK_OK)
         goto out;
     /* y = Q_y R_y, R_y = U_r S W_r^T: L ~ (Q_y U_r) S (p W_r)^T */
@@ -733,6 +793,7 @@ out_rows:
     r->x[i + 2].mem = sm;  /* "d.S" */
     r->x[i + 3].mem = vta; /* "d.Vt" */
 out:
+    rows_release(&w);
     ck_budget_release(&r->budget, ch);
     free(p);
     free(z);
@@ -778,12 +839,19 @@ typedef struct gfit {
                     const double *y, ck_err *err);
 } gfit;
 
+/* Adds rows r0.. of a block to the pass's sums, GLM_SLICE rows at a
+ * time (the kernel's scratch is sized for that many). */
 static ck_code glm_sums(gfit *g, int64_t r0, int64_t nr, const double *x,
                         const double *y, ck_err *err)
 {
     (void)r0;
-    return ck_glm_block(&g->r->be, &g->nd->glm, x, y, nr, g->p, g->b, &g->loss,
-                        g->grad, g->hess, g->scratch, err);
+    for (int64_t i = 0; i < nr; i += GLM_SLICE) {
+        int64_t k = nr - i < GLM_SLICE ? nr - i : GLM_SLICE;
+        CK_TRY(ck_glm_block(&g->r->be, &g->nd->glm, x + i * g->p, y + i, k,
+                            g->p, g->b, &g->loss, g->grad, g->hess, g->scratch,
+                            err));
+    }
+    return CK_OK;
 }
 
 static ck_code glm_block_fn(void *ctx, int64_t r0, int64_t nr, double *blk,
@@ -833,10 +901,7 @@ static ck_code glm_pass(void *ctx, const double *b, double *loss, double *grad,
     if (hess)
         memset(hess, 0, (size_t)(d * d) * 8);
     if (g->x) {
-        for (int64_t r0 = 0; r0 < g->n; r0 += g->w.nr) {
-            int64_t nr = g->n - r0 < g->w.nr ? g->n - r0 : g->w.nr;
-            CK_TRY(glm_sums(g, r0, nr, g->x + r0 * g->p, g->y + r0, err));
-        }
+        CK_TRY(glm_sums(g, 0, g->n, g->x, g->y, err));
     } else {
         CK_TRY(rows_run(&g->w, glm_block_fn, g, err));
     }
@@ -867,10 +932,7 @@ ck_code ck_exec_run_glm(xrun *r, int i, ck_err *err)
     g.p = p;
     /* the solver's own state: a few d x d matrices and d vectors */
     int64_t fixed = (4 * d * d + 64 * d) * 8;
-    nr = pick_rows(r, nd->arg[0], 0, p, 1, 8 + 8 * 4, fixed);
-    if (nr > 65536)
-        nr = 65536; /* blocks past this size only cost memory */
-    g.scratch_n = ck_glm_block_scratch(nr, p);
+    g.scratch_n = ck_glm_block_scratch(GLM_SLICE, p);
     if ((rc = charge(r, fixed + (int64_t)g.scratch_n * 8, nd,
                      "the solver's state", err)) != CK_OK)
         return rc;
@@ -880,21 +942,23 @@ ck_code ck_exec_run_glm(xrun *r, int i, ck_err *err)
         rc = ck_err_set(err, CK_ENOMEM, "out of memory");
         goto out;
     }
-    if ((rc = rows_init(&g.w, r, nd->arg[0], 0, nd->arg[1], nr, err)) != CK_OK)
-        goto out;
-    /* X and y held in memory when they fit beside the row blocks (then
-     * the first pass is the only read), else read on every pass */
-    int64_t blocks = 2 * (nr * p + nr) * 8;
-    if (r->budget.limit - r->budget.used > data + blocks &&
+    /* X and y are held in memory when they fit with room for one small
+     * block beside them (then the first pass is the only read), else
+     * read on every pass */
+    nr = xn->chunks[0] < n ? xn->chunks[0] : n;
+    if (r->budget.limit - r->budget.used > data + 2 * nr * (p + 1) * 8 &&
         ck_budget_charge(&r->budget, data, "X held in memory", NULL) == CK_OK) {
         ch += data;
         g.x = malloc((size_t)(n * p) * 8);
         g.y = malloc((size_t)n * 8);
         if (!g.x || !g.y) {
             rc = ck_err_set(err, CK_ENOMEM, "out of memory");
-            goto out_rows;
+            goto out;
         }
     }
+    if ((rc = rows_init(&g.w, r, nd->arg[0], 0, nd->arg[1], 1, 0, 0, 0,
+                        "glm_fit", err)) != CK_OK)
+        goto out_rows;
     g.checking = 1;
     if ((rc = rows_run(&g.w, glm_block_fn, &g, err)) != CK_OK)
         goto out_rows;
@@ -956,10 +1020,12 @@ size_t ck_exec_linalg_bytes(const xrun *r, int i, size_t n)
         size_t kb = (size_t)(a->shape[1] < MM_KB ? a->shape[1] : MM_KB);
         size_t cs = ck_dtype_size(nd->dtype);
         (void)n;
+        size_t ea = eval_bytes(r, nd->arg[0], nr * kb);
+        size_t eb = eval_bytes(r, nd->arg[1], kb * cols);
+        /* the blocks, then the operands' scratch one at a time */
         return al(nr * kb * ck_dtype_size(a->dtype)) + al(nr * kb * cs) +
                al(kb * cols * ck_dtype_size(b->dtype)) + al(kb * cols * cs) +
-               eval_bytes(r, nd->arg[0], nr * kb) +
-               eval_bytes(r, nd->arg[1], kb * cols) + 512;
+               (ea > eb ? ea : eb) + 512;
     }
     case CK_NODE_PART: {
         const ck_node *s = &r->p->node[nd->arg[0]];
@@ -1021,57 +1087,52 @@ static ck_code eval_matmul(xrun *r, const ck_node *nd, const int64_t *start,
     const ck_node *an = &r->p->node[nd->arg[0]];
     const ck_node *bn = &r->p->node[nd->arg[1]];
     ck_dtype ct = nd->dtype;
-    size_t cs = ck_dtype_size(ct);
-    int64_t kk = an->shape[1];
+    size_t cs = ck_dtype_size(ct), mark = a->used;
+    int64_t kk = an->shape[1], kb0 = kk < MM_KB ? kk : MM_KB;
+    size_t na = (size_t)(shape[0] * kb0), nb = (size_t)(kb0 * shape[1]);
+    void *av = ck_arena_alloc(a, na * ck_dtype_size(an->dtype));
+    void *bv = ck_arena_alloc(a, nb * ck_dtype_size(bn->dtype));
+    void *ac = an->dtype == ct ? av : ck_arena_alloc(a, na * cs);
+    void *bc = bn->dtype == ct ? bv : ck_arena_alloc(a, nb * cs);
+    ck_code rc = CK_OK;
 
-    size_t mark = a->used;
-
-    if (kk == 0) {
+    if (!av || !bv || !ac || !bc)
+        return no_room(err);
+    if (kk == 0)
         memset(dst, 0, (size_t)(shape[0] * shape[1]) * cs);
-        return CK_OK;
-    }
-    for (int64_t k0 = 0; k0 < kk; k0 += MM_KB) {
+    /* the operands' own scratch is used and freed one at a time */
+    size_t work = a->used;
+    for (int64_t k0 = 0; rc == CK_OK && k0 < kk; k0 += MM_KB) {
         int64_t kb = kk - k0 < MM_KB ? kk - k0 : MM_KB;
         int64_t as[2] = {start[0], k0}, ash[2] = {shape[0], kb};
         int64_t bs[2] = {k0, start[1]}, bsh[2] = {kb, shape[1]};
-        size_t na = (size_t)(shape[0] * kb), nb = (size_t)(kb * shape[1]);
-        void *av = ck_arena_alloc(a, na * ck_dtype_size(an->dtype));
-        void *bv = ck_arena_alloc(a, nb * ck_dtype_size(bn->dtype));
-        if (!av || !bv)
-            return no_room(err);
-        CK_TRY(eval(r, nd->arg[0], as, ash, av, a, err));
-        CK_TRY(eval(r, nd->arg[1], bs, bsh, bv, a, err));
-        if (an->dtype != ct) {
-            void *c = ck_arena_alloc(a, na * cs);
-            if (!c)
-                return no_room(err);
-            ck_dtype_convert(ct, c, an->dtype, av, na);
-            av = c;
-        }
-        if (bn->dtype != ct) {
-            void *c = ck_arena_alloc(a, nb * cs);
-            if (!c)
-                return no_room(err);
-            ck_dtype_convert(ct, c, bn->dtype, bv, nb);
-            bv = c;
-        }
+        rc = eval(r, nd->arg[0], as, ash, av, a, err);
+        a->used = work;
+        if (rc == CK_OK)
+            rc = eval(r, nd->arg[1], bs, bsh, bv, a, err);
+        a->used = work;
+        if (rc != CK_OK)
+            break;
+        if (ac != av)
+            ck_dtype_convert(ct, ac, an->dtype, av, (size_t)(shape[0] * kb));
+        if (bc != bv)
+            ck_dtype_convert(ct, bc, bn->dtype, bv, (size_t)(kb * shape[1]));
         ck_gemm_args g = {.dtype = ct,
                           .m = shape[0],
                           .n = shape[1],
                           .k = kb,
                           .alpha = 1,
                           .beta = k0 ? 1 : 0,
-                          .a = av,
+                          .a = ac,
                           .lda = kb,
-                          .b = bv,
+                          .b = bc,
                           .ldb = shape[1],
                           .c = dst,
                           .ldc = shape[1]};
-        CK_TRY(ck_op_gemm(&r->be, &g, err));
-        /* the blocks' scratch is reused by the next k block */
-        a->used = mark;
+        rc = ck_op_gemm(&r->be, &g, err);
     }
-    return CK_OK;
+    a->used = mark;
+    return rc;
 }
 
 ck_code ck_exec_linalg_eval(xrun *r, int i, const int64_t *start,

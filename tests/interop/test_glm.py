@@ -1,0 +1,562 @@
+"""chunkctl glm-fit / glm-predict and the glm_fit / glm_predict pipeline
+ops against statsmodels, scikit-learn and SciPy.
+
+Unpenalised fits of each family (logistic, normal, poisson) by each solver
+(newton, lbfgs, gradient_descent, proximal_grad, admm) match statsmodels'
+GLM fitted by IRLS to a tight tolerance; L2 fits match a SciPy
+trust-region minimisation of the same objective; L1 and elastic-net fits
+(proximal_grad, admm) satisfy the subgradient optimality conditions and
+match scikit-learn's Lasso / ElasticNet (normal) or a NumPy proximal
+gradient reference polished by Newton on the support (logistic, poisson).
+Data are written by h5py and zarr-python from fixed seeds; chunkctl never
+computes an expected value.
+
+The objective (chunkctl-glm(1)):
+  (1/n) sum loss(y_i, x_i.w + c) + lambda * P(w)
+  loss: normal (y - eta)^2 / 2; logistic log(1 + exp(eta)) - y eta;
+        poisson exp(eta) - y eta
+  P: l2 |w|^2 / 2; l1 |w|_1; elastic_net a |w|_1 + (1 - a) |w|^2 / 2
+"""
+import json
+import os
+import warnings
+
+import _common as C
+from _common import np, h5py, zarr
+
+import scipy.optimize  # noqa: E402
+import statsmodels.api as sm  # noqa: E402
+from sklearn.linear_model import ElasticNet, Lasso  # noqa: E402
+
+FAMILIES = ("logistic", "normal", "poisson")
+SOLVERS = ("newton", "lbfgs", "gradient_descent", "proximal_grad", "admm")
+N, P = 2000, 5
+W_TRUE = np.array([0.8, -0.5, 0.25, 0.0, 0.05])
+C_TRUE = -0.3
+
+
+# ---- the objective, in NumPy ----
+
+def mean_fn(family, eta):
+    if family == "normal":
+        return eta
+    if family == "logistic":
+        return 1.0 / (1.0 + np.exp(-eta))
+    return np.exp(eta)
+
+
+def loss(family, y, eta):
+    """Mean loss and its gradient with respect to eta (per row, / n)."""
+    n = len(y)
+    if family == "normal":
+        return np.sum((y - eta) ** 2) / 2 / n, (eta - y) / n
+    if family == "logistic":
+        return np.sum(np.logaddexp(0, eta) - y * eta) / n, \
+            (mean_fn(family, eta) - y) / n
+    return np.sum(np.exp(eta) - y * eta) / n, (np.exp(eta) - y) / n
+
+
+def penalty(reg, lam, a, w):
+    if reg == "none":
+        return 0.0
+    if reg == "l2":
+        return lam * (w @ w) / 2
+    if reg == "l1":
+        return lam * np.sum(np.abs(w))
+    return lam * (a * np.sum(np.abs(w)) + (1 - a) * (w @ w) / 2)
+
+
+def objective(family, reg, lam, a, x, y, w, c):
+    f, _ = loss(family, y, x @ w + c)
+    return f + penalty(reg, lam, a, w)
+
+
+def smooth_grad(family, x, y, w, c):
+    """Gradient of the mean loss: (d/dw, d/dc)."""
+    _, g = loss(family, y, x @ w + c)
+    return x.T @ g, np.sum(g)
+
+
+def hessian(family, x, w, c):
+    """Hessian of the mean loss over (w, c), (p+1) x (p+1)."""
+    eta = x @ w + c
+    if family == "normal":
+        d = np.ones_like(eta)
+    elif family == "logistic":
+        mu = mean_fn(family, eta)
+        d = mu * (1 - mu)
+    else:
+        d = np.exp(eta)
+    xa = np.column_stack([x, np.ones(len(x))])
+    return (xa * d[:, None]).T @ xa / len(x)
+
+
+# ---- references ----
+
+def statsmodels_fit(family, x, y, intercept=True):
+    """statsmodels' GLM by IRLS to 1e-14; returns (w, c)."""
+    fam = {"logistic": sm.families.Binomial(),
+           "normal": sm.families.Gaussian(),
+           "poisson": sm.families.Poisson()}[family]
+    xa = np.column_stack([x, np.ones(len(x))]) if intercept else x
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = sm.GLM(y, xa, family=fam).fit(method="IRLS", tol=1e-14,
+                                           maxiter=200)
+    b = np.asarray(r.params)
+    return (b[:-1], b[-1]) if intercept else (b, 0.0)
+
+
+def scipy_l2_fit(family, lam, x, y):
+    """The L2-penalised objective minimised by SciPy's trust-exact with the
+    exact gradient and Hessian, then Newton steps to a gradient of 1e-13."""
+    p = x.shape[1]
+
+    def f(b):
+        return objective(family, "l2", lam, 0, x, y, b[:p], b[p])
+
+    def g(b):
+        gw, gc = smooth_grad(family, x, y, b[:p], b[p])
+        return np.r_[gw + lam * b[:p], gc]
+
+    def h(b):
+        hh = hessian(family, x, b[:p], b[p])
+        hh[:p, :p] += lam * np.eye(p)
+        return hh
+
+    r = scipy.optimize.minimize(f, np.zeros(p + 1), jac=g, hess=h,
+                                method="trust-exact",
+                                options={"gtol": 1e-13, "maxiter": 1000})
+    b = r.x
+    for _ in range(20):  # trust-exact may stop at ~1e-10: polish
+        d = np.linalg.solve(h(b), g(b))
+        b = b - d
+        if np.max(np.abs(d)) < 1e-15:
+            break
+    return b[:p], b[p]
+
+
+def prox_reference(family, lam, a, x, y):
+    """Proximal gradient with backtracking on the smooth part (loss plus
+    the l2 share of the penalty), run until the step changes nothing to
+    1e-13, then Newton on the support with the signs fixed, to 1e-15."""
+    n, p = x.shape
+    lam1, lam2 = lam * a, lam * (1 - a)
+
+    def smooth(w, c):
+        f, _ = loss(family, y, x @ w + c)
+        gw, gc = smooth_grad(family, x, y, w, c)
+        return f + lam2 * (w @ w) / 2, gw + lam2 * w, gc
+
+    w, c, step = np.zeros(p), 0.0, 1.0
+    for _ in range(200000):
+        f, gw, gc = smooth(w, c)
+        while True:
+            zw = w - step * gw
+            nw = np.sign(zw) * np.maximum(np.abs(zw) - step * lam1, 0)
+            nc = c - step * gc
+            dw, dc = nw - w, nc - c
+            fn = smooth(nw, nc)[0]
+            if fn <= f + gw @ dw + gc * dc + (dw @ dw + dc * dc) / 2 / step:
+                break
+            step /= 2
+        w, c = nw, nc
+        if max(np.max(np.abs(dw)), abs(dc)) < 1e-13 * step:
+            break
+        step *= 1.5
+    # Newton on the support (the objective is smooth there, signs fixed)
+    act = np.flatnonzero(w)
+    sg = np.sign(w[act])
+    idx = np.r_[act, p]
+    for _ in range(50):
+        gw, gc = smooth(w, c)[1:]
+        g = np.r_[gw[act] + lam1 * sg, gc]
+        hh = hessian(family, x, w, c)[np.ix_(idx, idx)]
+        hh[:len(act), :len(act)] += lam2 * np.eye(len(act))
+        d = np.linalg.solve(hh, g)
+        w[act] -= d[:-1]
+        c -= d[-1]
+        if np.max(np.abs(d)) < 1e-15:
+            break
+    assert np.all(np.sign(w[act]) == sg), "reference: support moved"
+    return w, c
+
+
+def sklearn_reference(reg, lam, a, x, y):
+    if reg == "l1":
+        m = Lasso(alpha=lam, tol=1e-14, max_iter=1000000)
+    else:
+        m = ElasticNet(alpha=lam, l1_ratio=a, tol=1e-14, max_iter=1000000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m.fit(x, y)
+    return m.coef_.copy(), float(m.intercept_)
+
+
+def subgradient_gap(family, reg, lam, a, x, y, w, c, intercept=True):
+    """The largest violation of the optimality conditions at (w, c): the
+    intercept's gradient, and for each coefficient the distance from 0 to
+    its subdifferential."""
+    if reg == "l1":
+        a = 1.0
+    gw, gc = smooth_grad(family, x, y, w, c)
+    gw = gw + lam * (1 - a) * w
+    viol = np.where(w != 0, np.abs(gw + lam * a * np.sign(w)),
+                    np.maximum(np.abs(gw) - lam * a, 0))
+    return max(float(np.max(viol)), abs(gc) if intercept else 0.0)
+
+
+class Glm(C.InteropCase):
+
+    @classmethod
+    def make_fixtures(cls):
+        rng = np.random.default_rng(20261205)
+        x = rng.standard_normal((N, P)) * [1, 0.5, 1.5, 1, 1] + \
+            [0, 1, 0, -0.5, 0]
+        eta = x @ W_TRUE + C_TRUE
+        cls.x = x
+        cls.y = {
+            "logistic": (rng.random(N) < mean_fn("logistic", eta)) * 1.0,
+            "normal": eta + rng.standard_normal(N),
+            "poisson": rng.poisson(np.exp(eta)) * 1.0,
+        }
+        cls.xnew = rng.standard_normal((777, P))
+        with h5py.File(cls.path("glm.h5"), "w") as f:
+            f.create_dataset("X", data=x, chunks=(300, P))
+            for k, v in cls.y.items():
+                f.create_dataset(k, data=v, chunks=(300,))
+            f.create_dataset("Xnew", data=cls.xnew, chunks=(100, 2))
+            f.create_dataset("X4", data=x[:, :4], chunks=(300, 4))
+            # bad inputs
+            f.create_dataset("y012", data=np.where(np.arange(N) == 1500, 2,
+                                                   cls.y["logistic"]))
+            f.create_dataset("yneg", data=np.where(np.arange(N) == 1700,
+                                                   -1.0, cls.y["poisson"]))
+            xn = x.copy()
+            xn[1234, 2] = np.nan
+            f.create_dataset("Xnan", data=xn, chunks=(300, P))
+            f.create_dataset("yshort", data=cls.y["normal"][:N - 1])
+        z = zarr.open_group(cls.path("glm.zarr"), "w")
+        z.create_dataset("X", data=x, chunks=(512, 3))
+        for k, v in cls.y.items():
+            z.create_dataset(k, data=v, chunks=(700,))
+        z.create_dataset("Xnew", data=cls.xnew.astype(np.float32),
+                         chunks=(128, P))
+        cls.ref = {f: statsmodels_fit(f, x, cls.y[f]) for f in FAMILIES}
+
+    def src(self, ds, store="glm.h5"):
+        return self.path(store) + ":/" + ds
+
+    def fit(self, family, *opts, x="X", store="glm.h5", expect=0):
+        p = C.run("glm-fit", "--quiet", self.src(x, store),
+                  self.src(family, store), "--family", family, *opts,
+                  expect=expect)
+        if expect != 0:
+            return p
+        lines = p.stdout.strip().splitlines()
+        self.assertEqual(len(lines), 1, p.stdout)
+        doc = json.loads(lines[0])
+        self.assertEqual(sorted(doc), ["coef", "converged", "intercept",
+                                       "iterations", "objective"])
+        doc["coef"] = np.array(doc["coef"], dtype=np.float64)
+        doc["stderr"] = p.stderr
+        return doc
+
+    def assertCoef(self, doc, w, c, tol, what):
+        np.testing.assert_allclose(doc["coef"], w, rtol=0, atol=tol,
+                                   err_msg=what + ": coef")
+        self.assertLessEqual(abs(doc["intercept"] - c), tol,
+                             "%s: intercept %r vs %r"
+                             % (what, doc["intercept"], c))
+
+    def assertObjective(self, doc, family, reg, lam, a, what, x=None):
+        x = self.x if x is None else x
+        want = objective(family, reg, lam, a, x, self.y[family],
+                         doc["coef"], doc["intercept"])
+        self.assertAlmostEqual(doc["objective"], want, delta=1e-12 * want,
+                               msg=what + ": objective")
+
+    def test_unpenalised_matches_statsmodels(self):
+        for family in FAMILIES:
+            w, c = self.ref[family]
+            for solver in SOLVERS:
+                what = "%s/%s" % (family, solver)
+                with self.subTest(family=family, solver=solver):
+                    doc = self.fit(family, "--solver", solver)
+                    self.assertTrue(doc["converged"], what)
+                    self.assertGreaterEqual(doc["iterations"], 1, what)
+                    self.assertEqual(doc["stderr"], "", what)
+                    self.assertCoef(doc, w, c, 1e-6, what)
+                    self.assertObjective(doc, family, "none", 0, 0, what)
+
+    def test_zarr_input_with_column_chunks(self):
+        for family in FAMILIES:
+            with self.subTest(family=family):
+                w, c = self.ref[family]
+                doc = self.fit(family, "--solver", "lbfgs", store="glm.zarr")
+                self.assertCoef(doc, w, c, 1e-6, "zarr " + family)
+
+    def test_l2_matches_scipy(self):
+        lam = 0.05
+        for family in FAMILIES:
+            w, c = scipy_l2_fit(family, lam, self.x, self.y[family])
+            gw, gc = smooth_grad(family, self.x, self.y[family], w, c)
+            self.assertLess(np.max(np.abs(np.r_[gw + lam * w, gc])), 1e-13,
+                            "the reference did not converge")
+            for solver in SOLVERS:
+                what = "%s/%s/l2" % (family, solver)
+                with self.subTest(family=family, solver=solver):
+                    doc = self.fit(family, "--solver", solver,
+                                   "--regularizer", "l2", "--lambda",
+                                   str(lam))
+                    self.assertTrue(doc["converged"], what)
+                    self.assertCoef(doc, w, c, 1e-6, what)
+                    self.assertObjective(doc, family, "l2", lam, 0, what)
+
+    def test_elastic_net_without_l1_share_is_smooth(self):
+        # l1_ratio 0 is a pure l2 penalty: smooth solvers take it
+        lam = 0.05
+        w, c = scipy_l2_fit("logistic", lam, self.x, self.y["logistic"])
+        for solver in ("newton", "lbfgs"):
+            with self.subTest(solver=solver):
+                doc = self.fit("logistic", "--solver", solver,
+                               "--regularizer", "elastic_net", "--lambda",
+                               str(lam), "--l1-ratio", "0")
+                self.assertCoef(doc, w, c, 1e-6, solver)
+
+    def check_sparse(self, family, reg, lam, a):
+        x, y = self.x, self.y[family]
+        if family == "normal":
+            w, c = sklearn_reference(reg, lam, a, x, y)
+        else:
+            w, c = prox_reference(family, lam, 1.0 if reg == "l1" else a,
+                                  x, y)
+        gap = subgradient_gap(family, reg, lam, a, x, y, w, c)
+        self.assertLess(gap, 1e-10, "the reference is not optimal")
+        nz = np.count_nonzero(w)
+        self.assertTrue(1 <= nz < P, "fixture: want a sparse fit, got %r"
+                        % w)
+        for solver in ("proximal_grad", "admm"):
+            what = "%s/%s/%s" % (family, solver, reg)
+            with self.subTest(family=family, solver=solver, reg=reg):
+                opts = ["--solver", solver, "--regularizer", reg,
+                        "--lambda", repr(lam)]
+                if reg == "elastic_net":
+                    opts += ["--l1-ratio", repr(a)]
+                doc = self.fit(family, *opts)
+                self.assertTrue(doc["converged"], what)
+                got_gap = subgradient_gap(family, reg, lam, a, x, y,
+                                          doc["coef"], doc["intercept"])
+                self.assertLessEqual(got_gap, 1e-6, what + ": optimality")
+                self.assertCoef(doc, w, c, 1e-5, what)
+                self.assertEqual(list(np.flatnonzero(doc["coef"])),
+                                 list(np.flatnonzero(w)),
+                                 what + ": support %r vs %r"
+                                 % (doc["coef"], w))
+                self.assertObjective(doc, family, reg, lam, a, what)
+
+    def test_l1_and_elastic_net(self):
+        cases = [("normal", "l1", 0.05, 1.0),
+                 ("normal", "elastic_net", 0.08, 0.6),
+                 ("logistic", "l1", 0.02, 1.0),
+                 ("logistic", "elastic_net", 0.03, 0.5),
+                 ("poisson", "l1", 0.03, 1.0),
+                 ("poisson", "elastic_net", 0.05, 0.7)]
+        for family, reg, lam, a in cases:
+            self.check_sparse(family, reg, lam, a)
+
+    def test_no_intercept(self):
+        for family, solver in (("logistic", "newton"), ("normal", "lbfgs"),
+                               ("poisson", "admm")):
+            with self.subTest(family=family):
+                w, _ = statsmodels_fit(family, self.x, self.y[family],
+                                       intercept=False)
+                out = self.fresh("noint.h5")
+                doc = self.fit(family, "--solver", solver, "--no-intercept",
+                               "-o", out)
+                self.assertEqual(doc["intercept"], 0.0)
+                self.assertCoef(doc, w, 0.0, 1e-6, family)
+                with h5py.File(out, "r") as f:
+                    self.assertEqual(f["intercept"][()].tolist(), [0.0])
+                    self.assertFalse(f["coef"].attrs["fit_intercept"])
+                    self.assertEqual(f["coef"].attrs["intercept"], 0.0)
+                pred = self.fresh("noint_pred.h5")
+                C.run("glm-predict", "--quiet", out, self.src("Xnew"),
+                      "-o", pred)
+                mw = read_h5(out, "coef")
+                np.testing.assert_allclose(
+                    read_h5(pred, "pred"), mean_fn(family, self.xnew @ mw),
+                    rtol=1e-12)
+
+    def test_model_file_attributes(self):
+        out = self.fresh("model.h5")
+        doc = self.fit("poisson", "--solver", "admm", "--regularizer",
+                       "elastic_net", "--lambda", "0.05", "--l1-ratio",
+                       "0.7", "-o", out)
+        with h5py.File(out, "r") as f:
+            coef, ic = f["coef"], f["intercept"]
+            self.assertEqual(coef.dtype, np.float64)
+            self.assertEqual(coef.shape, (P,))
+            self.assertEqual(ic.shape, (1,))
+            # bit for bit what was printed (%.17g round-trips)
+            self.assertEqual(coef[()].tolist(), doc["coef"].tolist())
+            self.assertEqual(float(ic[0]), doc["intercept"])
+            at = coef.attrs
+            want = {"family": "poisson", "solver": "admm",
+                    "regularizer": "elastic_net"}
+            for k, v in want.items():
+                self.assertIsInstance(at[k], str, k)
+                self.assertEqual(at[k], v, k)
+            self.assertEqual(float(at["lambda"]), 0.05)
+            self.assertEqual(float(at["l1_ratio"]), 0.7)
+            self.assertTrue(at["fit_intercept"])
+            self.assertEqual(float(at["intercept"]), doc["intercept"])
+            self.assertEqual(int(at["iterations"]), doc["iterations"])
+            self.assertEqual(bool(at["converged"]), doc["converged"])
+            self.assertEqual(float(at["objective"]), doc["objective"])
+        # and a Zarr model: attributes in .zattrs
+        outz = self.fresh("model.zarr")
+        doc = self.fit("logistic", "-o", outz)
+        g = zarr.open_group(outz, "r")
+        self.assertEqual(g["coef"][...].tolist(), doc["coef"].tolist())
+        at = g["coef"].attrs
+        self.assertEqual(at["family"], "logistic")
+        self.assertEqual(at["solver"], "newton")
+        self.assertEqual(at["regularizer"], "none")
+        self.assertEqual(at["intercept"], doc["intercept"])
+
+    def test_predict_matches_numpy(self):
+        for family, store in (("logistic", "model_l.h5"),
+                              ("normal", "model_n.zarr"),
+                              ("poisson", "model_p.h5")):
+            with self.subTest(family=family):
+                model = self.fresh(store)
+                self.fit(family, "-o", model)
+                if store.endswith(".zarr"):
+                    g = zarr.open_group(model, "r")
+                    w, c = g["coef"][...], float(g["intercept"][0])
+                else:
+                    with h5py.File(model, "r") as f:
+                        w, c = f["coef"][()], float(f["intercept"][0])
+                for xs, xv in ((self.src("Xnew"), self.xnew),
+                               (self.src("Xnew", "glm.zarr"),
+                                self.xnew.astype(np.float32))):
+                    out = self.fresh("pred.h5")
+                    C.run("glm-predict", "--quiet", model, xs, "-o",
+                          out + ":/p")
+                    got = read_h5(out, "p")
+                    self.assertEqual(got.shape, (777,))
+                    self.assertEqual(got.dtype, np.float64)
+                    want = mean_fn(family, xv.astype(np.float64) @ w + c)
+                    np.testing.assert_allclose(got, want, rtol=1e-12,
+                                               atol=1e-14)
+                    if family == "logistic":
+                        self.assertTrue(np.all((got > 0) & (got < 1)))
+
+    def test_pipeline_fit_then_predict(self):
+        out = self.fresh("pipe.h5")
+        pj = self.path("glm.json")
+        with open(pj, "w") as f:
+            json.dump({
+                "inputs": {"X": self.src("X", "glm.zarr"),
+                           "y": self.src("poisson", "glm.zarr"),
+                           "Xn": self.src("Xnew")},
+                "steps": [
+                    {"name": "m", "op": "glm_fit", "args": ["X", "y"],
+                     "family": "poisson", "solver": "lbfgs",
+                     "regularizer": "l2", "lambda": 0.05,
+                     "fit_intercept": True, "max_iter": 500, "tol": 1e-10},
+                    {"name": "p", "op": "glm_predict",
+                     "args": ["Xn", "m.coef"]},
+                    {"name": "q", "op": "glm_predict", "args": ["X"],
+                     "model": self.path("pmodel.h5")}],
+                "outputs": {"m.coef": out + ":/coef",
+                            "m.intercept": out + ":/intercept",
+                            "p": out + ":/p", "q": out + ":/q"}}, f)
+        # the model file for step q, by glm-fit
+        model = self.fresh("pmodel.h5")
+        self.fit("logistic", "--solver", "lbfgs", "-o", model)
+        C.run("run", "--quiet", pj)
+        w, c = scipy_l2_fit("poisson", 0.05, self.x, self.y["poisson"])
+        with h5py.File(out, "r") as f:
+            gw, gc = f["coef"][()], f["intercept"][()]
+            p, q = f["p"][()], f["q"][()]
+        self.assertEqual(gc.shape, (1,))
+        np.testing.assert_allclose(gw, w, rtol=0, atol=1e-6)
+        self.assertLessEqual(abs(gc[0] - c), 1e-6)
+        np.testing.assert_allclose(p, np.exp(self.xnew @ gw + gc[0]),
+                                   rtol=1e-12)
+        with h5py.File(model, "r") as f:
+            mw, mc = f["coef"][()], float(f["intercept"][0])
+        np.testing.assert_allclose(q, mean_fn("logistic", self.x @ mw + mc),
+                                   rtol=1e-12)
+
+    def test_bad_input_is_refused_and_leaves_nothing(self):
+        X, Xnan = self.src("X"), self.src("Xnan")
+        cases = [
+            ((X, self.src("y012"), "--family", "logistic"),
+             ("0 or 1",)),
+            ((X, self.src("yneg"), "--family", "poisson"),
+             (">= 0",)),
+            ((Xnan, self.src("normal"), "--family", "normal"),
+             ("nan",)),
+            ((X, self.src("yshort"), "--family", "normal"),
+             ("2000", "1999")),
+            ((X, self.src("logistic"), "--solver", "lbfgs",
+              "--regularizer", "l1", "--lambda", "0.1"),
+             ("lbfgs", "l1")),
+            ((X, self.src("logistic"), "--solver", "newton",
+              "--regularizer", "elastic_net", "--lambda", "0.1"),
+             ("newton", "elastic_net")),
+            ((X, self.src("logistic"), "--solver", "gradient_descent",
+              "--regularizer", "l1", "--lambda", "0.1"),
+             ("gradient_descent", "l1")),
+        ]
+        for args, needles in cases:
+            with self.subTest(args=args):
+                out = self.fresh("bad_model.h5")
+                p = C.run("glm-fit", "--quiet", *args, "-o", out,
+                          expect=None)
+                self.assertNotEqual(p.returncode, 0)
+                self.assertCleanError(p, p.returncode, *needles)
+                self.assertEqual(p.stdout, "")
+                self.assertFalse(os.path.exists(out), "left " + out)
+        # the smooth-only solvers refuse l1 with a usage error
+        p = C.run("glm-fit", "--quiet", X, self.src("logistic"), "--solver",
+                  "lbfgs", "--regularizer", "l1", "--lambda", "0.1",
+                  expect=None)
+        self.assertCleanError(p, 2, "proximal_grad")
+        # predicting with a model of another width
+        model = self.fresh("m5.h5")
+        self.fit("normal", "-o", model)
+        out = self.fresh("bad_pred.h5")
+        p = C.run("glm-predict", "--quiet", model, self.src("X4"), "-o", out,
+                  expect=None)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertCleanError(p, p.returncode, "4", "5")
+        self.assertFalse(os.path.exists(out))
+
+    def test_non_convergence_warns(self):
+        out = self.fresh("nc.h5")
+        doc = self.fit("logistic", "--solver", "gradient_descent",
+                       "--max-iter", "1", "-o", out)
+        self.assertFalse(doc["converged"])
+        self.assertEqual(doc["iterations"], 1)
+        lines = doc["stderr"].strip().splitlines()
+        self.assertEqual(len(lines), 1, doc["stderr"])
+        self.assertIn("warning", lines[0])
+        self.assertIn("converge", lines[0])
+        with h5py.File(out, "r") as f:
+            self.assertFalse(f["coef"].attrs["converged"])
+        # and the iterate it returns is not the optimum
+        w, c = self.ref["logistic"]
+        self.assertGreater(np.max(np.abs(doc["coef"] - w)), 1e-3)
+
+
+def read_h5(path, ds):
+    with h5py.File(path, "r") as f:
+        return f[ds][()]
+
+
+if __name__ == "__main__":
+    C.main()

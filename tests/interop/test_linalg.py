@@ -1,0 +1,569 @@
+"""chunkctl svd, matmul and the svd / matmul pipeline ops against NumPy.
+
+Exact SVD (TSQR) of h5py- and zarr-written arrays on several chunkings
+(partial edge chunks, column chunks), float32 and float64, tall and wide;
+randomized SVD of a matrix with a known decaying spectrum; matmul on
+uneven tiles; the memory contract of svd (peak RSS under --memory on an
+input many times larger).  Every expected value is computed by NumPy from
+the arrays in memory; chunkctl's results are only ever compared with it.
+
+Bounds (from the issue): exact S within 1e-10 relative of numpy.linalg.svd,
+U and V orthonormal to 1e-10, U diag(S) Vt reconstructs A to 1e-10
+relative; randomized top-k S within 1e-6; matmul float64 within 1e-12 of
+max |C|, float32 within 1e-5.
+"""
+import hashlib
+import json
+import os
+import subprocess
+
+import _common as C
+from _common import np, h5py, zarr
+
+SANITIZED = bool(os.environ.get("CK_SANITIZE"))
+
+
+def read(target):
+    """An array written by chunkctl, as h5py / zarr-python read it."""
+    path, _, ds = target.partition(":")
+    if path.rstrip("/").endswith(".zarr"):
+        g = zarr.open(path, "r")
+        return g[ds][...] if ds else g[...]
+    with h5py.File(path, "r") as f:
+        return f[ds or "/"][()]
+
+
+def names(path):
+    """The dataset / array names at the top of an .h5 file or .zarr store."""
+    if path.rstrip("/").endswith(".zarr"):
+        return sorted(zarr.open_group(path, "r").array_keys())
+    with h5py.File(path, "r") as f:
+        return sorted(f.keys())
+
+
+def tree_digest(path):
+    """SHA-256 over a file, or over every file (name and bytes) of a folder."""
+    h = hashlib.sha256()
+    if os.path.isdir(path):
+        for root, dirs, files in os.walk(path):
+            dirs.sort()
+            for fn in sorted(files):
+                p = os.path.join(root, fn)
+                h.update(os.path.relpath(p, path).encode() + b"\0")
+                with open(p, "rb") as f:
+                    h.update(f.read())
+    else:
+        with open(path, "rb") as f:
+            h.update(f.read())
+    return h.hexdigest()
+
+
+def sign_fix(u, vt):
+    """NumPy's factors under chunkctl's convention: each row of Vt sums to
+    >= 0, U's columns follow."""
+    sg = np.where(vt.sum(axis=1) < 0, -1.0, 1.0)
+    return u * sg, vt * sg[:, None]
+
+
+def pipeline(case, name, doc):
+    path = case.path(name + ".json")
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    return path
+
+
+def max_offdiag_identity(g):
+    return float(np.max(np.abs(g - np.eye(g.shape[0]))))
+
+
+class SvdCase(C.InteropCase):
+
+    def svd(self, src, out, *opts):
+        """chunkctl svd SRC -o OUT --json; returns (printed S, U or None,
+        S, Vt) with U, S, Vt read back by h5py / zarr-python."""
+        p = C.run("svd", "--quiet", "--force", "--json", src, "-o", out,
+                  *opts)
+        doc = json.loads(p.stdout)
+        self.assertEqual(doc["output"], out.partition(":")[0])
+        have = names(out.partition(":")[0])
+        u = read(out + ":/U") if "U" in have else None
+        s, vt = read(out + ":/S"), read(out + ":/Vt")
+        for x in (u, s, vt):
+            if x is not None:
+                self.assertEqual(x.dtype, np.float64)
+        return np.array(doc["S"], dtype=np.float64), u, s, vt
+
+    def check_exact(self, a, got, k=None, what=""):
+        """chunkctl's exact (U, S, Vt) of A against numpy.linalg.svd."""
+        printed, u, s, vt = got
+        a64 = a.astype(np.float64)
+        m, n = a.shape
+        r = min(m, n)
+        k = r if k is None else k
+        nu, ns, nvt = np.linalg.svd(a64, full_matrices=False)
+        nu, nvt = sign_fix(nu, nvt)
+        nu, ns, nvt = nu[:, :k], ns[:k], nvt[:k]
+        self.assertEqual(s.shape, (k,), what)
+        self.assertEqual(vt.shape, (k, n), what)
+        np.testing.assert_allclose(s, ns, rtol=1e-10, atol=0,
+                                   err_msg=what + ": S")
+        np.testing.assert_allclose(printed, s, rtol=1e-15, atol=0,
+                                   err_msg=what + ": printed S vs /S")
+        self.assertTrue(np.all(np.diff(s) <= 0), what + ": S not sorted")
+        self.assertLessEqual(max_offdiag_identity(vt @ vt.T), 1e-10,
+                             what + ": V V^T - I")
+        sums = vt.sum(axis=1)
+        self.assertTrue(np.all(sums >= 0),
+                        "%s: Vt row sums %r" % (what, sums[sums < 0]))
+        # the spectrum of a random matrix has gaps of ~1% of ||A||: the
+        # vectors are determined to ~1e-13, and the signs are fixed
+        np.testing.assert_allclose(vt, nvt, rtol=0, atol=1e-8,
+                                   err_msg=what + ": Vt vs NumPy's")
+        if u is None:
+            return
+        self.assertEqual(u.shape, (m, k), what)
+        self.assertLessEqual(max_offdiag_identity(u.T @ u), 1e-10,
+                             what + ": U^T U - I")
+        np.testing.assert_allclose(u, nu, rtol=0, atol=1e-8,
+                                   err_msg=what + ": U vs NumPy's")
+        rec = (u * s) @ vt
+        best = (nu * ns) @ nvt  # NumPy's rank-k approximation
+        err = np.linalg.norm(rec - best) / np.linalg.norm(a64)
+        self.assertLessEqual(err, 1e-10, what + ": U diag(S) Vt")
+        if k == r:
+            err = np.linalg.norm(rec - a64) / np.linalg.norm(a64)
+            self.assertLessEqual(err, 1e-10, what + ": U diag(S) Vt vs A")
+
+
+class ExactSvd(SvdCase):
+
+    @classmethod
+    def make_fixtures(cls):
+        rng = np.random.default_rng(20261201)
+        cls.a = rng.standard_normal((1003, 37))
+        cls.a4 = (rng.standard_normal((1003, 37)) * 3).astype(np.float32)
+        cls.w = rng.standard_normal((37, 1003))
+        cls.big = rng.standard_normal((20000, 50))
+        with h5py.File(cls.path("tall.h5"), "w") as f:
+            f.create_dataset("c100", data=cls.a, chunks=(100, 37))
+            f.create_dataset("c250x10", data=cls.a, chunks=(250, 10))
+            f.create_dataset("c1003x5", data=cls.a, chunks=(1003, 5))
+            f.create_dataset("contig", data=cls.a)
+            f.create_dataset("f4", data=cls.a4, chunks=(128, 16))
+            f.create_dataset("wide", data=cls.w, chunks=(10, 250))
+            f.create_dataset("wide_f4", data=cls.w.astype(np.float32),
+                             chunks=(37, 100))
+            f.create_dataset("big", data=cls.big, chunks=(500, 50))
+        z = zarr.open_group(cls.path("tall.zarr"), "w")
+        z.create_dataset("c100", data=cls.a, chunks=(100, 37))
+        z.create_dataset("c333x7", data=cls.a, chunks=(333, 7),
+                         compressor=None)
+        z.create_dataset("f4", data=cls.a4, chunks=(200, 37))
+        z.create_dataset("wide", data=cls.w, chunks=(16, 300))
+        # a bare array store (no group), for the default output name
+        zarr.save_array(cls.path("bare.zarr"), cls.a, chunks=(250, 10))
+        with h5py.File(cls.path("data.h5"), "w") as f:
+            f.create_dataset("x", data=cls.a, chunks=(300, 20))
+
+    def test_h5py_tall_on_each_chunking(self):
+        for ds in ("c100", "c250x10", "c1003x5", "contig"):
+            with self.subTest(ds=ds):
+                got = self.svd(self.path("tall.h5") + ":/" + ds,
+                               self.fresh("o_%s.h5" % ds))
+                self.check_exact(self.a, got, what=ds)
+
+    def test_zarr_tall_on_each_chunking(self):
+        for ds in ("c100", "c333x7"):
+            with self.subTest(ds=ds):
+                got = self.svd(self.path("tall.zarr") + ":/" + ds,
+                               self.fresh("oz_%s.zarr" % ds))
+                self.check_exact(self.a, got, what="zarr " + ds)
+
+    def test_float32_input_gives_float64_factors(self):
+        for src in (self.path("tall.h5") + ":/f4",
+                    self.path("tall.zarr") + ":/f4"):
+            with self.subTest(src=src):
+                got = self.svd(src, self.fresh("o_f4.h5"))
+                self.check_exact(self.a4, got, what=src)
+
+    def test_wide_goes_through_the_transpose(self):
+        for src, a in ((self.path("tall.h5") + ":/wide", self.w),
+                       (self.path("tall.zarr") + ":/wide", self.w),
+                       (self.path("tall.h5") + ":/wide_f4",
+                        self.w.astype(np.float32))):
+            with self.subTest(src=src):
+                got = self.svd(src, self.fresh("o_wide.zarr"))
+                self.assertEqual(got[1].shape, (37, 37))
+                self.check_exact(a, got, what=src)
+
+    def test_k_keeps_the_top_k(self):
+        got = self.svd(self.path("tall.h5") + ":/c250x10",
+                       self.fresh("o_k.h5"), "--k", "5")
+        self.check_exact(self.a, got, k=5, what="--k 5")
+        got = self.svd(self.path("tall.zarr") + ":/wide",
+                       self.fresh("o_kw.h5"), "-k", "3")
+        self.check_exact(self.w, got, k=3, what="wide -k 3")
+
+    def test_no_u_writes_no_u(self):
+        out = self.fresh("o_nou.h5")
+        got = self.svd(self.path("tall.h5") + ":/c100", out, "--no-u")
+        self.assertEqual(names(out), ["S", "Vt"])
+        self.assertIsNone(got[1])
+        self.check_exact(self.a, got, what="--no-u")
+        out = self.fresh("o_nou.zarr")
+        self.svd(self.path("tall.h5") + ":/wide", out, "--no-u")
+        self.assertEqual(names(out), ["S", "Vt"])
+
+    def test_output_group_inside_dst(self):
+        out = self.fresh("o_grp.h5")
+        C.run("svd", "--quiet", self.path("tall.h5") + ":/c100",
+              "-o", out + ":/res")
+        with h5py.File(out, "r") as f:
+            self.assertEqual(sorted(f["res"].keys()), ["S", "U", "Vt"])
+            s = f["res/S"][()]
+        np.testing.assert_allclose(s, np.linalg.svd(self.a, compute_uv=False),
+                                   rtol=1e-10, atol=0)
+
+    def test_default_output_beside_the_input(self):
+        src = self.path("data.h5")
+        before = tree_digest(src)
+        dflt = self.fresh("data.svd.h5")
+        # run from another folder: the default lands beside the input
+        p = subprocess.run([C.CHUNKCTL, "svd", "--quiet", src + ":/x"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, timeout=C.TIMEOUT, cwd="/")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("data.svd.h5", p.stdout)
+        self.assertTrue(os.path.isfile(dflt), os.listdir(self.tmp))
+        self.assertEqual(tree_digest(src), before, "the input changed")
+        s = read(dflt + ":/S")
+        np.testing.assert_allclose(s, np.linalg.svd(self.a, compute_uv=False),
+                                   rtol=1e-10, atol=0)
+        self.assertEqual(names(dflt), ["S", "U", "Vt"])
+        # the printed values are NumPy's, to the 10 digits printed
+        lines = [ln.split() for ln in p.stdout.splitlines()]
+        vals = [float(ln[1]) for ln in lines
+                if len(ln) == 2 and ln[0].isdigit()]
+        self.assertEqual(len(vals), 10, p.stdout)
+        np.testing.assert_allclose(vals, s[:10], rtol=1e-9)
+        # a second run without --force refuses to overwrite it
+        before_out = tree_digest(dflt)
+        p = C.run("svd", "--quiet", src + ":/x", expect=None)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertEqual(tree_digest(dflt), before_out)
+
+    def test_default_output_of_a_zarr_store(self):
+        src = self.path("bare.zarr")
+        before = tree_digest(src)
+        dflt = self.fresh("bare.svd.zarr")
+        C.run("svd", "--quiet", src)
+        self.assertTrue(os.path.isdir(dflt), os.listdir(self.tmp))
+        self.assertEqual(tree_digest(src), before, "the input changed")
+        np.testing.assert_allclose(read(dflt + ":/S"),
+                                   np.linalg.svd(self.a, compute_uv=False),
+                                   rtol=1e-10, atol=0)
+
+    def test_small_memory_gives_the_same_factors(self):
+        src = self.path("tall.h5") + ":/big"
+        whole = self.svd(src, self.fresh("o_big.h5"))
+        self.check_exact(self.big, whole, what="default --memory")
+        for t in ("1", "2"):
+            with self.subTest(threads=t):
+                # 8 MB of input, 32M budget: several row blocks
+                got = self.svd(src, self.fresh("o_small.h5"), "--memory",
+                               "32M", "--threads", t)
+                self.check_exact(self.big, got, what="--memory 32M")
+
+    def test_pipeline_svd_results_by_name(self):
+        out = self.fresh("pipe_svd.zarr")
+        p = pipeline(self, "svd", {
+            "inputs": {"a": self.path("tall.h5") + ":/c250x10"},
+            "steps": [{"name": "d", "op": "svd", "args": ["a"], "k": 4,
+                       "method": "exact"},
+                      {"name": "s2", "op": "multiply", "args": ["d.S", 2]}],
+            "outputs": {"d.U": out + ":/u", "d.S": out + ":/s",
+                        "d.Vt": out + ":/vt", "s2": out + ":/s2"}})
+        C.run("run", "--quiet", p)
+        got = (read(out + ":/s"), read(out + ":/u"), read(out + ":/s"),
+               read(out + ":/vt"))
+        self.check_exact(self.a, got, k=4, what="pipeline d")
+        np.testing.assert_allclose(read(out + ":/s2"), 2 * got[0],
+                                   rtol=1e-15)
+
+    def test_bad_svd_requests_are_refused(self):
+        src = self.path("tall.h5") + ":/c100"
+        out = self.fresh("bad.h5")
+        cases = [
+            (("--k", "38"), ("38", "min(m, n)")),
+            (("--randomized",), ("needs k",)),
+            (("--k", "x"), ("--k",)),
+        ]
+        for opts, needles in cases:
+            with self.subTest(opts=opts):
+                p = C.run("svd", "--quiet", src, "-o", out, *opts,
+                          expect=None)
+                self.assertCleanError(p, 2, *needles)
+                self.assertFalse(os.path.exists(out))
+        with h5py.File(self.path("nd.h5"), "w") as f:
+            f.create_dataset("v", data=np.arange(10.0))
+        p = C.run("svd", "--quiet", self.path("nd.h5") + ":/v", "-o", out,
+                  expect=None)
+        self.assertCleanError(p, 2, "2-D")
+        self.assertFalse(os.path.exists(out))
+
+
+class RandomizedSvd(SvdCase):
+
+    K = 10
+
+    @classmethod
+    def make_fixtures(cls):
+        rng = np.random.default_rng(20261202)
+        m, n = 2000, 300
+        uu, _ = np.linalg.qr(rng.standard_normal((m, n)))
+        vv, _ = np.linalg.qr(rng.standard_normal((n, n)))
+        cls.s_true = 0.7 ** np.arange(n)
+        cls.a = (uu * cls.s_true) @ vv.T
+        with h5py.File(cls.path("decay.h5"), "w") as f:
+            f.create_dataset("a", data=cls.a, chunks=(300, 128))
+            f.create_dataset("w", data=cls.a.T, chunks=(128, 300))
+        zarr.open_group(cls.path("decay.zarr"), "w").create_dataset(
+            "a", data=cls.a, chunks=(512, 300))
+        cls.ns = np.linalg.svd(cls.a, compute_uv=False)
+
+    def check_randomized(self, got, a, what):
+        printed, u, s, vt = got
+        k = self.K
+        m, n = a.shape
+        self.assertEqual(u.shape, (m, k), what)
+        self.assertEqual(s.shape, (k,), what)
+        self.assertEqual(vt.shape, (k, n), what)
+        np.testing.assert_allclose(s, self.ns[:k], rtol=1e-6, atol=0,
+                                   err_msg=what + ": S")
+        np.testing.assert_allclose(printed, s, rtol=1e-15, atol=0)
+        self.assertLessEqual(max_offdiag_identity(u.T @ u), 1e-10,
+                             what + ": U^T U - I")
+        self.assertLessEqual(max_offdiag_identity(vt @ vt.T), 1e-10,
+                             what + ": V V^T - I")
+        self.assertTrue(np.all(vt.sum(axis=1) >= 0), what + ": Vt signs")
+        # a near-optimal rank-k approximation: ||A - U S Vt||_2 ~ s_k
+        resid = np.linalg.norm(a - (u * s) @ vt, 2)
+        self.assertLessEqual(resid, self.ns[k] * (1 + 1e-6), what)
+        # the vectors are NumPy's (gaps of 30%: well determined)
+        nu, _, nvt = np.linalg.svd(a, full_matrices=False)
+        nu, nvt = sign_fix(nu[:, :k], nvt[:k])
+        np.testing.assert_allclose(vt, nvt, rtol=0, atol=1e-5,
+                                   err_msg=what + ": Vt vs NumPy's")
+        np.testing.assert_allclose(u, nu, rtol=0, atol=1e-5,
+                                   err_msg=what + ": U vs NumPy's")
+
+    def test_top_k_of_a_decaying_spectrum(self):
+        for src in (self.path("decay.h5") + ":/a",
+                    self.path("decay.zarr") + ":/a"):
+            with self.subTest(src=src):
+                got = self.svd(src, self.fresh("r.h5"), "--randomized",
+                               "--k", str(self.K))
+                self.check_randomized(got, self.a, src)
+
+    def test_wide_randomized(self):
+        got = self.svd(self.path("decay.h5") + ":/w", self.fresh("rw.h5"),
+                       "--randomized", "--k", str(self.K), "--seed", "7",
+                       "--oversample", "12", "--power-iters", "3")
+        self.check_randomized(got, self.a.T, "wide")
+
+    def test_threads_give_the_same_result(self):
+        src = self.path("decay.h5") + ":/a"
+        res = []
+        for t in ("1", "2"):
+            got = self.svd(src, self.fresh("rt%s.h5" % t), "--randomized",
+                           "--k", str(self.K), "--seed", "3",
+                           "--threads", t)
+            self.check_randomized(got, self.a, "--threads " + t)
+            res.append(got)
+        # The same random test matrix whatever the thread count: another
+        # --seed moves Vt by ~1e-11, BLAS's summation order by ~1e-15.
+        for name, x, y in zip(("S", "U", "S", "Vt"), res[0], res[1]):
+            diff = float(np.max(np.abs(x - y)))
+            self.assertLessEqual(diff, 1e-13, "%s differs between --threads "
+                                 "1 and 2 by %.3g" % (name, diff))
+
+    def test_pipeline_randomized_step(self):
+        out = self.fresh("rp.h5")
+        p = pipeline(self, "rsvd", {
+            "inputs": {"a": self.path("decay.zarr") + ":/a"},
+            "steps": [{"name": "d", "op": "svd", "args": ["a"],
+                       "k": self.K, "method": "randomized",
+                       "oversample": 10, "power_iters": 2, "seed": 0}],
+            "outputs": {"d.U": out + ":/U", "d.S": out + ":/S",
+                        "d.Vt": out + ":/Vt"}})
+        C.run("run", "--quiet", p)
+        s = read(out + ":/S")
+        got = (s, read(out + ":/U"), s, read(out + ":/Vt"))
+        self.check_randomized(got, self.a, "pipeline")
+
+
+class Matmul(C.InteropCase):
+
+    @classmethod
+    def make_fixtures(cls):
+        rng = np.random.default_rng(20261203)
+        cls.a = rng.standard_normal((3001, 700))
+        cls.b = rng.standard_normal((700, 2600))
+        cls.a4 = rng.standard_normal((1001, 333)).astype(np.float32)
+        cls.b4 = rng.standard_normal((333, 517)).astype(np.float32)
+        cls.sq = rng.standard_normal((600, 600))
+        cls.i2 = rng.integers(-100, 100, (1001, 333)).astype(np.int16)
+        with h5py.File(cls.path("mm.h5"), "w") as f:
+            f.create_dataset("a", data=cls.a, chunks=(500, 300))
+            f.create_dataset("a4", data=cls.a4, chunks=(100, 64))
+            f.create_dataset("i2", data=cls.i2, chunks=(256, 256))
+            f.create_dataset("v", data=np.arange(700.0))
+        z = zarr.open_group(cls.path("mm.zarr"), "w")
+        z.create_dataset("b", data=cls.b, chunks=(300, 500))
+        z.create_dataset("b4", data=cls.b4, chunks=(64, 100))
+        z.create_dataset("sq", data=cls.sq, chunks=(128, 128))
+        z.create_dataset("short", data=rng.standard_normal((600, 20)),
+                         chunks=(600, 20))
+
+    def assertClose(self, got, want, rel, what):
+        err = float(np.max(np.abs(got.astype(np.float64) - want)))
+        scale = float(np.max(np.abs(want)))
+        self.assertLessEqual(err, rel * scale,
+                             "%s: max error %.3g = %.3g of max |C|"
+                             % (what, err, err / scale))
+
+    def test_float64_uneven_tiles(self):
+        out = self.fresh("c.h5")
+        C.run("matmul", "--quiet", self.path("mm.h5") + ":/a",
+              self.path("mm.zarr") + ":/b", "-o", out)
+        got = read(out + ":/matmul")
+        self.assertEqual(got.shape, (3001, 2600))
+        self.assertEqual(got.dtype, np.float64)
+        self.assertClose(got, self.a @ self.b, 1e-12, "float64")
+
+    def test_float32_stays_float32(self):
+        out = self.fresh("c4.zarr")
+        C.run("matmul", "--quiet", self.path("mm.h5") + ":/a4",
+              self.path("mm.zarr") + ":/b4", "-o", out + ":/c")
+        got = read(out + ":/c")
+        self.assertEqual(got.shape, (1001, 517))
+        self.assertEqual(got.dtype, np.float32)
+        want = self.a4.astype(np.float64) @ self.b4.astype(np.float64)
+        self.assertClose(got, want, 1e-5, "float32")
+
+    def test_mixed_types_give_float64(self):
+        out = self.fresh("cm.h5")
+        p = pipeline(self, "mixed", {
+            "inputs": {"a4": self.path("mm.h5") + ":/a4",
+                       "i2": self.path("mm.h5") + ":/i2",
+                       "b4": self.path("mm.zarr") + ":/b4"},
+            "steps": [
+                {"name": "f8", "op": "astype", "args": ["b4"],
+                 "dtype": "float64"},
+                {"name": "x", "op": "matmul", "args": ["a4", "f8"]},
+                {"name": "y", "op": "matmul", "args": ["i2", "b4"]}],
+            "outputs": {"x": out + ":/x", "y": out + ":/y"}})
+        C.run("run", "--quiet", p)
+        x, y = read(out + ":/x"), read(out + ":/y")
+        self.assertEqual(x.dtype, np.float64)
+        self.assertEqual(y.dtype, np.float64)
+        b = self.b4.astype(np.float64)
+        self.assertClose(x, self.a4.astype(np.float64) @ b, 1e-12, "f4@f8")
+        self.assertClose(y, self.i2.astype(np.float64) @ b, 1e-12, "i2@f4")
+
+    def test_seed_exercise_a_dot_a_plus_a_transpose(self):
+        out = self.fresh("seed.zarr")
+        p = pipeline(self, "seed", {
+            "inputs": {"a": self.path("mm.zarr") + ":/sq"},
+            "steps": [
+                {"name": "t", "op": "transpose", "args": ["a"]},
+                {"name": "s", "op": "add", "args": ["a", "t"]},
+                {"name": "c", "op": "matmul", "args": ["a", "s"]},
+                {"name": "tr", "op": "sum", "args": ["c"]}],
+            "outputs": {"c": out + ":/c", "tr": out + ":/tr"}})
+        C.run("run", "--quiet", p)
+        want = np.dot(self.sq, self.sq + self.sq.T)
+        self.assertClose(read(out + ":/c"), want, 1e-12, "a @ (a + a.T)")
+        np.testing.assert_allclose(read(out + ":/tr"), want.sum(),
+                                   rtol=1e-9)
+
+    def test_shape_mismatch_names_the_shapes(self):
+        out = self.fresh("bad.h5")
+        p = C.run("matmul", "--quiet", self.path("mm.h5") + ":/a",
+                  self.path("mm.zarr") + ":/short", "-o", out, expect=None)
+        self.assertCleanError(p, 2, "(3001, 700)", "(600, 20)")
+        self.assertFalse(os.path.exists(out))
+        p = C.run("matmul", "--quiet", self.path("mm.h5") + ":/a",
+                  self.path("mm.h5") + ":/v", "-o", out, expect=None)
+        self.assertCleanError(p, 2, "2-D")
+        self.assertFalse(os.path.exists(out))
+
+
+@C.unittest.skipIf(SANITIZED, "peak RSS is meaningless under sanitizers")
+class SvdMemory(C.InteropCase):
+    """svd's --memory is a contract on the whole process's peak RSS, read
+    by /usr/bin/time, as in test_memory.py."""
+
+    BUDGET = 32  # MiB, the smallest --memory chunkctl takes
+    SHAPE = (350000, 100)  # 280 MB of float64: 8.3x the budget
+
+    @classmethod
+    def make_fixtures(cls):
+        rng = np.random.default_rng(20261204)
+        cls.src = cls.path("tall.h5")
+        m, n = cls.SHAPE
+        with h5py.File(cls.src, "w") as f:
+            d = f.create_dataset("x", shape=cls.SHAPE, dtype="f8",
+                                 chunks=(1000, n))
+            for r0 in range(0, m, 50000):
+                d[r0:r0 + 50000] = rng.standard_normal((50000, n))
+            # chunks of 1.6 MB (a twentieth of the budget), 80 MB in all
+            f.create_dataset("mid", data=rng.standard_normal((100000, n)),
+                             chunks=(2000, n))
+
+    def peak(self, *args):
+        p = subprocess.run(["/usr/bin/time", "-f", "%M", C.CHUNKCTL] +
+                           [str(a) for a in args],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, timeout=600)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        peak = int(p.stderr.strip().splitlines()[-1]) * 1024
+        self.assertLess(peak, self.BUDGET << 20,
+                        "peak RSS %.1f MiB over --memory %dM"
+                        % (peak / 2**20, self.BUDGET))
+        return p
+
+    def test_tall_svd_stays_under_budget(self):
+        out = self.fresh("big.svd.h5")
+        p = self.peak("svd", "--quiet", "--json", "--memory",
+                      "%dM" % self.BUDGET, self.src + ":/x", "-o", out)
+        printed = np.array(json.loads(p.stdout.splitlines()[0])["S"])
+        with h5py.File(self.src, "r") as f:
+            a = f["x"][()]
+        ns = np.linalg.svd(a, compute_uv=False)
+        with h5py.File(out, "r") as f:
+            s, vt, u = f["S"][()], f["Vt"][()], f["U"][()]
+        np.testing.assert_allclose(s, ns, rtol=1e-10, atol=0)
+        np.testing.assert_allclose(printed, s, rtol=1e-15, atol=0)
+        self.assertEqual(u.shape, self.SHAPE)
+        self.assertLessEqual(max_offdiag_identity(u.T @ u), 1e-10)
+        self.assertLessEqual(max_offdiag_identity(vt @ vt.T), 1e-10)
+        del u
+        # U is the streamed factor: A V = U S, row by row
+        with h5py.File(out, "r") as f:
+            u_part = f["U"][123000:125000]
+        np.testing.assert_allclose(u_part * s, a[123000:125000] @ vt.T,
+                                   rtol=0, atol=1e-10 * s[0])
+
+    def test_chunks_a_twentieth_of_the_budget_are_not_refused(self):
+        out = self.fresh("mid.svd.h5")
+        self.peak("svd", "--quiet", "--no-u", "--memory",
+                  "%dM" % self.BUDGET, self.src + ":/mid", "-o", out)
+        with h5py.File(self.src, "r") as f:
+            ns = np.linalg.svd(f["mid"][()], compute_uv=False)
+        np.testing.assert_allclose(read(out + ":/S"), ns, rtol=1e-10,
+                                   atol=0)
+
+
+if __name__ == "__main__":
+    C.main()
