@@ -175,9 +175,8 @@ size_t ck_glm_block_scratch(int64_t rows, int64_t p)
 }
 
 /* eta = x w + c for rows x p row-major x. */
-static ck_code linear(const ck_be *be, const double *x, int64_t rows,
-                      int64_t p, const double *w, double c, double *eta,
-                      ck_err *err)
+static ck_code linear(const ck_be *be, const double *x, int64_t rows, int64_t p,
+                      const double *w, double c, double *eta, ck_err *err)
 {
     for (int64_t i = 0; i < rows; i++)
         eta[i] = c;
@@ -374,6 +373,11 @@ enum {
  * back where the curvature is milder. */
 static const double GROW = 1.25;
 
+/* A cap on those steps: where the loss is nearly linear (separable
+ * classes) the accepted step keeps growing, and an infinite one would
+ * turn b into nan. */
+static const double MAX_STEP = 1e20;
+
 /* Two objective values closer than NOISE * (1 + |f|) are not told apart:
  * a mean over many rows is only that accurate, and near the optimum the
  * decrease a line search looks for is far below it.  There the step is
@@ -450,8 +454,7 @@ static double penalty(const glm *G, const double *b)
 }
 
 /* g = the gradient of the smooth objective q at pt; returns its value. */
-static double compose(const glm *G, const smooth *q, const point *pt,
-                      double *g)
+static double compose(const glm *G, const smooth *q, const point *pt, double *g)
 {
     double f = pt->loss, w2 = 0, r2 = 0;
 
@@ -521,8 +524,7 @@ static void prox(const glm *G, double t, double *b)
  * the trial point no larger than (1 - 2c) times the decrease rate at 0
  * (for a quadratic the two tests accept the same steps).  dec = a g0.dir
  * (< 0), dnew = a g(a).dir. */
-static int accept_step(double f0, double ft, double dec, double dnew,
-                       double c)
+static int accept_step(double f0, double ft, double dec, double dnew, double c)
 {
     if (!isfinite(ft) || !isfinite(dnew))
         return 0;
@@ -584,8 +586,8 @@ static void swap_vecs(double **a, double **b)
 /* dir = -(h + l2 I_w + rho I)^-1 g by Cholesky (posv); a is d x d
  * scratch.  *not_pd as posv reports it. */
 static ck_code newton_dir(const glm *G, const smooth *q, const double *h,
-                          const double *g, double *a, double *dir,
-                          int *not_pd, ck_err *err)
+                          const double *g, double *a, double *dir, int *not_pd,
+                          ck_err *err)
 {
     int64_t d = G->d;
 
@@ -617,12 +619,12 @@ static ck_code singular(ck_err *err)
  * that column scale does not count): smallest <= d * 64 * eps * largest,
  * numpy.linalg.matrix_rank's rule with some headroom.  At the start the
  * variance weights are constant across rows (mu is the same for every
- * row), so this is a statement about the columns of x. */
-static ck_code rank_check(const glm *G, const double *h, double *a,
-                          double *work, ck_err *err)
+ * row), so this is a statement about the columns of x.  h is
+ * overwritten; s (d) and u (d x d) are scratch. */
+static ck_code rank_check(const glm *G, double *h, double *a, double *s,
+                          double *u, ck_err *err)
 {
     int64_t d = G->d;
-    double *s = work, *u = work + d, *vt = u + d * d;
 
     for (int64_t i = 0; i < d; i++)
         if (!(h[i * d + i] > 0))
@@ -637,7 +639,7 @@ static ck_code rank_check(const glm *G, const double *h, double *a,
                       .s = s,
                       .u = u,
                       .ldu = d,
-                      .vt = vt,
+                      .vt = h, /* h is not needed past the scaling */
                       .ldvt = d};
     CK_TRY(ck_op_svd(G->be, &sa, err));
     if (s[d - 1] <= s[0] * (double)d * 64 * DBL_EPSILON)
@@ -650,7 +652,6 @@ typedef struct outcome {
     int iterations, converged;
     double objective;
 } outcome;
-
 
 static double *take(double **ws, size_t n)
 {
@@ -677,10 +678,10 @@ static ck_code start(const glm *G, point *pt, ck_err *err)
 static ck_code fit_newton(const glm *G, double *b, outcome *out, ck_err *err)
 {
     size_t vn = (size_t)G->d, mn = vn * vn;
-    double *ws = malloc((8 * vn + 5 * mn) * sizeof *ws), *w = ws;
+    double *ws = malloc((7 * vn + 3 * mn) * sizeof *ws), *w = ws;
     smooth q = {.l2 = G->lam2};
     point cur, tr;
-    double *g, *gt, *dir, *a, *svd, f, ft, astep;
+    double *g, *gt, *dir, *a, f, ft, astep;
     ck_code rc;
     int it, ok, not_pd;
 
@@ -696,7 +697,6 @@ static ck_code fit_newton(const glm *G, double *b, outcome *out, ck_err *err)
     gt = take(&w, vn);
     dir = take(&w, vn);
     a = take(&w, mn);
-    svd = take(&w, vn + 2 * mn);
     memcpy(cur.b, b, vn * sizeof *b);
     if ((rc = start(G, &cur, err)) != CK_OK)
         goto out;
@@ -722,12 +722,14 @@ static ck_code fit_newton(const glm *G, double *b, outcome *out, ck_err *err)
                                       it);
             goto out;
         }
-        /* with an l2 term the Hessian is positive definite whatever x */
+        /* with an l2 term the Hessian is positive definite whatever x.
+         * dir is solved, and the search needs neither a, cur.h nor the
+         * trial buffers' old contents: they are the SVD's scratch */
         if (it == 0 && q.l2 == 0 &&
-            (rc = rank_check(G, cur.h, a, svd, err)) != CK_OK)
+            (rc = rank_check(G, cur.h, a, gt, tr.h, err)) != CK_OK)
             goto out;
-        rc = search(G, &q, &cur, f, g, dir, 1, 1e-4, &tr, &ft, gt, &astep,
-                    &ok, err);
+        rc = search(G, &q, &cur, f, g, dir, 1, 1e-4, &tr, &ft, gt, &astep, &ok,
+                    err);
         if (rc != CK_OK)
             goto out;
         if (!ok)
@@ -889,13 +891,13 @@ static ck_code fit_gd(const glm *G, double *b, outcome *out, ck_err *err)
             dir[e] = -g[e];
         /* c = 1/2: f(b - t g) <= f(b) - t |g|^2 / 2 holds for t <= 1/L,
          * so the accepted steps track the local curvature */
-        rc = search(G, &q, &cur, f, g, dir, t * GROW, 0.5, &tr, &ft, gt,
-                    &astep, &ok, err);
+        rc = search(G, &q, &cur, f, g, dir, t * GROW, 0.5, &tr, &ft, gt, &astep,
+                    &ok, err);
         if (rc != CK_OK)
             goto out;
         if (!ok)
             break;
-        t = astep;
+        t = fmin(astep, MAX_STEP);
         swap_points(&cur, &tr);
         swap_vecs(&g, &gt);
         f = ft;
@@ -917,8 +919,7 @@ out:
  * step points against the momentum.  Each iteration costs two passes
  * (at y and at the new x), one after a restart. */
 
-static ck_code fit_proximal(const glm *G, double *b, outcome *out,
-                            ck_err *err)
+static ck_code fit_proximal(const glm *G, double *b, outcome *out, ck_err *err)
 {
     int64_t d = G->d;
     size_t vn = (size_t)d;
@@ -999,11 +1000,11 @@ static ck_code fit_proximal(const glm *G, double *b, outcome *out,
         if (!ok || (!moved && base == &px)) {
             if (base == &px)
                 break; /* no step improves on x: as close as it gets */
-            mom = 1; /* retry from x without momentum */
+            mom = 1;   /* retry from x without momentum */
             memcpy(xprev, px.b, vn * sizeof *b);
             continue;
         }
-        t = a;
+        t = fmin(a, MAX_STEP);
         Fz = pz.loss + penalty(G, pz.b);
         if (base != &px && Fz > Fx + noise(Fx)) {
             mom = 1; /* the objective went up: redo the step from x */
@@ -1177,8 +1178,7 @@ ck_code ck_glm_fit(const ck_be *be, const ck_glm_opts *o, int64_t p,
 
     CK_TRY(ck_glm_check(o, err));
     if (p < 0)
-        return ck_err_set(err, CK_EUSAGE, "glm: %lld features",
-                          (long long)p);
+        return ck_err_set(err, CK_EUSAGE, "glm: %lld features", (long long)p);
     G.fi = o->fit_intercept != 0;
     G.d = p + G.fi;
     if (G.d == 0)

@@ -3,7 +3,7 @@
  * families, five solvers, four regularisers.  The solvers see the data only
  * through a pass function that the caller (pipelines/, streaming row blocks
  * from disk or from memory) supplies; ck_glm_block is what such a pass runs
- * on each block of rows.  The objective, documented in chunkctl-glm(1):
+ * on each block of rows.  The objective, documented in chunkctl-glm-fit(1):
  *
  *   f(b) = (1/n) sum_i loss(y_i, x_i . w + c) + lambda * P(w)
  *
@@ -33,6 +33,23 @@ typedef enum ck_glm_family {
     CK_GLM_POISSON,
 } ck_glm_family;
 
+/* The solvers, with their max_iter defaults (an iteration is one step; what
+ * it costs in passes over the data is in parentheses).  All start at b = 0.
+ *
+ *   newton            50     damped Newton: Cholesky (posv) of the Hessian,
+ *                            Armijo backtracking on f (~1 pass, Hessian)
+ *   lbfgs             500    L-BFGS, 10 pairs, backtracking (~1 pass)
+ *   gradient_descent  10000  backtracking from the last step times 1.25,
+ *                            so the step grows back (~1.3 passes)
+ *   proximal_grad     10000  FISTA with backtracking and adaptive restart;
+ *                            the prox is exact for every penalty (~2)
+ *   admm              1000   b = z splitting: b-update by Newton steps on
+ *                            the loss + rho/2 |b - z + u|^2, z-update the
+ *                            penalty's prox; rho balanced against the
+ *                            residuals (~1-3 passes, Hessian)
+ *
+ * newton, lbfgs and gradient_descent need a smooth objective: reg none,
+ * l2, or elastic_net with l1_ratio 0.  proximal_grad and admm take all. */
 typedef enum ck_glm_solver {
     CK_GLM_NEWTON,
     CK_GLM_LBFGS,
@@ -55,8 +72,8 @@ typedef struct ck_glm_opts {
     double lambda;   /* >= 0 */
     double l1_ratio; /* elastic_net: in [0, 1] */
     int fit_intercept;
-    int max_iter; /* 0: the solver's default */
-    double tol;   /* 0: the default; see ck_glm_fit */
+    int max_iter; /* 0: the solver's default (above) */
+    double tol;   /* 0: 1e-8; see ck_glm_fit */
 } ck_glm_opts;
 
 /* Names as the CLI and pipelines spell them ("logistic", "lbfgs",
@@ -69,8 +86,11 @@ int ck_glm_solver_lookup(const char *name, ck_glm_solver *s);
 int ck_glm_reg_lookup(const char *name, ck_glm_reg *r);
 
 /* CK_EUSAGE, with a message saying what to use instead, for a
- * combination chunkctl does not solve (a smooth-only solver with an l1 or
- * elastic-net penalty), a negative lambda, an l1_ratio outside [0, 1]. */
+ * combination chunkctl does not solve (newton, lbfgs or gradient_descent
+ * with l1, or with elastic_net and l1_ratio > 0: "use proximal_grad or
+ * admm"), a negative or non-finite lambda, an l1_ratio outside [0, 1]
+ * (whatever the regulariser), a negative max_iter or tol, an unknown
+ * enum value. */
 ck_code ck_glm_check(const ck_glm_opts *o, ck_err *err);
 
 /* One pass over all n rows at parameters b (d entries): *loss gets the
@@ -89,11 +109,17 @@ typedef struct ck_glm_result {
 
 /* Fits the model with p features.  Converged means the solver's optimality
  * measure (for smooth problems the gradient's largest entry, for l1 and
- * elastic net the distance to the subdifferential's zero) fell below tol
- * (default 1e-8) within max_iter; otherwise converged = 0 and the last
- * iterate is returned, CK_OK (the caller warns).  CK_ENOTSUP with a clear
- * message when the Hessian is singular (rank-deficient X under newton
- * with no l2 term). */
+ * elastic net the distance to the subdifferential's zero, largest entry)
+ * fell below tol (default 1e-8) within max_iter; otherwise converged = 0
+ * and the last iterate is returned, CK_OK (the caller warns).  The
+ * coefficients are then within about tol / (the smallest eigenvalue of
+ * f's Hessian) of the optimum.  admm returns z, the prox's side of the
+ * split, so l1 zeros are exact zeros.  CK_ENOTSUP with a clear message
+ * when the Hessian is singular (rank-deficient X under newton with no l2
+ * term); CK_EUSAGE as ck_glm_check, when p + fit_intercept is 0, or when
+ * the loss is not finite at b = 0 (inf or nan in x); a pass's error is
+ * returned as it is.  *res is written only on success.  Besides what the
+ * passes use, the solver allocates at most 3 d^2 + 32 d doubles, once. */
 ck_code ck_glm_fit(const ck_be *be, const ck_glm_opts *o, int64_t p,
                    ck_glm_pass_fn pass, void *ctx, ck_glm_result *res,
                    ck_err *err);
@@ -101,9 +127,11 @@ void ck_glm_result_release(ck_glm_result *res);
 
 /* Adds one block of rows to a pass's sums (not means: the caller divides
  * by n once at the end): x is rows x p row-major, y rows values, b the d
- * parameters.  *loss += sum of losses; grad (d) and hess (d x d row-major)
- * are added to when not NULL.  scratch holds ck_glm_block_scratch(rows, p)
- * doubles. */
+ * parameters.  *loss += sum of losses; grad (d) and hess (d x d row-major,
+ * symmetric before and after) are added to when not NULL.  scratch holds
+ * ck_glm_block_scratch(rows, p) doubles; nothing is allocated.  A Poisson
+ * loss whose exp overflows is +inf, not an error: the solvers' line
+ * searches reject such steps.  y is not checked (ck_glm_bad_y). */
 size_t ck_glm_block_scratch(int64_t rows, int64_t p);
 ck_code ck_glm_block(const ck_be *be, const ck_glm_opts *o, const double *x,
                      const double *y, int64_t rows, int64_t p, const double *b,
