@@ -57,8 +57,26 @@ ck_code ck_cpu_qr(ck_be_ctx *ctx, const ck_qr_args *a, ck_err *err)
     (void)ctx;
     if (!tau)
         return ck_err_set(err, CK_ENOMEM, "qr: out of memory");
-    info = LAPACKE_dgeqrf(LAPACK_COL_MAJOR, (lapack_int)a->m, (lapack_int)a->n,
-                          a->a, (lapack_int)a->lda, tau);
+    if (!a->want_q) {
+        /* R only: dgeqrt's recursive panel (dgeqrt3) is level-3 BLAS,
+         * where dgeqrf's panels are level-2 and bound by memory on the
+         * tall-skinny blocks TSQR feeds it */
+        lapack_int nb = (lapack_int)(a->n < 128 ? a->n : 128);
+        double *t = malloc((size_t)(nb > 0 ? nb : 1) *
+                           (size_t)(a->n ? a->n : 1) * sizeof *t);
+        if (!t) {
+            free(tau);
+            return ck_err_set(err, CK_ENOMEM, "qr: out of memory");
+        }
+        info = a->n ? LAPACKE_dgeqrt(LAPACK_COL_MAJOR, (lapack_int)a->m,
+                                     (lapack_int)a->n, nb, a->a,
+                                     (lapack_int)a->lda, t, nb)
+                    : 0;
+        free(t);
+    } else {
+        info = LAPACKE_dgeqrf(LAPACK_COL_MAJOR, (lapack_int)a->m,
+                              (lapack_int)a->n, a->a, (lapack_int)a->lda, tau);
+    }
     if (info == 0) {
         for (int64_t j = 0; j < a->n; j++)
             for (int64_t i = 0; i < a->n; i++)
