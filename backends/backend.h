@@ -249,4 +249,9 @@ void ck_be_close(ck_be *be);
  * is fine. */
 const char *ck_be_cpu_blas_core(void);
 
+/* Sets the CPU backend's BLAS thread pool to n threads (0: all cores).
+ * Steps that call BLAS on small blocks from a thread of their own run it
+ * with one, so idle BLAS threads do not spin against the readers. */
+void ck_be_cpu_threads(int n);
+
 #endif

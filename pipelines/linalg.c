@@ -57,6 +57,10 @@ typedef struct rows {
     int threads;
     ck_arena arena[64];
     size_t arena_bytes;
+    /* the block buffers, kept across passes: memory freed to the system
+     * and touched again costs page faults on every pass */
+    double *blk[2], *yv[2];
+    int64_t charged;
 } rows;
 
 static int64_t rows_nblocks(const rows *w)
@@ -281,6 +285,14 @@ static void rows_release(rows *w)
 {
     for (int t = 0; t < 64; t++)
         ck_arena_release(&w->arena[t]);
+    for (int s = 0; s < 2; s++) {
+        free(w->blk[s]);
+        free(w->yv[s]);
+        w->blk[s] = w->yv[s] = NULL;
+    }
+    if (w->r)
+        ck_budget_release(&w->r->budget, w->charged);
+    w->charged = 0;
 }
 
 /* The reader thread of a pass and the consumer share two slots. */
@@ -331,19 +343,26 @@ static ck_code rows_run(rows *w, block_fn fn, void *ctx, ck_err *err)
     pass p;
     size_t bb = (size_t)(w->nr * w->n) * 8, yb = (size_t)w->nr * 8;
     int nb = rows_nblocks(w) > 1 ? w->nbuf : 1;
-    int64_t charge = (int64_t)(bb + (w->y >= 0 ? yb : 0)) * nb;
     pthread_t th;
     ck_code rc = CK_OK;
 
     memset(&p, 0, sizeof p);
     p.w = w;
     p.nblocks = rows_nblocks(w);
-    CK_TRY(ck_budget_charge(&w->r->budget, charge, "row blocks", err));
+    if (!w->charged) {
+        int64_t charge = (int64_t)(bb + (w->y >= 0 ? yb : 0)) * nb;
+        CK_TRY(ck_budget_charge(&w->r->budget, charge, "row blocks", err));
+        w->charged = charge;
+        for (int s = 0; s < nb; s++) {
+            w->blk[s] = malloc(bb ? bb : 1);
+            w->yv[s] = w->y >= 0 ? malloc(yb ? yb : 1) : NULL;
+            if (!w->blk[s] || (w->y >= 0 && !w->yv[s]))
+                return ck_err_set(err, CK_ENOMEM, "out of memory");
+        }
+    }
     for (int s = 0; s < nb; s++) {
-        p.blk[s] = malloc(bb ? bb : 1);
-        p.y[s] = w->y >= 0 ? malloc(yb ? yb : 1) : NULL;
-        if (!p.blk[s] || (w->y >= 0 && !p.y[s]))
-            rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+        p.blk[s] = w->blk[s];
+        p.y[s] = w->yv[s];
     }
     if (rc == CK_OK && nb == 1) {
         /* one buffer: read, then compute */
@@ -392,11 +411,6 @@ static ck_code rows_run(rows *w, block_fn fn, void *ctx, ck_err *err)
         pthread_cond_destroy(&p.cv);
         pthread_mutex_destroy(&p.mu);
     }
-    for (int s = 0; s < nb; s++) {
-        free(p.blk[s]);
-        free(p.y[s]);
-    }
-    ck_budget_release(&w->r->budget, charge);
     return rc;
 }
 
@@ -977,7 +991,11 @@ ck_code ck_exec_run_glm(xrun *r, int i, ck_err *err)
     if ((rc = rows_run(&g.w, glm_block_fn, &g, err)) != CK_OK)
         goto out_rows;
     g.checking = 0;
+    /* the kernel's BLAS calls are small (GLM_SLICE rows): one BLAS thread
+     * computes while the readers read, instead of BLAS threads spinning */
+    ck_be_cpu_threads(1);
     rc = ck_glm_fit(&r->be, &nd->glm, p, glm_pass, &g, &res, err);
+    ck_be_cpu_threads(r->o->threads);
     if (rc != CK_OK)
         goto out_rows;
     if (!res.converged)

@@ -157,3 +157,8 @@ const char *ck_be_cpu_blas_core(void)
         return "Haswell";
     return NULL;
 }
+
+void ck_be_cpu_threads(int n)
+{
+    openblas_set_num_threads(n > 0 ? n : openblas_get_num_procs());
+}
