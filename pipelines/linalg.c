@@ -364,14 +364,20 @@ static ck_code rows_run(rows *w, block_fn fn, void *ctx, ck_err *err)
         p.blk[s] = w->blk[s];
         p.y[s] = w->yv[s];
     }
+    /* the bar counts blocks; passes that follow one another (a solver's
+     * iterations) add theirs as they start */
+    ck_progress *bar = w->r->o->progress;
+    if (bar)
+        __atomic_add_fetch(&bar->total, p.nblocks, __ATOMIC_RELAXED);
     if (rc == CK_OK && nb == 1) {
         /* one buffer: read, then compute */
         for (int64_t b = 0; rc == CK_OK && b < p.nblocks; b++) {
             int64_t r0 = b * w->nr;
+            int64_t n = w->m - r0 < w->nr ? w->m - r0 : w->nr;
             rc = rows_fill(w, b, p.blk[0], p.y[0], err);
             if (rc == CK_OK)
-                rc = fn(ctx, r0, w->m - r0 < w->nr ? w->m - r0 : w->nr,
-                        p.blk[0], p.y[0], err);
+                rc = fn(ctx, r0, n, p.blk[0], p.y[0], err);
+            ck_progress_add(bar, n * w->n * 8);
         }
     } else if (rc == CK_OK) {
         pthread_mutex_init(&p.mu, NULL);
@@ -391,6 +397,7 @@ static ck_code rows_run(rows *w, block_fn fn, void *ctx, ck_err *err)
                 int64_t r0 = b * w->nr;
                 int64_t n = w->m - r0 < w->nr ? w->m - r0 : w->nr;
                 rc = fn(ctx, r0, n, p.blk[s], p.y[s], err);
+                ck_progress_add(bar, n * w->n * 8);
                 pthread_mutex_lock(&p.mu);
                 p.full[s] = 0;
                 if (rc != CK_OK)
