@@ -29,6 +29,9 @@
  * small k blocks keep the operand boxes small next to the result tile. */
 enum { MM_KB = 512 };
 
+static size_t factor_bytes(const xrun *r, const ck_node *s, int tall,
+                           int64_t lines);
+
 /* Rows per glm kernel call: its scratch is about this many rows of X. */
 enum { GLM_SLICE = 8192 };
 
@@ -852,9 +855,23 @@ ck_code ck_exec_run_svd(xrun *r, int i, ck_err *err)
 
     rc = nd->randomized ? svd_randomized(r, i, transpose, err)
                         : svd_exact(r, i, transpose, err);
-    if (rc != CK_OK)
+    if (rc != CK_OK) {
         ck_err_prefix(err, "%s", nd->where);
-    return rc;
+        return rc;
+    }
+    if (!nd->randomized && !transpose && an->kind == CK_NODE_INPUT) {
+        /* U's chunks: whole chunks of A when one worker's share fits what
+         * is left (each chunk of A is then read once, in place), else the
+         * plan's */
+        ck_node *u = &r->p->node[i + 1];
+        int64_t crows = an->chunks[0], left = r->budget.limit - r->budget.used;
+        int64_t out = crows * nd->k * 8;
+        if (crows > u->chunks[0] && crows <= an->shape[0] &&
+            an->shape[0] % crows == 0 &&
+            2 * out + (int64_t)factor_bytes(r, nd, 1, crows) <= left)
+            u->chunks[0] = crows;
+    }
+    return CK_OK;
 }
 
 /* ---- glm_fit ---- */
@@ -1075,12 +1092,8 @@ size_t ck_exec_linalg_bytes(const xrun *r, int i, size_t n)
         if ((tall && nd->part != CK_PART_U) ||
             (!tall && nd->part != CK_PART_VT))
             return 64;
-        /* the streamed factor: whole rows (columns) of A for the box */
-        size_t lines = (size_t)(tall ? nd->chunks[0] : nd->chunks[1]);
-        size_t box = lines * (size_t)(tall ? a->shape[1] : a->shape[0]);
         (void)n;
-        return al(box * ck_dtype_size(a->dtype)) + al(box * 8) +
-               eval_bytes(r, s->arg[0], box) + 256;
+        return factor_bytes(r, s, tall, tall ? nd->chunks[0] : nd->chunks[1]);
     }
     case CK_NODE_PREDICT: {
         const ck_node *x = &r->p->node[nd->arg[0]];
@@ -1095,6 +1108,25 @@ size_t ck_exec_linalg_bytes(const xrun *r, int i, size_t n)
     default:
         return 64;
     }
+}
+
+/* Arena bytes of a box of 'lines' rows (tall) or columns of svd s's
+ * streamed factor: those rows (columns) of A, as float64.  Whole chunks of
+ * a float64 input spanning all columns are read in place. */
+static size_t factor_bytes(const xrun *r, const ck_node *s, int tall,
+                           int64_t lines)
+{
+    const ck_node *a = &r->p->node[s->arg[0]];
+    size_t box = (size_t)lines * (size_t)(tall ? a->shape[1] : a->shape[0]);
+    int whole = tall && a->kind == CK_NODE_INPUT && a->dtype == CK_F64 &&
+                a->chunks[1] >= a->shape[1] && lines == a->chunks[0] &&
+                a->shape[0] % lines == 0;
+
+    return al(box * ck_dtype_size(a->dtype)) +
+           (a->dtype == CK_F64 ? 0 : al(box * 8)) +
+           (whole ? ck_array_scratch_bytes(r->x[s->arg[0]].arr)
+                  : eval_bytes(r, s->arg[0], box)) +
+           256;
 }
 
 /* Node j's box start/shape (2-D) into float64, with scratch from a. */
