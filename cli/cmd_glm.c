@@ -89,7 +89,7 @@ ck_code cmd_glm_fit(int argc, char **argv, cli_common *c, ck_err *err)
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
         size_t u = strlen(keys);
-        const char *key = NULL;
+        const char *key = NULL, *flag = NULL;
         int str = 0;
         switch (opt) {
         case 'o':
@@ -108,10 +108,10 @@ ck_code cmd_glm_fit(int argc, char **argv, cli_common *c, ck_err *err)
             key = "lambda";
             break;
         case 'A':
-            key = "l1_ratio";
+            key = "l1_ratio", flag = "l1-ratio";
             break;
         case 'N':
-            key = "max_iter";
+            key = "max_iter", flag = "max-iter";
             break;
         case 't':
             key = "tol";
@@ -143,12 +143,7 @@ ck_code cmd_glm_fit(int argc, char **argv, cli_common *c, ck_err *err)
             if (end == optarg || *end || !isfinite(v))
                 return ck_err_set(err, CK_EUSAGE,
                                   "glm-fit: --%s '%s': expected a number",
-                                  opts[opt == 'L'   ? 3
-                                       : opt == 'A' ? 4
-                                       : opt == 'N' ? 6
-                                                    : 7]
-                                      .name,
-                                  optarg);
+                                  flag ? flag : key, optarg);
             u = strlen(keys);
             snprintf(keys + u, sizeof keys - u, "%s", optarg);
         }

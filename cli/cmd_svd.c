@@ -79,7 +79,7 @@ ck_code cmd_svd(int argc, char **argv, cli_common *c, ck_err *err)
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "o:k:", opts, NULL)) != -1) {
         size_t u = strlen(keys);
-        const char *key = NULL;
+        const char *key = NULL, *flag = NULL;
         switch (opt) {
         case 'o':
             dst = optarg;
@@ -91,7 +91,7 @@ ck_code cmd_svd(int argc, char **argv, cli_common *c, ck_err *err)
             key = "oversample";
             break;
         case 'P':
-            key = "power_iters";
+            key = "power_iters", flag = "power-iters";
             break;
         case 'S':
             key = "seed";
@@ -125,7 +125,7 @@ ck_code cmd_svd(int argc, char **argv, cli_common *c, ck_err *err)
         if (end == optarg || *end || v < 0 || v != (double)(long long)v)
             return ck_err_set(err, CK_EUSAGE,
                               "svd: --%s '%s': expected an integer >= 0",
-                              key[0] == 'k' ? "k" : key, optarg);
+                              flag ? flag : key, optarg);
         snprintf(keys + u, sizeof keys - u, ", \"%s\": %s", key, optarg);
     }
     if (optind != argc - 1)

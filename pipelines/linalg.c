@@ -569,7 +569,6 @@ static ck_code svd_exact(xrun *r, int i, int transpose, ck_err *err)
     int a = nd->arg[0];
     const ck_node *an = &r->p->node[a];
     int64_t n = transpose ? an->shape[0] : an->shape[1], k = nd->k;
-    int64_t m = transpose ? an->shape[1] : an->shape[0];
     tsqr t = {0};
     rows w = {0};
     double *u = NULL, *s = NULL, *vt = NULL, *sg = NULL, *sum = NULL;
@@ -591,7 +590,7 @@ static ck_code svd_exact(xrun *r, int i, int transpose, ck_err *err)
     vt = malloc((size_t)(n * n) * 8);
     s = malloc((size_t)n * 8);
     sg = malloc((size_t)n * 8);
-    sum = calloc((size_t)(n > m ? n : m) + 1, 8);
+    sum = calloc((size_t)n + 1, 8);
     t.colsum = transpose ? calloc((size_t)n, 8) : NULL;
     if (!t.stack || !t.rr || !u || !vt || !s || !sg || !sum ||
         (transpose && !t.colsum)) {
@@ -661,7 +660,6 @@ static ck_code svd_exact(xrun *r, int i, int transpose, ck_err *err)
     r->x[part_v].mem = vm;
     r->x[i + 2].mem = sm; /* "d.S" */
     r->x[i].mem = wm;
-    (void)m;
 out:
     rows_release(&w);
     ck_budget_release(&r->budget, ch);
@@ -763,7 +761,10 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
             (rc = ck_op_svd(&r->be, &sv, err)) != CK_OK)
             goto out;
     }
-    /* uf = Q_y U_r (m x k, row-major), vf = p W_r (n x k, row-major) */
+    /* uf = Q_y U_r (m x k, row-major), vf = p W_r (n x k, row-major).
+     * Q_y (col) is Q_y^T row-major; u (col-major U_r) is U_r^T row-major,
+     * its first k rows the first k columns of U_r; vt (col-major W_r^T)
+     * is W_r row-major. */
     double *uf = malloc((size_t)(m * k) * 8), *vf = malloc((size_t)(n * k) * 8);
     double *sm = malloc((size_t)k * 8);
     if (!uf || !vf || !sm) {
@@ -773,21 +774,13 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
         rc = ck_err_set(err, CK_ENOMEM, "out of memory");
         goto out;
     }
-    for (int64_t ii = 0; ii < m; ii++)
-        for (int64_t j = 0; j < k; j++) {
-            double acc = 0;
-            for (int64_t t = 0; t < l; t++)
-                acc += col[t * m + ii] * u[t + j * l];
-            uf[ii * k + j] = acc;
-        }
-    /* vf = p (n x l) times W_r's first k columns: W_r[t][j] = vt[j + t*l] */
-    for (int64_t c = 0; c < n; c++)
-        for (int64_t j = 0; j < k; j++) {
-            double acc = 0;
-            for (int64_t t = 0; t < l; t++)
-                acc += p[c * l + t] * vt[j + t * l];
-            vf[c * k + j] = acc;
-        }
+    if ((rc = gemm(r, 1, 1, m, k, l, col, m, u, l, 0, uf, k, err)) != CK_OK ||
+        (rc = gemm(r, 0, 0, n, k, l, p, l, vt, l, 0, vf, k, err)) != CK_OK) {
+        free(uf);
+        free(vf);
+        free(sm);
+        goto out;
+    }
     /* signs: A's Vt rows sum to >= 0 */
     double *sg = z; /* free now */
     for (int64_t j = 0; j < k; j++) {
