@@ -94,11 +94,210 @@ static inline int64_t uniform_bin(double v, double first, double last,
     return b < 0 ? 0 : b;
 }
 
-/* Unweighted counts go to LANES interleaved integer histograms, so that
- * runs of equal bins (the normal case: neighbouring values are close) do
- * not wait on each other's read-modify-write of one counter; they are
- * summed into the caller's doubles once per block. */
-enum { LANES = 4, LANE_BINS = 1024 };
+/* Unweighted counts take two passes over blocks of SPAN values: the bins
+ * first (slot n for values outside the range or NaN, so that pass has no
+ * branch and vectorizes: AVX2 gathers fetch the edges where the CPU has
+ * them), then the counting, into LANES interleaved 32-bit histograms so
+ * that runs of equal bins (the normal case: neighbouring values are
+ * close) do not wait on each other's read-modify-write of one counter.
+ * Counters go to the caller's doubles every BLOCK values, before one
+ * could overflow, and at the end. */
+enum { LANES = 4, LANE_BINS = 1024, SPAN = 1024, BLOCK = 1 << 30 };
+
+/* NumPy's uniform fast path for one value v, branch-free, in the type C of
+ * the edges e[] (float for float32 data, double otherwise).  An
+ * out-of-range value is binned as first would be, then sent to slot n. */
+#define UNIFORM_BIN(C, v, first, last, norm, e, n, out)                        \
+    do {                                                                       \
+        C v_ = (v);                                                            \
+        int in_ = (v_ >= (first)) & (v_ <= (last));                            \
+        C u_ = in_ ? v_ : (first);                                             \
+        C f_ = (u_ - (first)) * (norm);                                        \
+        int b_ = f_ < (C)((n)-1) ? (int)f_ : (n)-1;                            \
+        b_ -= u_ < (e)[b_];                                                    \
+        b_ += (b_ < (n)-1) & (u_ >= (e)[b_ + 1]);                              \
+        (out) = in_ ? b_ : (n);                                                \
+    } while (0)
+
+/* The edges of one call in the data's arithmetic type. */
+typedef struct lanes_edges {
+    int n;
+    float ef[LANE_BINS + 1];
+    double ed[LANE_BINS + 1];
+    float ff, fl, fn; /* first, last, norm in float32 */
+    double df, dl, dn;
+} lanes_edges;
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+/* UNIFORM_BIN for 8 float32 values at a time. */
+__attribute__((target("avx2"))) static void
+bins_f32_avx2(const void *xv, size_t m, const lanes_edges *L, int32_t *idx)
+{
+    const float *x = xv;
+    const __m256 vf = _mm256_set1_ps(L->ff), vl = _mm256_set1_ps(L->fl);
+    const __m256 vn = _mm256_set1_ps(L->fn);
+    const __m256 top = _mm256_set1_ps((float)(L->n - 1));
+    const __m256i slot = _mm256_set1_epi32(L->n);
+    const __m256i topi = _mm256_set1_epi32(L->n - 1);
+    size_t j = 0;
+
+    for (; j + 8 <= m; j += 8) {
+        __m256 v = _mm256_loadu_ps(x + j);
+        __m256 in = _mm256_and_ps(_mm256_cmp_ps(v, vf, _CMP_GE_OQ),
+                                  _mm256_cmp_ps(v, vl, _CMP_LE_OQ));
+        __m256 u = _mm256_blendv_ps(vf, v, in);
+        __m256 f = _mm256_min_ps(_mm256_mul_ps(_mm256_sub_ps(u, vf), vn), top);
+        __m256i b = _mm256_cvttps_epi32(f);
+        __m256 lo = _mm256_i32gather_ps(L->ef, b, 4);
+        /* a true compare is -1: b - 1 where u < e[b] */
+        b = _mm256_add_epi32(
+            b, _mm256_castps_si256(_mm256_cmp_ps(u, lo, _CMP_LT_OQ)));
+        __m256 hi = _mm256_i32gather_ps(L->ef + 1, b, 4);
+        __m256i up = _mm256_and_si256(
+            _mm256_castps_si256(_mm256_cmp_ps(u, hi, _CMP_GE_OQ)),
+            _mm256_cmpgt_epi32(topi, b));
+        b = _mm256_sub_epi32(b, up);
+        b = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(slot),
+                                                 _mm256_castsi256_ps(b), in));
+        _mm256_storeu_si256((__m256i *)(void *)(idx + j), b);
+    }
+    for (; j < m; j++)
+        UNIFORM_BIN(float, x[j], L->ff, L->fl, L->fn, L->ef, L->n, idx[j]);
+}
+
+/* The same for 4 float64 values at a time. */
+__attribute__((target("avx2"))) static void
+bins_f64_avx2(const void *xv, size_t m, const lanes_edges *L, int32_t *idx)
+{
+    const double *x = xv;
+    const __m256d vf = _mm256_set1_pd(L->df), vl = _mm256_set1_pd(L->dl);
+    const __m256d vn = _mm256_set1_pd(L->dn);
+    const __m256d top = _mm256_set1_pd((double)(L->n - 1));
+    const __m128i slot = _mm_set1_epi32(L->n), topi = _mm_set1_epi32(L->n - 1);
+    size_t j = 0;
+
+    for (; j + 4 <= m; j += 4) {
+        __m256d v = _mm256_loadu_pd(x + j);
+        __m256d in = _mm256_and_pd(_mm256_cmp_pd(v, vf, _CMP_GE_OQ),
+                                   _mm256_cmp_pd(v, vl, _CMP_LE_OQ));
+        __m256d u = _mm256_blendv_pd(vf, v, in);
+        __m256d f = _mm256_min_pd(_mm256_mul_pd(_mm256_sub_pd(u, vf), vn), top);
+        __m128i b = _mm256_cvttpd_epi32(f);
+        /* the 64-bit compare masks, narrowed to 32 bits */
+        __m128i in32 = _mm256_cvtpd_epi32(_mm256_and_pd(in, _mm256_set1_pd(1)));
+        __m256d lo = _mm256_i32gather_pd(L->ed, b, 8);
+        __m128i dn = _mm256_cvtpd_epi32(
+            _mm256_and_pd(_mm256_cmp_pd(u, lo, _CMP_LT_OQ), _mm256_set1_pd(1)));
+        b = _mm_sub_epi32(b, dn);
+        __m256d hi = _mm256_i32gather_pd(L->ed + 1, b, 8);
+        __m128i up = _mm256_cvtpd_epi32(
+            _mm256_and_pd(_mm256_cmp_pd(u, hi, _CMP_GE_OQ), _mm256_set1_pd(1)));
+        b = _mm_add_epi32(b, _mm_and_si128(up, _mm_cmpgt_epi32(topi, b)));
+        b = _mm_blendv_epi8(slot, b,
+                            _mm_cmpgt_epi32(in32, _mm_setzero_si128()));
+        _mm_storeu_si128((__m128i *)(void *)(idx + j), b);
+    }
+    for (; j < m; j++)
+        UNIFORM_BIN(double, x[j], L->df, L->dl, L->dn, L->ed, L->n, idx[j]);
+}
+
+static int have_avx2(void)
+{
+    static int have = -1;
+    if (have < 0)
+        have = __builtin_cpu_supports("avx2");
+    return have;
+}
+#else
+static int have_avx2(void)
+{
+    return 0;
+}
+#endif
+
+/* The bins pass for values of type T computed in C (e the edges in C). */
+#define DEF_BINS(N, T, C, e, first, last, norm)                                \
+    static void bins_##N(const void *xv, size_t m, const lanes_edges *L,       \
+                         int32_t *idx)                                         \
+    {                                                                          \
+        const T *x = xv;                                                       \
+        for (size_t j = 0; j < m; j++)                                         \
+            UNIFORM_BIN(C, (C)x[j], L->first, L->last, L->norm, L->e, L->n,    \
+                        idx[j]);                                               \
+    }
+
+DEF_BINS(f32, float, float, ef, ff, fl, fn)
+DEF_BINS(b, uint8_t, double, ed, df, dl, dn)
+DEF_BINS(i8, int8_t, double, ed, df, dl, dn)
+DEF_BINS(i16, int16_t, double, ed, df, dl, dn)
+DEF_BINS(i32, int32_t, double, ed, df, dl, dn)
+DEF_BINS(i64, int64_t, double, ed, df, dl, dn)
+DEF_BINS(u16, uint16_t, double, ed, df, dl, dn)
+DEF_BINS(u32, uint32_t, double, ed, df, dl, dn)
+DEF_BINS(u64, uint64_t, double, ed, df, dl, dn)
+DEF_BINS(f32d, float, double, ed, df, dl, dn)
+DEF_BINS(f64, double, double, ed, df, dl, dn)
+
+typedef void (*bins_fn)(const void *x, size_t m, const lanes_edges *L,
+                        int32_t *idx);
+
+static const bins_fn bins_tab[CK_DT_COUNT] = {
+    [CK_BOOL] = bins_b,   [CK_I8] = bins_i8,   [CK_I16] = bins_i16,
+    [CK_I32] = bins_i32,  [CK_I64] = bins_i64, [CK_U8] = bins_b,
+    [CK_U16] = bins_u16,  [CK_U32] = bins_u32, [CK_U64] = bins_u64,
+    [CK_F32] = bins_f32d, [CK_F64] = bins_f64,
+};
+
+/* Unweighted uniform counts with at most LANE_BINS bins; f32 when the
+ * data are float32 and so are the edges (NumPy's float32 arithmetic). */
+static void lanes(const ck_hist_args *a, int f32)
+{
+    lanes_edges L;
+    uint32_t cnt[LANES][LANE_BINS + 1];
+    int32_t idx[SPAN];
+    size_t esz = ck_dtype_size(a->in);
+    bins_fn bins = f32 ? bins_f32 : bins_tab[a->in];
+    int n = a->nbins;
+
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (have_avx2() && f32)
+        bins = bins_f32_avx2;
+    else if (have_avx2() && a->in == CK_F64)
+        bins = bins_f64_avx2;
+#endif
+    L.n = n;
+    for (int i = 0; i <= n; i++) {
+        L.ef[i] = (float)a->edges[i];
+        L.ed[i] = a->edges[i];
+    }
+    L.ff = L.ef[0];
+    L.fl = L.ef[n];
+    L.fn = (float)((double)n / (a->edges[n] - a->edges[0]));
+    L.df = L.ed[0];
+    L.dl = L.ed[n];
+    L.dn = (double)n / (a->edges[n] - a->edges[0]);
+    for (size_t s = 0; s < a->n; s += BLOCK) {
+        size_t end = a->n - s < BLOCK ? a->n : s + BLOCK;
+        memset(cnt, 0, sizeof cnt);
+        for (size_t p = s; p < end; p += SPAN) {
+            size_t m = end - p < SPAN ? end - p : SPAN, j = 0;
+            bins((const char *)a->data + p * esz, m, &L, idx);
+            for (; j + LANES <= m; j += LANES) {
+                cnt[0][idx[j]]++;
+                cnt[1][idx[j + 1]]++;
+                cnt[2][idx[j + 2]]++;
+                cnt[3][idx[j + 3]]++;
+            }
+            for (; j < m; j++)
+                cnt[0][idx[j]]++;
+        }
+        for (int b = 0; b < n; b++)
+            a->counts[b] += (double)cnt[0][b] + (double)cnt[1][b] +
+                            (double)cnt[2][b] + (double)cnt[3][b];
+    }
+}
 
 #define DEF_UNIFORM(N, T)                                                      \
     static void uniform_##N(const ck_hist_args *a)                             \
@@ -108,18 +307,7 @@ enum { LANES = 4, LANE_BINS = 1024 };
         double first = a->edges[0], last = a->edges[n];                        \
         double norm = (double)n / (last - first);                              \
         if (!a->weights && n <= LANE_BINS) {                                   \
-            int64_t cnt[LANES][LANE_BINS];                                     \
-            for (int l = 0; l < LANES; l++)                                    \
-                memset(cnt[l], 0, sizeof(int64_t) * (size_t)n);                \
-            for (size_t i = 0; i < a->n; i++) {                                \
-                int64_t b =                                                    \
-                    uniform_bin((double)x[i], first, last, norm, a->edges, n); \
-                if (b >= 0)                                                    \
-                    cnt[i % LANES][b]++;                                       \
-            }                                                                  \
-            for (int b = 0; b < n; b++)                                        \
-                a->counts[b] +=                                                \
-                    (double)(cnt[0][b] + cnt[1][b] + cnt[2][b] + cnt[3][b]);   \
+            lanes(a, 0);                                                       \
             return;                                                            \
         }                                                                      \
         for (size_t i = 0; i < a->n; i++) {                                    \
@@ -193,7 +381,10 @@ ck_code ck_cpu_hist(ck_be_ctx *ctx, const ck_hist_args *a, ck_err *err)
     if (!a->uniform)
         search_tab[a->in](a);
     else if (a->in == CK_F32 && float32_edges(a->edges, a->nbins))
-        uniform_in_float32(a);
+        if (!a->weights && a->nbins <= LANE_BINS)
+            lanes(a, 1);
+        else
+            uniform_in_float32(a);
     else
         uniform_tab[a->in](a);
     return CK_OK;
