@@ -301,3 +301,36 @@ const char *ck_coords_str(int ndim, const int64_t *coords, char *buf, size_t n)
         snprintf(buf + used, n - used, ")");
     return buf;
 }
+
+void ck_box_compact(int ndim, size_t elem, void *buf, const int64_t *full,
+                    const int64_t *box)
+{
+    int64_t idx[CK_MAX_DIMS] = {0};
+    int last = ndim - 1;
+    char *dst = buf;
+
+    if (ndim < 1 || ndim > CK_MAX_DIMS)
+        return;
+    for (int d = 0; d < ndim; d++)
+        if (box[d] <= 0)
+            return;
+    /* Row r lands at r * box[last], at or before where it starts in buf,
+     * and after the end of every row already moved: moving the rows in
+     * order never overwrites one still to move. */
+    for (;;) {
+        int64_t off = 0;
+        for (int d = 0; d < ndim; d++)
+            off = off * full[d] + (d < last ? idx[d] : 0);
+        memmove(dst, (char *)buf + (size_t)off * elem,
+                (size_t)box[last] * elem);
+        dst += (size_t)box[last] * elem;
+        int d = last - 1;
+        for (; d >= 0; d--) {
+            if (++idx[d] < box[d])
+                break;
+            idx[d] = 0;
+        }
+        if (d < 0)
+            break;
+    }
+}

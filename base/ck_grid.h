@@ -85,6 +85,12 @@ void ck_box_convert(int ndim, int dst_t, void *dst, const int64_t *dst_shape,
 void ck_box_pad(int ndim, size_t elem, void *buf, const int64_t *full,
                 const int64_t *box, const void *value);
 
+/* The other way round: moves the box [0, box[d]) of buf (a C-order array
+ * of shape full[]) to the front of buf as a C-order array of shape box[],
+ * in place.  How an edge chunk read whole becomes its clipped values. */
+void ck_box_compact(int ndim, size_t elem, void *buf, const int64_t *full,
+                    const int64_t *box);
+
 /* Formats chunk coordinates as "(0, 3, 1)" into buf. */
 const char *ck_coords_str(int ndim, const int64_t *coords, char *buf, size_t n);
 

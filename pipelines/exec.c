@@ -6,6 +6,7 @@
 #include "pipelines/exec.h"
 
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,10 +55,22 @@ static size_t reshape_span(const ck_plan *p, const ck_node *nd, size_t n)
     return (size_t)(span + 2 * inner);
 }
 
+/* ck_exec_eval_bytes, where node 'known' (or none, -1) is given as a memo
+ * and needs nothing. */
+static size_t eval_bytes(const xrun *r, int i, size_t n, int known);
+
 size_t ck_exec_eval_bytes(const xrun *r, int i, size_t n)
+{
+    return eval_bytes(r, i, n, -1);
+}
+
+static size_t eval_bytes(const xrun *r, int i, size_t n, int known)
 {
     const ck_node *nd = &r->p->node[i];
     size_t b = 0, most = 0;
+
+    if (i == known)
+        return 0;
 
     switch (nd->kind) {
     case CK_NODE_INPUT:
@@ -65,7 +78,7 @@ size_t ck_exec_eval_bytes(const xrun *r, int i, size_t n)
     case CK_NODE_ASTYPE: {
         const ck_node *m = &r->p->node[nd->arg[0]];
         return ck_exec_al(n * ck_dtype_size(m->dtype)) +
-               ck_exec_eval_bytes(r, nd->arg[0], n);
+               eval_bytes(r, nd->arg[0], n, known);
     }
     case CK_NODE_EW:
         /* per array operand: its values, their conversion to the compute
@@ -79,21 +92,25 @@ size_t ck_exec_eval_bytes(const xrun *r, int i, size_t n)
             b += 128;
             if (!m)
                 continue;
-            size_t e = ck_exec_eval_bytes(r, nd->arg[k], n);
-            b += ck_exec_al(n * ck_dtype_size(m->dtype));
+            /* an operand over the same box may be the memo */
+            int bcast = m->ndim != nd->ndim ||
+                        memcmp(m->shape, nd->shape,
+                               sizeof(int64_t) * (size_t)m->ndim) != 0;
+            size_t e = eval_bytes(r, nd->arg[k], n, bcast ? -1 : known);
+            if (bcast || nd->arg[k] != known)
+                b += ck_exec_al(n * ck_dtype_size(m->dtype));
             most = e > most ? e : most;
             if (m->dtype != nd->compute)
                 b += ck_exec_al(n * csz);
-            if (m->ndim != nd->ndim ||
-                memcmp(m->shape, nd->shape, sizeof(int64_t) * (size_t)m->ndim))
+            if (bcast)
                 b += ck_exec_al(n * csz);
         }
         return b + most;
     case CK_NODE_TRANSPOSE:
         return ck_exec_al(n * ck_dtype_size(nd->dtype)) +
-               ck_exec_eval_bytes(r, nd->arg[0], n);
+               eval_bytes(r, nd->arg[0], n, -1);
     case CK_NODE_RECHUNK:
-        return ck_exec_eval_bytes(r, nd->arg[0], n);
+        return eval_bytes(r, nd->arg[0], n, known); /* the same box */
     case CK_NODE_MATMUL:
     case CK_NODE_PART:
     case CK_NODE_PREDICT:
@@ -102,7 +119,7 @@ size_t ck_exec_eval_bytes(const xrun *r, int i, size_t n)
         return ck_exec_al((size_t)(nd->ndim ? nd->shape[nd->ndim - 1] : 1) * 8);
     case CK_NODE_CONCAT: {
         for (int k = 0; k < nd->nargs; k++) {
-            size_t e = ck_exec_eval_bytes(r, nd->arg[k], n);
+            size_t e = eval_bytes(r, nd->arg[k], n, -1);
             most = e > most ? e : most;
         }
         return 2 * ck_exec_al(n * 8) + most;
@@ -110,18 +127,18 @@ size_t ck_exec_eval_bytes(const xrun *r, int i, size_t n)
     case CK_NODE_RESHAPE: {
         size_t span = reshape_span(r->p, nd, n);
         return ck_exec_al(span * ck_dtype_size(nd->dtype)) +
-               ck_exec_eval_bytes(r, nd->arg[0], span);
+               eval_bytes(r, nd->arg[0], span, -1);
     }
     case CK_NODE_SLICE: {
         /* A strided box of anything but an input is evaluated whole over
          * its bounding box, then subsampled. */
         size_t span = n;
         if (r->p->node[nd->arg[0]].kind == CK_NODE_INPUT)
-            return ck_exec_eval_bytes(r, nd->arg[0], n);
+            return eval_bytes(r, nd->arg[0], n, -1);
         for (int d = 0; d < r->p->node[nd->arg[0]].ndim; d++)
             span *= (size_t)nd->sl_step[d];
         return ck_exec_al(span * ck_dtype_size(nd->dtype)) +
-               ck_exec_eval_bytes(r, nd->arg[0], span);
+               eval_bytes(r, nd->arg[0], span, -1);
     }
     default:
         return 64;
@@ -307,11 +324,41 @@ static ck_code eval_reshape(xrun *r, const ck_node *nd, const int64_t *start,
     return CK_OK;
 }
 
+/* A node's values over one box, already at hand: evaluating that node over
+ * that box again copies them (an elementwise operand uses them in place). */
+typedef struct memo {
+    int node;
+    const int64_t *start, *shape;
+    const void *data;
+} memo;
+
+static int memo_has(const memo *mm, int node, int ndim, const int64_t *start,
+                    const int64_t *shape)
+{
+    size_t b = sizeof(int64_t) * (size_t)ndim;
+    return mm && mm->node == node && memcmp(mm->start, start, b) == 0 &&
+           memcmp(mm->shape, shape, b) == 0;
+}
+
+static ck_code eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
+                    void *dst, ck_arena *a, const memo *mm, ck_err *err);
+
 ck_code ck_exec_eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
                      void *dst, ck_arena *a, ck_err *err)
 {
+    return eval(r, i, start, shape, dst, a, NULL, err);
+}
+
+static ck_code eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
+                    void *dst, ck_arena *a, const memo *mm, ck_err *err)
+{
     const ck_node *nd = &r->p->node[i];
     size_t n = (size_t)ck_exec_nelem(nd->ndim, shape);
+
+    if (memo_has(mm, i, nd->ndim, start, shape)) {
+        memcpy(dst, mm->data, n * ck_dtype_size(nd->dtype));
+        return CK_OK;
+    }
 
     switch (nd->kind) {
     case CK_NODE_INPUT: {
@@ -331,7 +378,7 @@ ck_code ck_exec_eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
         return CK_OK;
     }
     case CK_NODE_RECHUNK:
-        return ck_exec_eval(r, nd->arg[0], start, shape, dst, a, err);
+        return eval(r, nd->arg[0], start, shape, dst, a, mm, err);
     case CK_NODE_RANDOM: {
         double *row = ck_arena_alloc(
             a, sizeof(double) * (size_t)(nd->ndim ? shape[nd->ndim - 1] : 1));
@@ -362,7 +409,7 @@ ck_code ck_exec_eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
             ist[nd->perm[k]] = start[k];
             ish[nd->perm[k]] = shape[k];
         }
-        CK_TRY(ck_exec_eval(r, nd->arg[0], ist, ish, tmp, a, err));
+        CK_TRY(eval(r, nd->arg[0], ist, ish, tmp, a, mm, err));
         permute(nd->ndim, ck_dtype_size(nd->dtype), dst, shape, tmp, ish,
                 nd->perm);
         return CK_OK;
@@ -391,7 +438,7 @@ ck_code ck_exec_eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
             ck_arena_alloc(a, (size_t)ck_exec_nelem(m->ndim, bsh) * esz);
         if (!tmp)
             return ck_exec_no_room(err);
-        CK_TRY(ck_exec_eval(r, nd->arg[0], ist, bsh, tmp, a, err));
+        CK_TRY(eval(r, nd->arg[0], ist, bsh, tmp, a, mm, err));
         ck_box_copy(m->ndim, esz, dst, ish, zero, tmp, bsh, zero, istep, ish);
         return CK_OK;
     }
@@ -400,7 +447,7 @@ ck_code ck_exec_eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
         void *tmp = ck_arena_alloc(a, n * ck_dtype_size(m->dtype));
         if (!tmp)
             return ck_exec_no_room(err);
-        CK_TRY(ck_exec_eval(r, nd->arg[0], start, shape, tmp, a, err));
+        CK_TRY(eval(r, nd->arg[0], start, shape, tmp, a, mm, err));
         ck_dtype_convert(nd->dtype, dst, m->dtype, tmp, n);
         return CK_OK;
     }
@@ -438,12 +485,16 @@ ck_code ck_exec_eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
                 msh[d] = bc ? 1 : shape[d + off];
             }
             size_t mn = (size_t)ck_exec_nelem(m->ndim, msh);
-            void *v = ck_arena_alloc(a, mn * ck_dtype_size(m->dtype));
-            if (!v)
-                return ck_exec_no_room(err);
-            size_t mark = a->used; /* the operand's scratch is free after */
-            CK_TRY(ck_exec_eval(r, nd->arg[k], ms, msh, v, a, err));
-            a->used = mark;
+            void *v;
+            if (memo_has(mm, nd->arg[k], m->ndim, ms, msh)) {
+                v = (void *)(uintptr_t)mm->data; /* only read */
+            } else {
+                if (!(v = ck_arena_alloc(a, mn * ck_dtype_size(m->dtype))))
+                    return ck_exec_no_room(err);
+                size_t mark = a->used; /* the operand's scratch is free after */
+                CK_TRY(eval(r, nd->arg[k], ms, msh, v, a, mm, err));
+                a->used = mark;
+            }
             if (m->dtype != want) {
                 void *c = ck_arena_alloc(a, mn * wsz);
                 if (!c)
@@ -474,75 +525,88 @@ ck_code ck_exec_eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
     return ck_err_set(err, CK_ENOTSUP, "run: node kind %d", (int)nd->kind);
 }
 
-/* ---- folds: reductions and histograms ---- */
+/* ---- folds: reductions, histograms and masks ----
+ *
+ * A fold reads its operand chunk by chunk and keeps a partial result per
+ * chunk, combined in chunk order (the same bits for any thread count).
+ * Folds over the same operand share one pass: mean, sum and std of an
+ * array read it once.  A mask whose only users are such folds (a
+ * histogram of x[x < 10]) is never materialised: its users fold the
+ * selected values of each chunk of its operand. */
 
-enum { CK_MAX_WORKERS = 256 };
+enum { CK_MAX_WORKERS = 256, CK_MAX_FOLD = 16 };
 
 typedef struct fold {
     xrun *r;
-    int node, operand;
-    ck_grid g;         /* the operand's chunks */
-    int64_t w0, wn;    /* the window: chunks w0 .. w0+wn-1 */
-    int64_t next;      /* atomic */
-    size_t part_bytes; /* one chunk's partial */
-    char *parts;       /* wn partials */
+    int nm; /* the steps folded in this pass */
+    int node[CK_MAX_FOLD];
+    size_t off[CK_MAX_FOLD + 1]; /* member k's partial: part + off[k] */
+    int operand;                 /* the values folded */
+    int cond;                    /* >= 0: only where this is true (a mask) */
+    ck_array *direct;            /* operand read in place, chunk by chunk */
+    ck_grid g;                   /* the operand's chunks */
+    int64_t w0, wn;              /* the window: chunks w0 .. w0+wn-1 */
+    int64_t next;                /* atomic */
+    size_t part_bytes;           /* one chunk's partials */
+    char *parts;                 /* wn of them */
     size_t arena_bytes;
     ck_arena arena[CK_MAX_WORKERS]; /* one per worker, kept across windows */
 } fold;
 
-/* Output box of chunk c under a reduction: shape and start without the
- * reduced axes. */
-static int out_box(const ck_node *nd, const ck_grid *g, const ck_chunk *c,
-                   int64_t *start, int64_t *shape)
+/* Do member k's values come through a mask (so they are 1-D, in no
+ * particular place)? */
+static int masked(const fold *f, int k)
 {
-    int k = 0;
-    for (int d = 0; d < g->ndim; d++)
-        if (!(nd->axes & (1u << d))) {
-            start[k] = c->start[d];
-            shape[k++] = c->shape[d];
-        }
-    return k;
+    return f->cond >= 0 && f->r->p->node[f->node[k]].kind != CK_NODE_MASK;
 }
 
-static ck_code fold_chunk(fold *f, const ck_chunk *c, ck_arena *a, ck_err *err)
+/* Output box of chunk c under reduction member k: shape and start without
+ * the reduced axes (none left when its values come through a mask). */
+static int out_box(const fold *f, int k, const ck_chunk *c, int64_t *start,
+                   int64_t *shape)
+{
+    const ck_node *nd = &f->r->p->node[f->node[k]];
+    int n = 0;
+
+    for (int d = 0; d < f->g.ndim && !masked(f, k); d++)
+        if (!(nd->axes & (1u << d))) {
+            start[n] = c->start[d];
+            shape[n++] = c->shape[d];
+        }
+    return n;
+}
+
+/* Folds member k over one chunk's values: v (n of them, shape sh and
+ * origin org in ndim axes) into its partial 'part'. */
+static ck_code fold_member(fold *f, int k, const ck_chunk *c, const void *v,
+                           size_t n, int ndim, const int64_t *sh,
+                           const int64_t *org, char *part, ck_arena *a,
+                           ck_err *err)
 {
     xrun *r = f->r;
-    const ck_node *nd = &r->p->node[f->node];
+    const ck_node *nd = &r->p->node[f->node[k]];
     const ck_node *m = &r->p->node[f->operand];
-    size_t n = (size_t)ck_chunk_nelem(&f->g, c);
-    void *part = f->parts + (size_t)(c->index - f->w0) * f->part_bytes;
-    void *buf = ck_arena_alloc(a, n * ck_dtype_size(m->dtype));
+    size_t esz = ck_dtype_size(m->dtype);
 
-    if (!buf)
-        return ck_exec_no_room(err);
-    CK_TRY(ck_exec_eval(r, f->operand, c->start, c->shape, buf, a, err));
     if (nd->kind == CK_NODE_MASK) {
-        /* part: the count, then the selected values in C order */
-        size_t esz = ck_dtype_size(m->dtype);
-        uint8_t *cond = ck_arena_alloc(a, n);
-        char *o = (char *)part + 64;
-        int64_t cnt = 0;
-        if (!cond)
-            return ck_exec_no_room(err);
-        CK_TRY(ck_exec_eval(r, nd->arg[1], c->start, c->shape, cond, a, err));
-        for (size_t k = 0; k < n; k++)
-            if (cond[k])
-                memcpy(o + (size_t)cnt++ * esz, (char *)buf + k * esz, esz);
+        /* the count, then the selected values in C order */
+        int64_t cnt = (int64_t)n;
         memcpy(part, &cnt, sizeof cnt);
+        memcpy(part + 64, v, n * esz);
         return CK_OK;
     }
     if (nd->kind == CK_NODE_REDUCE) {
         int64_t os[CK_MAX_DIMS], osh[CK_MAX_DIMS];
-        int ond = out_box(nd, &f->g, c, os, osh);
+        int ond = out_box(f, k, c, os, osh);
         ck_red_init(nd->red, part, (size_t)ck_exec_nelem(ond, osh));
         ck_red_args ra = {.op = nd->red,
                           .in = m->dtype,
-                          .data = buf,
-                          .ndim = m->ndim,
-                          .shape = c->shape,
-                          .origin = c->start,
-                          .array_shape = m->shape,
-                          .axes = nd->axes,
+                          .data = v,
+                          .ndim = ndim,
+                          .shape = sh,
+                          .origin = org,
+                          .array_shape = masked(f, k) ? sh : m->shape,
+                          .axes = masked(f, k) ? 1u : nd->axes,
                           .state = part};
         return ck_op_reduce(&r->be, &ra, err);
     }
@@ -554,7 +618,7 @@ static ck_code fold_chunk(fold *f, const ck_chunk *c, ck_arena *a, ck_err *err)
             return ck_exec_no_room(err);
         CK_TRY(ck_exec_eval(r, nd->weights, c->start, c->shape, w, a, err));
     }
-    memset(part, 0, f->part_bytes);
+    memset(part, 0, f->off[k + 1] - f->off[k]);
     if (nd->kind == CK_NODE_HIST2D) {
         const ck_node *yn = &r->p->node[nd->arg[1]];
         void *yv = ck_arena_alloc(a, n * ck_dtype_size(yn->dtype));
@@ -563,7 +627,7 @@ static ck_code fold_chunk(fold *f, const ck_chunk *c, ck_arena *a, ck_err *err)
         CK_TRY(ck_exec_eval(r, nd->arg[1], c->start, c->shape, yv, a, err));
         ck_hist2d_args h2 = {.tx = m->dtype,
                              .ty = yn->dtype,
-                             .x = buf,
+                             .x = v,
                              .y = yv,
                              .n = n,
                              .weights = w,
@@ -574,20 +638,99 @@ static ck_code fold_chunk(fold *f, const ck_chunk *c, ck_arena *a, ck_err *err)
                              .yedges = nd->edges2,
                              .xuniform = 1,
                              .yuniform = 1,
-                             .counts = part};
+                             .counts = (double *)(void *)part};
         ck_hist2d_accumulate(&h2);
         return CK_OK;
     }
     ck_hist_args ha = {.in = m->dtype,
-                       .data = buf,
+                       .data = v,
                        .n = n,
                        .weights = w,
                        .wtype = wt,
                        .nbins = nd->nbins,
                        .edges = nd->edges,
                        .uniform = nd->uniform,
-                       .counts = part};
+                       .counts = (double *)(void *)part};
     return ck_op_hist(&r->be, &ha, err);
+}
+
+/* Moves the values v[k] (esz bytes each) where keep[k] is set to the
+ * front of v, in order; returns how many. */
+static size_t select_values(void *v, const uint8_t *keep, size_t n, size_t esz)
+{
+    size_t cnt = 0;
+
+#define SELECT(W)                                                              \
+    do {                                                                       \
+        char *x = v;                                                           \
+        for (size_t k = 0; k < n; k++) {                                       \
+            memmove(x + cnt * (W), x + k * (W), (W));                          \
+            cnt += keep[k] != 0;                                               \
+        }                                                                      \
+    } while (0)
+    switch (esz) {
+    case 1:
+        SELECT(1);
+        break;
+    case 2:
+        SELECT(2);
+        break;
+    case 4:
+        SELECT(4);
+        break;
+    default:
+        SELECT(8);
+        break;
+    }
+#undef SELECT
+    return cnt;
+}
+
+static ck_code fold_chunk(fold *f, const ck_chunk *c, ck_arena *a, ck_err *err)
+{
+    xrun *r = f->r;
+    const ck_node *m = &r->p->node[f->operand];
+    size_t esz = ck_dtype_size(m->dtype);
+    size_t n = (size_t)ck_chunk_nelem(&f->g, c);
+    char *part = f->parts + (size_t)(c->index - f->w0) * f->part_bytes;
+    int ndim = m->ndim;
+    int64_t sh[CK_MAX_DIMS], org[CK_MAX_DIMS];
+    void *buf;
+
+    memcpy(sh, c->shape, sizeof sh);
+    memcpy(org, c->start, sizeof org);
+    if (f->direct) {
+        /* the chunk as stored, then its values at the front */
+        if (!(buf = ck_arena_alloc(a, (size_t)f->g.chunk_nelem * esz)))
+            return ck_exec_no_room(err);
+        CK_TRY(ck_array_read_chunk(f->direct, c->coords, buf, a, err));
+        if (n < (size_t)f->g.chunk_nelem)
+            ck_box_compact(ndim, esz, buf, f->g.chunk, c->shape);
+    } else {
+        if (!(buf = ck_arena_alloc(a, n * esz)))
+            return ck_exec_no_room(err);
+        CK_TRY(ck_exec_eval(r, f->operand, c->start, c->shape, buf, a, err));
+    }
+    if (f->cond >= 0) {
+        /* x[cond]: the selected values, in C order, at the front of buf;
+         * the condition usually reads the values (x < 10), given as the
+         * memo so they are not evaluated twice */
+        memo mm = {f->operand, c->start, c->shape, buf};
+        uint8_t *cond = ck_arena_alloc(a, n);
+        size_t cnt = 0;
+        if (!cond)
+            return ck_exec_no_room(err);
+        CK_TRY(eval(r, f->cond, c->start, c->shape, cond, a, &mm, err));
+        cnt = select_values(buf, cond, n, esz);
+        n = cnt;
+        ndim = 1;
+        sh[0] = (int64_t)cnt;
+        org[0] = 0;
+    }
+    for (int k = 0; k < f->nm; k++)
+        CK_TRY(fold_member(f, k, c, buf, n, ndim, sh, org, part + f->off[k], a,
+                           err));
+    return CK_OK;
 }
 
 static ck_code fold_worker(void *ctx, int id, ck_par *par, ck_err *err)
@@ -610,18 +753,18 @@ static ck_code fold_worker(void *ctx, int id, ck_par *par, ck_err *err)
     return rc;
 }
 
-/* Combines chunk c's partial states into the global states (shape gsh). */
-static void combine_box(const ck_node *nd, const ck_grid *g, const ck_chunk *c,
-                        void *states, const void *part, int gnd,
-                        const int64_t *gsh)
+/* Combines chunk c's partial states of reduction member k into the global
+ * states (shape gsh). */
+static void combine_box(const fold *f, int k, const ck_chunk *c, void *states,
+                        const void *part, const int64_t *gsh)
 {
+    const ck_node *nd = &f->r->p->node[f->node[k]];
     int64_t os[CK_MAX_DIMS], osh[CK_MAX_DIMS], idx[CK_MAX_DIMS] = {0};
-    int ond = out_box(nd, g, c, os, osh);
+    int ond = out_box(f, k, c, os, osh);
     size_t ssz = ck_red_state_size();
     int64_t row = ond ? osh[ond - 1] : 1;
     const char *src = part;
 
-    (void)gnd;
     for (;;) {
         int64_t off = 0;
         for (int d = 0; d < ond; d++)
@@ -667,22 +810,103 @@ static ck_code append_mask(xrun *r, int i, const char *part, int64_t *len,
     return CK_OK;
 }
 
-static ck_code run_fold(xrun *r, int i, ck_err *err)
-{
-    const ck_node *nd = &r->p->node[i];
-    const ck_node *m = &r->p->node[nd->arg[0]];
-    fold f = {0};
+/* One member's global result while the pass runs. */
+typedef struct fold_out {
+    void *states;   /* reductions: one state per output element */
+    double *counts; /* histograms */
+    int64_t nout, masked;
     int64_t gsh[CK_MAX_DIMS];
-    int gnd = 0, threads = r->o->threads > 0 ? r->o->threads : ck_ncpus();
-    void *states = NULL;
-    double *counts = NULL;
-    int64_t charged = 0, nout, maxbox = 1, masked = 0;
-    ck_code rc;
+} fold_out;
 
-    f.r = r;
-    f.node = i;
-    f.operand = nd->arg[0];
+/* Bytes of member k's partial for one chunk (of at most maxbox output
+ * elements for a reduction kept along the unreduced axes). */
+static size_t member_part_bytes(const fold *f, int k)
+{
+    const ck_node *nd = &f->r->p->node[f->node[k]];
+    const ck_node *m = &f->r->p->node[f->operand];
+    int64_t maxbox = 1;
+
+    if (nd->kind == CK_NODE_MASK)
+        return ck_exec_al((size_t)f->g.chunk_nelem * ck_dtype_size(m->dtype)) +
+               64;
+    if (nd->kind != CK_NODE_REDUCE)
+        return ck_exec_al(
+            (size_t)nd->nbins *
+            (size_t)(nd->kind == CK_NODE_HIST2D ? nd->nbins2 : 1) *
+            sizeof(double));
+    for (int d = 0; d < m->ndim && !masked(f, k); d++)
+        if (!(nd->axes & (1u << d)))
+            maxbox *= m->chunks[d] < m->shape[d] ? m->chunks[d] : m->shape[d];
+    return ck_exec_al((size_t)maxbox * ck_red_state_size());
+}
+
+/* Scratch one worker needs for a chunk beyond the operand's values. */
+static size_t member_scratch_bytes(const fold *f, int k)
+{
+    const xrun *r = f->r;
+    const ck_node *nd = &r->p->node[f->node[k]];
+    size_t n = (size_t)f->g.chunk_nelem, b = 0;
+
+    if (nd->weights >= 0)
+        b += ck_exec_al(n * 8) + ck_exec_eval_bytes(r, nd->weights, n);
+    if (nd->kind == CK_NODE_HIST2D)
+        b += ck_exec_al(n * ck_dtype_size(r->p->node[nd->arg[1]].dtype)) +
+             ck_exec_eval_bytes(r, nd->arg[1], n);
+    return b;
+}
+
+/* Member k's result after the pass: finalised into r->x[].mem. */
+static ck_code fold_finish(fold *f, int k, fold_out *o, ck_err *err)
+{
+    xrun *r = f->r;
+    int i = f->node[k];
+    const ck_node *nd = &r->p->node[i];
+
     if (nd->kind == CK_NODE_MASK) {
+        ck_node *w = &r->p->node[i];
+        w->shape[0] = o->masked;
+        w->chunks[0] =
+            o->masked < (1 << 20) ? (o->masked > 0 ? o->masked : 1) : 1 << 20;
+        return CK_OK;
+    }
+    if (nd->kind == CK_NODE_REDUCE) {
+        int empty = 0;
+        ck_code rc =
+            ck_red_finalize(nd->red, nd->ddof, o->states, (size_t)o->nout,
+                            nd->dtype, r->x[i].mem, &empty, err);
+        if (rc != CK_OK) {
+            ck_err_prefix(err, "%s", nd->where);
+            return rc;
+        }
+        if (empty)
+            ck_log(CK_LOG_WARN, "%s: %s of an empty selection is NaN", nd->name,
+                   ck_red_name(nd->red));
+        return CK_OK;
+    }
+    if (nd->density && nd->kind == CK_NODE_HIST2D)
+        ck_hist2d_density(o->counts, nd->nbins, nd->nbins2, nd->edges,
+                          nd->edges2);
+    else if (nd->density)
+        ck_hist_density(o->counts, nd->nbins, nd->edges);
+    ck_dtype_convert(nd->dtype, r->x[i].mem, CK_F64, o->counts,
+                     (size_t)ck_exec_nelem(nd->ndim, nd->shape));
+    return CK_OK;
+}
+
+/* Runs the fold steps f->node[] over f->operand (f->cond: through a mask)
+ * in one pass. */
+static ck_code run_fold(fold *f, ck_err *err)
+{
+    xrun *r = f->r;
+    const ck_node *m = &r->p->node[f->operand];
+    const ck_node *first = &r->p->node[f->node[0]];
+    int threads = r->o->threads > 0 ? r->o->threads : ck_ncpus();
+    fold_out out[CK_MAX_FOLD] = {{0}};
+    int64_t charged = 0;
+    size_t n;
+    ck_code rc = CK_OK;
+
+    if (first->kind == CK_NODE_MASK) {
         /* x[cond] is in C order of the whole array: walk it in boxes that
          * are C-contiguous runs (whole trailing axes), so appending the
          * boxes' selections in order is C order.  About a chunk each. */
@@ -691,54 +915,56 @@ static ck_code run_fold(xrun *r, int i, ck_err *err)
             bytes *= m->chunks[d] < m->shape[d] ? m->chunks[d] : m->shape[d];
         ck_auto_chunks(m->ndim, m->shape, ck_dtype_size(m->dtype),
                        (size_t)(bytes > (1 << 20) ? bytes : 1 << 20), ch);
-        CK_TRY(ck_grid_init(&f.g, m->ndim, m->shape, ch,
+        CK_TRY(ck_grid_init(&f->g, m->ndim, m->shape, ch,
                             ck_dtype_size(m->dtype), err));
     } else {
-        CK_TRY(ck_grid_init(&f.g, m->ndim, m->shape, m->chunks,
+        CK_TRY(ck_grid_init(&f->g, m->ndim, m->shape, m->chunks,
                             ck_dtype_size(m->dtype), err));
     }
-    for (int d = 0; d < m->ndim; d++)
-        if (!(nd->axes & (1u << d))) {
-            gsh[gnd++] = m->shape[d];
-            maxbox *= m->chunks[d] < m->shape[d] ? m->chunks[d] : m->shape[d];
-        }
-    nout = ck_exec_nelem(gnd, gsh);
-    if (nd->kind == CK_NODE_REDUCE)
-        f.part_bytes = ck_exec_al((size_t)maxbox * ck_red_state_size());
-    else if (nd->kind == CK_NODE_MASK)
-        f.part_bytes =
-            ck_exec_al((size_t)f.g.chunk_nelem * ck_dtype_size(m->dtype)) + 64;
-    else
-        f.part_bytes =
-            ck_exec_al((size_t)nd->nbins *
-                       (size_t)(nd->kind == CK_NODE_HIST2D ? nd->nbins2 : 1) *
-                       sizeof(double));
-    f.arena_bytes =
-        ck_exec_al((size_t)f.g.chunk_nelem * ck_dtype_size(m->dtype)) +
-        ck_exec_eval_bytes(r, f.operand, (size_t)f.g.chunk_nelem) +
-        (nd->weights >= 0
-             ? ck_exec_al((size_t)f.g.chunk_nelem * 8) +
-                   ck_exec_eval_bytes(r, nd->weights, (size_t)f.g.chunk_nelem)
-             : 0) +
-        (nd->kind == CK_NODE_MASK || nd->kind == CK_NODE_HIST2D
-             ? ck_exec_al((size_t)f.g.chunk_nelem *
-                          ck_dtype_size(r->p->node[nd->arg[1]].dtype)) +
-                   ck_exec_eval_bytes(r, nd->arg[1], (size_t)f.g.chunk_nelem)
-             : 0) +
+    n = (size_t)f->g.chunk_nelem;
+    /* An input folded over its own chunks in its own dtype is read in
+     * place: no copy, no chunk buffer besides the values. */
+    if (m->kind == CK_NODE_INPUT) {
+        ck_array *arr = r->x[f->operand].arr;
+        const ck_grid *ag = ck_array_grid(arr);
+        int same =
+            ck_array_info_of(arr)->dtype == m->dtype && ag->ndim == f->g.ndim;
+        for (int d = 0; d < f->g.ndim && same; d++)
+            same = ag->chunk[d] == f->g.chunk[d];
+        f->direct = same ? arr : NULL;
+    }
+    f->arena_bytes =
+        ck_exec_al(n * ck_dtype_size(m->dtype)) +
+        (f->direct ? ck_exec_al(ck_array_scratch_bytes(f->direct)) + 256
+                   : ck_exec_eval_bytes(r, f->operand, n)) +
+        (f->cond >= 0 ? ck_exec_al(n) + eval_bytes(r, f->cond, n, f->operand)
+                      : 0) +
         256;
-    /* The result and its states stay in memory. */
-    charged = nd->kind == CK_NODE_MASK
-                  ? 0 /* charged as it grows */
-                  : (nd->kind == CK_NODE_REDUCE
-                         ? nout * (int64_t)ck_red_state_size()
-                         : ck_exec_nelem(nd->ndim, nd->shape) * 8) +
-                        ck_exec_nelem(nd->ndim, nd->shape) *
-                            (int64_t)ck_dtype_size(nd->dtype);
-    CK_TRY(ck_budget_charge(&r->budget, charged, nd->name, err));
+    for (int k = 0; k < f->nm; k++) {
+        const ck_node *nd = &r->p->node[f->node[k]];
+        int64_t res = ck_exec_nelem(nd->ndim, nd->shape);
+        f->off[k] = f->part_bytes;
+        f->part_bytes += member_part_bytes(f, k);
+        f->arena_bytes += member_scratch_bytes(f, k);
+        int gnd = 0;
+        for (int d = 0; d < m->ndim && nd->kind == CK_NODE_REDUCE; d++)
+            if (!masked(f, k) && !(nd->axes & (1u << d)))
+                out[k].gsh[gnd++] = m->shape[d];
+        out[k].nout = ck_exec_nelem(gnd, out[k].gsh);
+        /* The results and their states stay in memory (a mask's are
+         * charged as they grow). */
+        if (nd->kind != CK_NODE_MASK)
+            charged += (nd->kind == CK_NODE_REDUCE
+                            ? out[k].nout * (int64_t)ck_red_state_size()
+                            : res * 8) +
+                       res * (int64_t)ck_dtype_size(nd->dtype);
+    }
+    f->off[f->nm] = f->part_bytes;
+    CK_TRY(ck_budget_charge(&r->budget, charged, first->name, err));
     /* Workers as the budget holds (each with its arena and at least one
      * partial), then a window of a few chunks per worker. */
     int64_t left = r->budget.limit - r->budget.used;
-    int64_t per = (int64_t)f.arena_bytes + (int64_t)f.part_bytes;
+    int64_t per = (int64_t)f->arena_bytes + (int64_t)f->part_bytes;
     if (left < per) {
         char have[32], need[32];
         ck_budget_release(&r->budget, charged);
@@ -746,101 +972,180 @@ static ck_code run_fold(xrun *r, int i, ck_err *err)
             err, CK_ENOMEM,
             "--memory %s is too small: %s needs %s for one "
             "worker (raise --memory or use smaller chunks)",
-            ck_size_str((double)r->budget.limit, have, sizeof have), nd->where,
+            ck_size_str((double)r->budget.limit, have, sizeof have),
+            first->where,
             ck_size_str((double)(per + r->budget.used), need, sizeof need));
     }
     if ((int64_t)threads * per > left)
         threads = (int)(left / per);
-    left -= (int64_t)threads * (int64_t)f.arena_bytes;
-    f.wn = (int64_t)threads * 4;
-    while (f.wn > threads && f.wn * (int64_t)f.part_bytes > left)
-        f.wn--;
-    if (f.wn > f.g.total_chunks)
-        f.wn = f.g.total_chunks > 0 ? f.g.total_chunks : 1;
     if (threads > CK_MAX_WORKERS)
         threads = CK_MAX_WORKERS;
-    rc = ck_budget_charge(&r->budget, f.wn * (int64_t)f.part_bytes,
+    left -= (int64_t)threads * (int64_t)f->arena_bytes;
+    f->wn = (int64_t)threads * 4;
+    while (f->wn > threads && f->wn * (int64_t)f->part_bytes > left)
+        f->wn--;
+    if (f->wn > f->g.total_chunks)
+        f->wn = f->g.total_chunks > 0 ? f->g.total_chunks : 1;
+    rc = ck_budget_charge(&r->budget, f->wn * (int64_t)f->part_bytes,
                           "partial results", err);
-    int64_t parts_charged = rc == CK_OK ? f.wn * (int64_t)f.part_bytes : 0;
+    int64_t parts_charged = rc == CK_OK ? f->wn * (int64_t)f->part_bytes : 0;
     for (int t = 0; rc == CK_OK && t < threads; t++) {
         char what[64];
-        snprintf(what, sizeof what, "%s, worker %d,", nd->where, t);
-        rc =
-            ck_arena_reserve(&f.arena[t], &r->budget, f.arena_bytes, what, err);
+        snprintf(what, sizeof what, "%s, worker %d,", first->where, t);
+        rc = ck_arena_reserve(&f->arena[t], &r->budget, f->arena_bytes, what,
+                              err);
     }
-    if (rc == CK_OK) {
-        f.parts = malloc((size_t)f.wn * f.part_bytes);
-        states = nd->kind == CK_NODE_REDUCE
-                     ? malloc((size_t)(nout ? nout : 1) * ck_red_state_size())
-                     : NULL;
-        counts = calloc(
-            (size_t)nd->nbins * (size_t)(nd->nbins2 > 0 ? nd->nbins2 : 1) + 1,
-            sizeof(double));
-        r->x[i].mem =
-            malloc((size_t)(nd->kind == CK_NODE_MASK
-                                ? 1
-                                : ck_exec_nelem(nd->ndim, nd->shape) + 1) *
-                   ck_dtype_size(nd->dtype));
-        if (!f.parts || !r->x[i].mem || !counts ||
-            (nd->kind == CK_NODE_REDUCE && !states))
+    if (rc == CK_OK && !(f->parts = malloc((size_t)f->wn * f->part_bytes)))
+        rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+    for (int k = 0; rc == CK_OK && k < f->nm; k++) {
+        int i = f->node[k];
+        const ck_node *nd = &r->p->node[i];
+        size_t res = (size_t)ck_exec_nelem(nd->ndim, nd->shape);
+        if (nd->kind == CK_NODE_REDUCE)
+            out[k].states = malloc((size_t)(out[k].nout ? out[k].nout : 1) *
+                                   ck_red_state_size());
+        else if (nd->kind != CK_NODE_MASK)
+            out[k].counts = calloc(res + 1, sizeof(double));
+        r->x[i].mem = malloc((nd->kind == CK_NODE_MASK ? 1 : res + 1) *
+                             ck_dtype_size(nd->dtype));
+        if (!r->x[i].mem || (nd->kind == CK_NODE_REDUCE && !out[k].states) ||
+            (nd->kind != CK_NODE_REDUCE && nd->kind != CK_NODE_MASK &&
+             !out[k].counts))
             rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+        else if (out[k].states)
+            ck_red_init(nd->red, out[k].states, (size_t)out[k].nout);
     }
-    if (rc == CK_OK && states)
-        ck_red_init(nd->red, states, (size_t)nout);
     if (rc == CK_OK && r->o->progress)
-        r->o->progress->total += f.g.total_chunks;
-    for (int64_t w0 = 0; rc == CK_OK && w0 < f.g.total_chunks; w0 += f.wn) {
-        f.w0 = w0;
-        int64_t wn = f.wn;
-        if (w0 + wn > f.g.total_chunks)
-            f.wn = f.g.total_chunks - w0;
-        f.next = 0;
-        rc = ck_par_run(threads < f.wn ? threads : (int)f.wn, fold_worker, &f,
+        r->o->progress->total += f->g.total_chunks;
+    for (int64_t w0 = 0; rc == CK_OK && w0 < f->g.total_chunks; w0 += f->wn) {
+        int64_t wn = f->wn;
+        f->w0 = w0;
+        if (w0 + wn > f->g.total_chunks)
+            f->wn = f->g.total_chunks - w0;
+        f->next = 0;
+        rc = ck_par_run(threads < f->wn ? threads : (int)f->wn, fold_worker, f,
                         err);
         /* Fold in chunk order: the same result for any thread count. */
-        for (int64_t k = 0; rc == CK_OK && k < f.wn; k++) {
-            ck_chunk c;
-            const char *part = f.parts + (size_t)k * f.part_bytes;
-            ck_grid_chunk(&f.g, w0 + k, &c);
-            if (nd->kind == CK_NODE_REDUCE)
-                combine_box(nd, &f.g, &c, states, part, gnd, gsh);
-            else if (nd->kind == CK_NODE_MASK)
-                rc = append_mask(r, i, part, &masked, err);
-            else
-                for (int64_t b = 0; b < ck_exec_nelem(nd->ndim, nd->shape); b++)
-                    counts[b] += ((const double *)(const void *)part)[b];
+        for (int64_t c = 0; rc == CK_OK && c < f->wn; c++) {
+            ck_chunk ch;
+            ck_grid_chunk(&f->g, w0 + c, &ch);
+            for (int k = 0; rc == CK_OK && k < f->nm; k++) {
+                const ck_node *nd = &r->p->node[f->node[k]];
+                const char *part =
+                    f->parts + (size_t)c * f->part_bytes + f->off[k];
+                if (nd->kind == CK_NODE_REDUCE)
+                    combine_box(f, k, &ch, out[k].states, part, out[k].gsh);
+                else if (nd->kind == CK_NODE_MASK)
+                    rc = append_mask(r, f->node[k], part, &out[k].masked, err);
+                else
+                    for (int64_t b = 0; b < ck_exec_nelem(nd->ndim, nd->shape);
+                         b++)
+                        out[k].counts[b] +=
+                            ((const double *)(const void *)part)[b];
+            }
         }
-        f.wn = wn;
+        f->wn = wn;
     }
-    if (rc == CK_OK && nd->kind == CK_NODE_MASK) {
-        ck_node *w = &r->p->node[i];
-        w->shape[0] = masked;
-        w->chunks[0] = masked < (1 << 20) ? (masked > 0 ? masked : 1) : 1 << 20;
-    } else if (rc == CK_OK && nd->kind == CK_NODE_REDUCE) {
-        int empty = 0;
-        rc = ck_red_finalize(nd->red, nd->ddof, states, (size_t)nout, nd->dtype,
-                             r->x[i].mem, &empty, err);
-        if (rc == CK_OK && empty)
-            ck_log(CK_LOG_WARN, "%s: %s of an empty selection is NaN", nd->name,
-                   ck_red_name(nd->red));
-        if (rc != CK_OK)
-            ck_err_prefix(err, "%s", nd->where);
-    } else if (rc == CK_OK) {
-        if (nd->density && nd->kind == CK_NODE_HIST2D)
-            ck_hist2d_density(counts, nd->nbins, nd->nbins2, nd->edges,
-                              nd->edges2);
-        else if (nd->density)
-            ck_hist_density(counts, nd->nbins, nd->edges);
-        ck_dtype_convert(nd->dtype, r->x[i].mem, CK_F64, counts,
-                         (size_t)ck_exec_nelem(nd->ndim, nd->shape));
-    }
+    for (int k = 0; rc == CK_OK && k < f->nm; k++)
+        rc = fold_finish(f, k, &out[k], err);
     for (int t = 0; t < threads; t++)
-        ck_arena_release(&f.arena[t]);
+        ck_arena_release(&f->arena[t]);
     ck_budget_release(&r->budget, parts_charged);
-    free(f.parts);
-    free(states);
-    free(counts);
+    free(f->parts);
+    for (int k = 0; k < f->nm; k++) {
+        free(out[k].states);
+        free(out[k].counts);
+    }
     return rc;
+}
+
+static int is_fold(const ck_node *nd)
+{
+    return nd->kind == CK_NODE_REDUCE || nd->kind == CK_NODE_HIST ||
+           nd->kind == CK_NODE_HIST2D || nd->kind == CK_NODE_MASK;
+}
+
+/* Can fold step i share its pass, and take its values through a mask?
+ * Reductions and unweighted histograms read nothing but their operand
+ * (argmin and argmax also need where a value was, which a mask loses). */
+static int shares(const ck_node *nd)
+{
+    return (nd->kind == CK_NODE_REDUCE && nd->red != CK_RED_ARGMIN &&
+            nd->red != CK_RED_ARGMAX) ||
+           (nd->kind == CK_NODE_HIST && nd->weights < 0);
+}
+
+/* Is mask step i never materialised: neither written nor printed, and
+ * used only as the operand of folds that share? */
+static int mask_folded(const ck_plan *p, int i)
+{
+    int users = 0;
+
+    if (p->node[i].kind != CK_NODE_MASK)
+        return 0;
+    for (int k = 0; k < p->nout; k++)
+        if (p->out[k].node == i)
+            return 0;
+    for (int k = 0; k < p->nprint; k++)
+        if (p->print[k] == i)
+            return 0;
+    for (int j = 0; j < p->n; j++) {
+        const ck_node *nd = &p->node[j];
+        if (nd->weights == i)
+            return 0;
+        for (int k = 0; k < nd->nargs; k++)
+            if (nd->arg[k] == i) {
+                if (k != 0 || !shares(nd))
+                    return 0;
+                users++;
+            }
+    }
+    return users > 0;
+}
+
+/* Runs every fold step in dependency order, those over the same operand
+ * together. */
+static ck_code run_folds_and_models(xrun *r, ck_err *err)
+{
+    const ck_plan *p = r->p;
+    char done[CK_MAX_NODES] = {0};
+
+    for (int j = 0; j < p->n; j++) {
+        int i = p->order[j];
+        const ck_node *nd = &p->node[i];
+        if (done[i])
+            continue;
+        if (nd->kind == CK_NODE_SVD)
+            CK_TRY(ck_exec_run_svd(r, i, err));
+        else if (nd->kind == CK_NODE_GLM)
+            CK_TRY(ck_exec_run_glm(r, i, err));
+        if (!is_fold(nd) || mask_folded(p, i))
+            continue;
+        fold *f = calloc(1, sizeof *f);
+        if (!f)
+            return ck_err_set(err, CK_ENOMEM, "out of memory");
+        f->r = r;
+        f->node[f->nm++] = i;
+        f->operand = nd->arg[0];
+        f->cond = nd->kind == CK_NODE_MASK ? nd->arg[1] : -1;
+        if (mask_folded(p, nd->arg[0])) {
+            f->operand = p->node[nd->arg[0]].arg[0];
+            f->cond = p->node[nd->arg[0]].arg[1];
+        }
+        for (int j2 = j + 1; shares(nd) && j2 < p->n && f->nm < CK_MAX_FOLD;
+             j2++) {
+            int i2 = p->order[j2];
+            if (!done[i2] && shares(&p->node[i2]) &&
+                p->node[i2].arg[0] == nd->arg[0]) {
+                f->node[f->nm++] = i2;
+                done[i2] = 1;
+            }
+        }
+        ck_code rc = run_fold(f, err);
+        free(f);
+        CK_TRY(rc);
+    }
+    return CK_OK;
 }
 
 /* ---- outputs ---- */
@@ -1092,18 +1397,8 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
         which[k] = nstores++;
     }
     /* Folds and models, in dependency order. */
-    for (int j = 0; rc == CK_OK && j < p->n; j++) {
-        int i = p->order[j];
-        if (p->node[i].kind == CK_NODE_REDUCE ||
-            p->node[i].kind == CK_NODE_HIST ||
-            p->node[i].kind == CK_NODE_HIST2D ||
-            p->node[i].kind == CK_NODE_MASK)
-            rc = run_fold(r, i, err);
-        else if (p->node[i].kind == CK_NODE_SVD)
-            rc = ck_exec_run_svd(r, i, err);
-        else if (p->node[i].kind == CK_NODE_GLM)
-            rc = ck_exec_run_glm(r, i, err);
-    }
+    if (rc == CK_OK)
+        rc = run_folds_and_models(r, err);
     for (int k = 0; rc == CK_OK && k < p->nout; k++)
         rc = write_output(r, &p->out[k], stores[which[k]], names[k], err);
     if (rc == CK_OK && res)

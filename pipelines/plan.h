@@ -89,7 +89,6 @@ typedef struct ck_node {
     int ndim;
     int64_t shape[CK_MAX_DIMS];
     int64_t chunks[CK_MAX_DIMS]; /* streaming granularity */
-    int consumers;               /* steps and outputs that use it */
 } ck_node;
 
 typedef struct ck_output {

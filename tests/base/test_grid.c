@@ -130,6 +130,23 @@ Test(grid, box_pad_fills_only_outside_the_box)
         }
 }
 
+Test(grid, box_compact_moves_the_box_to_the_front_in_place)
+{
+    /* a 3x4x5 edge chunk whose values are the box 2x3x4: element (i,j,k)
+     * holds 100i + 10j + k, and must end up at (i*3 + j)*4 + k */
+    int32_t buf[3 * 4 * 5];
+    int64_t full[] = {3, 4, 5}, box[] = {2, 3, 4};
+
+    for (int i = 0; i < 60; i++)
+        buf[i] = (i / 20) * 100 + (i / 5 % 4) * 10 + i % 5;
+    ck_box_compact(3, 4, buf, full, box);
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 3; j++)
+            for (int k = 0; k < 4; k++)
+                cr_assert_eq(buf[(i * 3 + j) * 4 + k], i * 100 + j * 10 + k,
+                             "%d,%d,%d", i, j, k);
+}
+
 Test(grid, box_convert_converts_only_the_box)
 {
     /* src 3x4 int16 holding 0..11; the box rows 1..2, cols 1..3 step 2

@@ -346,6 +346,77 @@ class Pipeline(C.InteropCase):
         self.assertEqual(int(read(out + ":/n")), np.count_nonzero(low))
         np.testing.assert_allclose(read(out + ":/m"), low.mean(), rtol=1e-12)
 
+    def test_folds_over_one_operand_share_a_pass(self):
+        # mean, sum over axis 0, std, argmax and a histogram of one 3-D
+        # int32 array with edge chunks on two axes (11 x 7 x 5 in 4 x 3 x
+        # 5): one pass reads each chunk once, in place, for all of them
+        out = self.out("shared.h5")
+        self.run_ok({
+            "inputs": {"x": self.path("in.h5") + ":/i4"},
+            "steps": [
+                {"name": "m", "op": "mean", "args": ["x"]},
+                {"name": "s", "op": "sum", "args": ["x"], "axis": 0},
+                {"name": "d", "op": "std", "args": ["x"]},
+                {"name": "a", "op": "argmax", "args": ["x"], "axis": 1},
+                {"name": "h", "op": "histogram", "args": ["x"], "bins": 7,
+                 "range": [-900, 900]}],
+            "outputs": {k: out + ":/" + k for k in "msdah"}})
+        x = self.i4
+        np.testing.assert_allclose(read(out + ":/m"), x.mean(), rtol=1e-12)
+        self.assertSameArray(read(out + ":/s"), x.sum(axis=0))
+        np.testing.assert_allclose(read(out + ":/d"), x.std(), rtol=1e-12)
+        self.assertSameArray(read(out + ":/a"), x.argmax(axis=1))
+        self.assertSameArray(read(out + ":/h"),
+                             np.histogram(x, bins=7, range=(-900, 900))[0])
+
+    def test_a_mask_only_folded_is_never_held(self):
+        # x[x < 10] feeding only a histogram and reductions is folded chunk
+        # by chunk, never held: NumPy's answers, the same bits for any
+        # --threads, and a budget that could not hold the selection
+        big = RNG.normal(9, 1, size=(1203, 1001))
+        with h5py.File(self.path("maskbig.h5"), "w") as f:
+            f.create_dataset("x", data=big, chunks=(400, 300))
+        doc = {
+            "inputs": {"x": self.path("maskbig.h5") + ":/x",
+                       "w": self.path("in.h5") + ":/f4"},
+            "steps": [
+                {"name": "y", "op": "add", "args": ["x", 1.0]},
+                {"name": "lt", "op": "less", "args": ["y", 10.0]},
+                {"name": "low", "op": "mask", "args": ["y", "lt"]},
+                {"name": "h", "op": "histogram", "args": ["low"],
+                 "bins": 100, "range": [-9, 11]},
+                {"name": "m", "op": "mean", "args": ["low"]},
+                {"name": "v", "op": "var", "args": ["low"], "ddof": 1},
+                {"name": "n", "op": "count_nonzero", "args": ["low"]},
+                # a condition that is not the values themselves
+                {"name": "pos", "op": "greater", "args": ["w", 0.0]},
+                {"name": "wp", "op": "mask", "args": ["w", "pos"]},
+                {"name": "ws", "op": "sum", "args": ["wp"]}]}
+        y = big + 1.0
+        low = y[y < 10]
+        wp = self.f4[self.f4 > 0]
+        got = []
+        for t in ("1", "2"):
+            out = self.out("maskfold%s.h5" % t)
+            doc["outputs"] = {k: out + ":/" + k for k in ("h", "m", "v", "n",
+                                                          "ws")}
+            # the selection alone is 9.6 MB (about 80% of the values)
+            self.run_ok(doc, "--threads", t, "--memory", "32M")
+            self.assertSameArray(
+                read(out + ":/h"),
+                np.histogram(low, bins=100, range=(-9, 11))[0])
+            np.testing.assert_allclose(read(out + ":/m"), low.mean(),
+                                       rtol=1e-12)
+            np.testing.assert_allclose(read(out + ":/v"), low.var(ddof=1),
+                                       rtol=1e-12)
+            self.assertEqual(int(read(out + ":/n")), np.count_nonzero(low))
+            np.testing.assert_allclose(read(out + ":/ws"), wp.sum(),
+                                       rtol=1e-6)
+            self.assertEqual(read(out + ":/ws").dtype, np.float32)
+            got.append(b"".join(read(out + ":/" + k).tobytes()
+                                for k in ("h", "m", "v", "n", "ws")))
+        self.assertEqual(got[0], got[1])
+
     def test_empty_mask_gives_zero_counts_and_nan_mean(self):
         out = self.out("empty.h5")
         p = pipeline(self, "empty", {
