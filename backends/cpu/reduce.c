@@ -405,34 +405,42 @@ static inline void var_put(ck_red_state *st, int64_t k, double shift, double sd,
 #define FLESS(v, b) ((v) < (b) || ((v) != (v) && (b) == (b)))
 #define FMORE(v, b) ((v) > (b) || ((v) != (v) && (b) == (b)))
 
-/* Variance: pass 0 sums values (v.f) and counts them (k); pass 1 sums
- * deviations from their mean (b) and their squares (c).  SKIP: NaN is
- * left out. */
+/* Variance.  A run is taken in blocks of VAR_BLOCK values, each summed
+ * twice while it is in cache (its mean, then the deviations from it and
+ * their squares) and merged into the state (Chan et al.): long runs keep
+ * the accuracy of short ones (plain sums over a whole 10^7-value chunk
+ * drifted 1e-12 from NumPy's pairwise ones).  Column kernels: pass 0 sums
+ * values (v.f) and counts them (k); pass 1 sums deviations from their
+ * mean (b) and their squares (c).  SKIP: NaN is left out. */
+enum { VAR_BLOCK = 4096 };
+
 #define DEF_VAR(N, T, NAME, SKIP)                                              \
     static void NAME##_row_##N(ck_red_state *st, const void *xv, int64_t len,  \
                                int64_t ridx, int64_t rstep)                    \
     {                                                                          \
         const T *x = xv;                                                       \
-        double s = 0, sd = 0, sd2 = 0;                                         \
-        int64_t cnt = 0;                                                       \
         (void)ridx, (void)rstep;                                               \
-        for (int64_t i = 0; i < len; i++) {                                    \
-            double v = x[i];                                                   \
-            if (SKIP && v != v)                                                \
-                continue;                                                      \
-            s += v;                                                            \
-            cnt++;                                                             \
+        for (int64_t b = 0; b < len; b += VAR_BLOCK) {                         \
+            int64_t e = len - b < VAR_BLOCK ? len : b + VAR_BLOCK, cnt = 0;    \
+            double s = 0, sd = 0, sd2 = 0;                                     \
+            for (int64_t i = b; i < e; i++) {                                  \
+                double v = x[i];                                               \
+                if (SKIP && v != v)                                            \
+                    continue;                                                  \
+                s += v;                                                        \
+                cnt++;                                                         \
+            }                                                                  \
+            double shift = cnt ? s / (double)cnt : 0;                          \
+            for (int64_t i = b; i < e; i++) {                                  \
+                double v = x[i];                                               \
+                if (SKIP && v != v)                                            \
+                    continue;                                                  \
+                double d = v - shift;                                          \
+                sd += d;                                                       \
+                sd2 += d * d;                                                  \
+            }                                                                  \
+            var_put(st, cnt, shift, sd, sd2);                                  \
         }                                                                      \
-        double shift = cnt ? s / (double)cnt : 0;                              \
-        for (int64_t i = 0; i < len; i++) {                                    \
-            double v = x[i];                                                   \
-            if (SKIP && v != v)                                                \
-                continue;                                                      \
-            double d = v - shift;                                              \
-            sd += d;                                                           \
-            sd2 += d * d;                                                      \
-        }                                                                      \
-        var_put(st, cnt, shift, sd, sd2);                                      \
     }                                                                          \
     static void NAME##_col_##N(tile *t, const void *xv, int64_t w,             \
                                int64_t rows, int64_t rs, int64_t ridx,         \
