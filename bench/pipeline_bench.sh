@@ -57,8 +57,8 @@
 #   --report-only measure nothing: redo the profiles and the RESULTS.md section
 #                 from WORK/log of the last run (same options as that run)
 # Knobs (environment): WORK=/tmp/chunkctl-pbench, MEMORY=256M (chunkctl's
-#   --memory for ex2, ex3, ex4), MEMORY1=1G (ex1: its mask step needs ~364 MiB
-#   per worker with 2500 x 2500 chunks, so 256M is refused), MEMORY_WIDE=2G
+#   --memory for ex2, ex3, ex4), MEMORY1=$MEMORY (ex1's; before the mask was
+#   folded into the histogram it needed 1G), MEMORY_WIDE=2G
 #   (an extra chunkctl row for ex2 and ex4 with room for 2 workers, to show
 #   what the 256M cap costs; "" leaves it out), MEMSTATE=hot|cold|none, DISTURBED=0.15,
 #   PERF=1 (0: no profiles), CHUNKCTL=path, RESULTS=bench/RESULTS.md.
@@ -93,7 +93,7 @@ while [ $# -gt 0 ]; do
 done
 case $RUNS in ''|*[!0-9]*|0) echo "pipeline_bench: --runs takes a positive integer" >&2; exit 2 ;; esac
 MEMORY=${MEMORY:-256M}
-MEMORY1=${MEMORY1:-1G}
+MEMORY1=${MEMORY1:-$MEMORY}
 MEMORY_WIDE=${MEMORY_WIDE:-2G}
 MEMSTATE=${MEMSTATE:-hot}
 SETTLE=${SETTLE:-6}
