@@ -14,6 +14,8 @@ static const char help[] =
     "estimated peak memory.\n\n"
     "  --dot        print the step graph in Graphviz dot instead\n"
     "  --threads N  workers to estimate memory for (default: all cores)\n"
+    "  --memory SIZE  the budget: fewer workers when it holds fewer, as\n"
+    "               chunkctl run does (default: a quarter of RAM)\n"
     "  --help       this text\n";
 
 ck_code cmd_plan(int argc, char **argv, cli_common *c, ck_err *err)
@@ -49,7 +51,8 @@ ck_code cmd_plan(int argc, char **argv, cli_common *c, ck_err *err)
     if (dot)
         ck_plan_dot(p, stdout);
     else
-        ck_plan_print(p, c->threads > 0 ? c->threads : ck_ncpus(), stdout);
+        ck_plan_print(p, c->threads > 0 ? c->threads : ck_ncpus(), c->memory,
+                      stdout);
     ck_plan_free(p);
     return CK_OK;
 }

@@ -1675,7 +1675,7 @@ static const char *kind_name(const ck_node *n)
     }
 }
 
-void ck_plan_print(const ck_plan *p, int threads, FILE *f)
+void ck_plan_print(const ck_plan *p, int threads, int64_t memory, FILE *f)
 {
     char sh[128], ch[128], rd[32], wr[32], pk[32];
     double peak = 0;
@@ -1705,7 +1705,8 @@ void ck_plan_print(const ck_plan *p, int threads, FILE *f)
         }
         if (written)
             out_bytes = (double)g.nelem * (double)ck_dtype_size(n->dtype);
-        chunk_bytes = (double)g.chunk_nelem * 8 * 4;
+        chunk_bytes =
+            (double)g.chunk_nelem * (double)ck_dtype_size(n->dtype) * 2;
         if (chunk_bytes > peak)
             peak = chunk_bytes;
         fprintf(f, "%-12s %-12s %-20s %-8s %-18s %8lld %10s %10s\n", n->name,
@@ -1718,9 +1719,16 @@ void ck_plan_print(const ck_plan *p, int threads, FILE *f)
     for (int k = 0; k < p->nout; k++)
         fprintf(f, "output %s -> %s\n", p->node[p->out[k].node].name,
                 p->out[k].target);
+    /* The executor runs as many workers as --memory holds (at least one;
+     * a step that needs more than the budget stops the run). */
+    double base = 24.0 * 1024 * 1024;
+    if (memory > 0 && peak > 0 && base + peak * threads > (double)memory) {
+        int fit = (int)(((double)memory - base) / peak);
+        threads = fit < 1 ? 1 : fit;
+    }
     fprintf(f, "estimated peak memory: %s (%d worker%s)\n",
-            ck_size_str(24.0 * 1024 * 1024 + peak * threads, pk, sizeof pk),
-            threads, threads == 1 ? "" : "s");
+            ck_size_str(base + peak * threads, pk, sizeof pk), threads,
+            threads == 1 ? "" : "s");
 }
 
 void ck_plan_dot(const ck_plan *p, FILE *f)

@@ -126,8 +126,9 @@ ck_code ck_plan_load(const char *path, ck_plan **out, ck_err *err);
 
 /* Writes what 'chunkctl plan' shows: per step its shape, dtype, chunks,
  * chunk tasks, bytes read and written, and the estimated peak memory for
- * the given budget and thread count. */
-void ck_plan_print(const ck_plan *p, int threads, FILE *f);
+ * the given thread count, with as many workers as the budget 'memory'
+ * (bytes; 0: none) holds. */
+void ck_plan_print(const ck_plan *p, int threads, int64_t memory, FILE *f);
 /* The step graph in Graphviz dot. */
 void ck_plan_dot(const ck_plan *p, FILE *f);
 
