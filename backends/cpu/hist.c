@@ -119,13 +119,21 @@ enum { LANES = 4, LANE_BINS = 1024, SPAN = 1024, BLOCK = 1 << 30 };
         (out) = in_ ? b_ : (n);                                                \
     } while (0)
 
-/* The edges of one call in the data's arithmetic type. */
+/* The edges of one call in the data's arithmetic type.  fd, dd: the
+ * largest distance of an edge's computed position (e[k] - first) * norm
+ * from k, rounded up.  Computing positions is monotone in the value, so a
+ * value whose position f lies more than that inside (b, b + 1), b = floor
+ * f, is strictly between e[b] and e[b + 1]: NumPy's corrections cannot
+ * fire and b is its bin.  The vector passes trust b for those values and
+ * run UNIFORM_BIN for the rest (values within rounding of an edge, and
+ * those in the last bin), which needs no gather of edges. */
 typedef struct lanes_edges {
     int n;
     float ef[LANE_BINS + 1];
     double ed[LANE_BINS + 1];
-    float ff, fl, fn; /* first, last, norm in float32 */
-    double df, dl, dn;
+    float ff, fl, fn, fd, fh; /* first, last, norm, slack, 1 - slack in
+                                 float32 (fh rounded down) */
+    double df, dl, dn, dd, dh;
 } lanes_edges;
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -137,10 +145,10 @@ bins_f32_avx2(const void *xv, size_t m, const lanes_edges *L, int32_t *idx)
 {
     const float *x = xv;
     const __m256 vf = _mm256_set1_ps(L->ff), vl = _mm256_set1_ps(L->fl);
-    const __m256 vn = _mm256_set1_ps(L->fn);
-    const __m256 top = _mm256_set1_ps((float)(L->n - 1));
+    const __m256 vn = _mm256_set1_ps(L->fn), top = _mm256_set1_ps((float)L->n);
+    const __m256 lo = _mm256_set1_ps(L->fd), hi = _mm256_set1_ps(L->fh);
     const __m256i slot = _mm256_set1_epi32(L->n);
-    const __m256i topi = _mm256_set1_epi32(L->n - 1);
+    const __m256i last = _mm256_set1_epi32(L->n - 2);
     size_t j = 0;
 
     for (; j + 8 <= m; j += 8) {
@@ -150,18 +158,19 @@ bins_f32_avx2(const void *xv, size_t m, const lanes_edges *L, int32_t *idx)
         __m256 u = _mm256_blendv_ps(vf, v, in);
         __m256 f = _mm256_min_ps(_mm256_mul_ps(_mm256_sub_ps(u, vf), vn), top);
         __m256i b = _mm256_cvttps_epi32(f);
-        __m256 lo = _mm256_i32gather_ps(L->ef, b, 4);
-        /* a true compare is -1: b - 1 where u < e[b] */
-        b = _mm256_add_epi32(
-            b, _mm256_castps_si256(_mm256_cmp_ps(u, lo, _CMP_LT_OQ)));
-        __m256 hi = _mm256_i32gather_ps(L->ef + 1, b, 4);
-        __m256i up = _mm256_and_si256(
-            _mm256_castps_si256(_mm256_cmp_ps(u, hi, _CMP_GE_OQ)),
-            _mm256_cmpgt_epi32(topi, b));
-        b = _mm256_sub_epi32(b, up);
+        __m256 frac = _mm256_sub_ps(f, _mm256_cvtepi32_ps(b));
+        __m256 odd =
+            _mm256_or_ps(_mm256_or_ps(_mm256_cmp_ps(frac, lo, _CMP_LE_OQ),
+                                      _mm256_cmp_ps(frac, hi, _CMP_GE_OQ)),
+                         _mm256_castsi256_ps(_mm256_cmpgt_epi32(b, last)));
         b = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(slot),
                                                  _mm256_castsi256_ps(b), in));
         _mm256_storeu_si256((__m256i *)(void *)(idx + j), b);
+        for (int k = _mm256_movemask_ps(_mm256_and_ps(odd, in)); k;
+             k &= k - 1) {
+            size_t i = j + (size_t)__builtin_ctz((unsigned)k);
+            UNIFORM_BIN(float, x[i], L->ff, L->fl, L->fn, L->ef, L->n, idx[i]);
+        }
     }
     for (; j < m; j++)
         UNIFORM_BIN(float, x[j], L->ff, L->fl, L->fn, L->ef, L->n, idx[j]);
@@ -173,9 +182,8 @@ bins_f64_avx2(const void *xv, size_t m, const lanes_edges *L, int32_t *idx)
 {
     const double *x = xv;
     const __m256d vf = _mm256_set1_pd(L->df), vl = _mm256_set1_pd(L->dl);
-    const __m256d vn = _mm256_set1_pd(L->dn);
-    const __m256d top = _mm256_set1_pd((double)(L->n - 1));
-    const __m128i slot = _mm_set1_epi32(L->n), topi = _mm_set1_epi32(L->n - 1);
+    const __m256d vn = _mm256_set1_pd(L->dn), top = _mm256_set1_pd(L->n);
+    const __m256d lo = _mm256_set1_pd(L->dd), hi = _mm256_set1_pd(L->dh);
     size_t j = 0;
 
     for (; j + 4 <= m; j += 4) {
@@ -185,19 +193,22 @@ bins_f64_avx2(const void *xv, size_t m, const lanes_edges *L, int32_t *idx)
         __m256d u = _mm256_blendv_pd(vf, v, in);
         __m256d f = _mm256_min_pd(_mm256_mul_pd(_mm256_sub_pd(u, vf), vn), top);
         __m128i b = _mm256_cvttpd_epi32(f);
-        /* the 64-bit compare masks, narrowed to 32 bits */
-        __m128i in32 = _mm256_cvtpd_epi32(_mm256_and_pd(in, _mm256_set1_pd(1)));
-        __m256d lo = _mm256_i32gather_pd(L->ed, b, 8);
-        __m128i dn = _mm256_cvtpd_epi32(
-            _mm256_and_pd(_mm256_cmp_pd(u, lo, _CMP_LT_OQ), _mm256_set1_pd(1)));
-        b = _mm_sub_epi32(b, dn);
-        __m256d hi = _mm256_i32gather_pd(L->ed + 1, b, 8);
-        __m128i up = _mm256_cvtpd_epi32(
-            _mm256_and_pd(_mm256_cmp_pd(u, hi, _CMP_GE_OQ), _mm256_set1_pd(1)));
-        b = _mm_add_epi32(b, _mm_and_si128(up, _mm_cmpgt_epi32(topi, b)));
-        b = _mm_blendv_epi8(slot, b,
-                            _mm_cmpgt_epi32(in32, _mm_setzero_si128()));
-        _mm_storeu_si128((__m128i *)(void *)(idx + j), b);
+        __m256d frac = _mm256_sub_pd(f, _mm256_cvtepi32_pd(b));
+        __m256d odd = _mm256_or_pd(_mm256_cmp_pd(frac, lo, _CMP_LE_OQ),
+                                   _mm256_cmp_pd(frac, hi, _CMP_GE_OQ));
+        int32_t bb[4];
+        int inm = _mm256_movemask_pd(in), oddm = _mm256_movemask_pd(odd);
+        _mm_storeu_si128((__m128i *)(void *)bb, b);
+        for (int k = 0; k < 4; k++) {
+            size_t i = j + (size_t)k;
+            if (!(inm >> k & 1))
+                idx[i] = L->n;
+            else if ((oddm >> k & 1) || bb[k] > L->n - 2)
+                UNIFORM_BIN(double, x[i], L->df, L->dl, L->dn, L->ed, L->n,
+                            idx[i]);
+            else
+                idx[i] = bb[k];
+        }
     }
     for (; j < m; j++)
         UNIFORM_BIN(double, x[j], L->df, L->dl, L->dn, L->ed, L->n, idx[j]);
@@ -278,6 +289,20 @@ static void lanes(const ck_hist_args *a, int f32)
     L.df = L.ed[0];
     L.dl = L.ed[n];
     L.dn = (double)n / (a->edges[n] - a->edges[0]);
+    /* the slack: see lanes_edges */
+    double sf = 0, sd = 0;
+    for (int i = 0; i <= n; i++) {
+        double pf = (double)((L.ef[i] - L.ff) * L.fn);
+        double pd = (L.ed[i] - L.df) * L.dn;
+        sf = fabs(pf - i) > sf ? fabs(pf - i) : sf;
+        sd = fabs(pd - i) > sd ? fabs(pd - i) : sd;
+    }
+    L.fd = (float)sf;
+    if ((double)L.fd < sf)
+        L.fd = nextafterf(L.fd, INFINITY);
+    L.dd = nextafter(sd, INFINITY);
+    L.fh = nextafterf(1.0f - L.fd, 0.0f);
+    L.dh = nextafter(1.0 - L.dd, 0.0);
     for (size_t s = 0; s < a->n; s += BLOCK) {
         size_t end = a->n - s < BLOCK ? a->n : s + BLOCK;
         memset(cnt, 0, sizeof cnt);
