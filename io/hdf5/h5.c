@@ -4,11 +4,12 @@
  * chunking of contiguous byte runs, compact ones as one chunk; writes
  * chunked datasets with H5Dwrite_chunk.  HDF5 is not thread-safe for our
  * purposes, so every H5* call runs under h5_mutex; the fast read path holds
- * it only to fetch a chunk's stored bytes and decodes them outside it with
- * io/codec.c, so many threads decode at once (contiguous data is pread()
- * without the lock at all).  Filters chunkctl cannot decode itself
- * (fletcher32, szip, nbit, scaleoffset, lzf, ...) fall back to H5Dread
- * under the lock.  Nothing here knows about compute.
+ * it at most to fetch a chunk's stored bytes (datasets of up to 2048
+ * chunks not even that: their chunks' locations are indexed once and
+ * pread()) and decodes them outside it with io/codec.c, so many threads
+ * decode at once (contiguous data is pread() without the lock at all).  Filters
+ * chunkctl cannot decode itself (fletcher32, szip, nbit, scaleoffset, lzf, ...)
+ * fall back to H5Dread under the lock.  Nothing here knows about compute.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -66,6 +67,14 @@ typedef struct h5_array {
     H5Z_filter_t filt[H5Z_MAX_NFILTERS];
     size_t shuf_size[H5Z_MAX_NFILTERS]; /* element size of a shuffle */
     haddr_t contig_addr;                /* PATH_RAW_CONTIG: file offset */
+    /* PATH_RAW_CHUNK: where each chunk is stored, by linear chunk number
+     * (size 0: never written), looked up once so that chunks are pread()
+     * without the lock; index_state 0 untried, 1 built, -1 not used. */
+    struct h5_loc {
+        uint64_t addr, size;
+        uint32_t mask;
+    } * index;
+    int index_state;
     /* Writing: what write_chunk applies before H5Dwrite_chunk. */
     int writing;
     int wshuffle;
@@ -957,6 +966,7 @@ static void free_array(h5_array *ha)
         H5Dclose(ha->dset); /* else flush() closed it with the file */
     if (ha->mtype >= 0)
         H5Tclose(ha->mtype);
+    free(ha->index);
     free(ha);
 }
 
@@ -1171,11 +1181,97 @@ static int chunk_not_allocated(void)
     return strcmp(w.desc, "chunk storage is not allocated") == 0;
 }
 
-/* The fast path.  H5Dget_chunk_info_by_coord would give the address for a
- * pread outside the lock, but HDF5 1.10 answers it by walking every chunk
- * of the dataset (about 1 ms per lookup at 100,000 chunks), so the raw
- * bytes are fetched with H5Dread_chunk, an index lookup, under the lock;
- * only the decode, the expensive part, runs outside it. */
+/* Chunk-location indexes are made for datasets of at most this many
+ * chunks: HDF5 1.10 finds the i-th chunk by walking the chunk index (about
+ * 10 ns a chunk), so the whole table costs INDEX_MAX^2 / 2 steps (~20 ms). */
+#define INDEX_MAX 2048
+
+/* Fills ha->index from H5Dget_chunk_info, under the lock.  Left unused
+ * (index_state -1) for a file with a user block (HDF5 1.10 reports chunk
+ * addresses relative to the superblock), for too many chunks, or when
+ * HDF5 does not answer. */
+static void build_index(ck_array *a)
+{
+    h5_array *ha = a->impl;
+    const ck_grid *g = &a->grid;
+    hid_t fcpl, space = -1;
+    hsize_t n = 0, ub = 1;
+    struct h5_loc *t = NULL;
+    int ok;
+
+    ok = ha->hs->fd >= 0 && ha->hs->file >= 0 &&
+         g->total_chunks <= 64 * INDEX_MAX;
+    if (ok && (fcpl = H5Fget_create_plist(ha->hs->file)) >= 0) {
+        ok = H5Pget_userblock(fcpl, &ub) >= 0 && ub == 0;
+        H5Pclose(fcpl);
+    }
+    ok = ok && (space = H5Dget_space(ha->dset)) >= 0 &&
+         H5Dget_num_chunks(ha->dset, space, &n) >= 0 && n <= INDEX_MAX &&
+         (t = calloc((size_t)(g->total_chunks ? g->total_chunks : 1),
+                     sizeof *t)) != NULL;
+    for (hsize_t i = 0; ok && i < n; i++) {
+        hsize_t off[CK_MAX_DIMS], size = 0;
+        haddr_t addr = HADDR_UNDEF;
+        unsigned mask = 0;
+        int64_t lin = 0;
+        ok = H5Dget_chunk_info(ha->dset, space, i, off, &mask, &addr, &size) >=
+                 0 &&
+             addr != HADDR_UNDEF;
+        for (int d = 0; ok && d < g->ndim; d++) {
+            int64_t c = (int64_t)off[d] / g->chunk[d];
+            ok = (int64_t)off[d] % g->chunk[d] == 0 && c < g->nchunks[d];
+            lin = lin * g->nchunks[d] + c;
+        }
+        if (ok) {
+            t[lin].addr = (uint64_t)addr;
+            t[lin].size = (uint64_t)size;
+            t[lin].mask = mask;
+        }
+    }
+    if (space >= 0)
+        H5Sclose(space);
+    H5Eclear2(H5E_DEFAULT);
+    if (!ok)
+        free(t);
+    ha->index = ok ? t : NULL;
+    __atomic_store_n(&ha->index_state, ok ? 1 : -1, __ATOMIC_RELEASE);
+    if (getenv("CK_DBG"))
+        fprintf(stderr, "index ok=%d n=%llu ub=%llu\n", ok,
+                (unsigned long long)n, (unsigned long long)ub);
+}
+
+/* Where chunk coords is stored, from the index: 1 when the index answers
+ * (*size 0: never written), 0 when the lock path must. */
+static int indexed(ck_array *a, const int64_t *coords, uint64_t *addr,
+                   hsize_t *size, uint32_t *mask)
+{
+    h5_array *ha = a->impl;
+    int64_t lin = 0;
+
+    if (__atomic_load_n(&ha->index_state, __ATOMIC_ACQUIRE) == 0) {
+        lock();
+        if (ha->index_state == 0)
+            build_index(a);
+        unlock();
+    }
+    if (__atomic_load_n(&ha->index_state, __ATOMIC_ACQUIRE) != 1)
+        return 0;
+    for (int d = 0; d < a->grid.ndim; d++)
+        lin = lin * a->grid.nchunks[d] + coords[d];
+    *addr = ha->index[lin].addr;
+    *size = (hsize_t)ha->index[lin].size;
+    *mask = ha->index[lin].mask;
+    return 1;
+}
+
+/* The fast path.  A dataset of at most INDEX_MAX chunks has their
+ * locations indexed once (build_index) and its chunks are pread() without
+ * the lock, so threads copy bytes out of the page cache side by side.
+ * Larger ones: H5Dget_chunk_info_by_coord would give the address, but HDF5
+ * 1.10 answers it by walking every chunk (about 1 ms per lookup at
+ * 100,000 chunks), so their raw bytes are fetched with H5Dread_chunk, an
+ * index lookup, under the lock.  Either way the decode, the expensive
+ * part, runs outside it. */
 static ck_code read_raw_chunk(ck_array *a, const int64_t *coords, void *dst,
                               ck_arena *scratch, ck_err *err)
 {
@@ -1192,8 +1288,15 @@ static ck_code read_raw_chunk(ck_array *a, const int64_t *coords, void *dst,
     chunk_str(a, coords, cs, sizeof cs);
     for (int d = 0; d < info->ndim; d++)
         off[d] = (hsize_t)(coords[d] * info->chunks[d]);
-    lock();
-    if (ha->hs->file < 0) {
+    /* Where the chunk is: from the index without the lock, or from HDF5
+     * under it. */
+    uint64_t addr = 0;
+    int have = indexed(a, coords, &addr, &size, &mask);
+    if (!have)
+        lock();
+    if (have) {
+        missing = size == 0;
+    } else if (ha->hs->file < 0) {
         rc = ck_err_set(err, CK_EUSAGE, "%s:%s: file already closed",
                         a->store->path, info->name);
     } else if (H5Dget_chunk_storage_size(ha->dset, off, &size) < 0) {
@@ -1202,8 +1305,11 @@ static ck_code read_raw_chunk(ck_array *a, const int64_t *coords, void *dst,
         else
             rc = h5_fail(err, CK_EFORMAT, "%s:%s: chunk %s: cannot look it up",
                          a->store->path, info->name, cs);
-    } else if (size == 0) {
-        missing = 1;
+    } else {
+        missing = size == 0;
+    }
+    if (rc != CK_OK || missing) {
+        /* nothing to fetch */
     } else if (size > ck_stored_max(cb)) {
         rc = ck_err_set(err, CK_ECORRUPT,
                         "%s:%s: chunk %s: stored size %llu is impossible for "
@@ -1215,25 +1321,21 @@ static ck_code read_raw_chunk(ck_array *a, const int64_t *coords, void *dst,
                         "%s:%s: chunk %s: %llu bytes stored, expected %zu",
                         a->store->path, info->name, cs,
                         (unsigned long long)size, cb);
-    } else if (ha->nfilt == 0) {
-        /* No filters: the stored bytes are the chunk; read them in place. */
-        if (H5Dread_chunk(ha->dset, H5P_DEFAULT, off, &mask, dst) < 0)
-            rc = h5_fail(err, CK_ECORRUPT,
-                         "%s:%s: chunk %s: cannot read %llu stored bytes "
-                         "(file truncated?)",
-                         a->store->path, info->name, cs,
-                         (unsigned long long)size);
-        raw = dst;
-    } else if (!(raw = ck_arena_alloc(scratch, (size_t)size))) {
+    } else if (!(raw = ha->nfilt == 0
+                           ? dst /* the chunk itself, in place */
+                           : ck_arena_alloc(scratch, (size_t)size))) {
         rc = ck_err_set(err, CK_ENOMEM, "%s:%s: scratch arena too small",
                         a->store->path, info->name);
+    } else if (have) {
+        rc = pread_all(a, coords, raw, (size_t)size, addr, err);
     } else if (H5Dread_chunk(ha->dset, H5P_DEFAULT, off, &mask, raw) < 0) {
         rc = h5_fail(err, CK_ECORRUPT,
                      "%s:%s: chunk %s: cannot read %llu stored bytes (file "
                      "truncated?)",
                      a->store->path, info->name, cs, (unsigned long long)size);
     }
-    unlock();
+    if (!have)
+        unlock();
     if (rc != CK_OK)
         return rc;
     if (missing) {
