@@ -56,15 +56,27 @@ static size_t reshape_span(const ck_plan *p, const ck_node *nd, size_t n)
 }
 
 /* ck_exec_eval_bytes, where node 'known' (or none, -1) is given as a memo
- * and needs nothing. */
-static size_t eval_bytes(const xrun *r, int i, size_t n, int known);
+ * and needs nothing, and 'aligned' says the boxes are node i's own chunks.
+ * An input read in whole chunks of its own dtype needs no chunk buffer
+ * (ck_array_read_region reads them in place): when its chunks divide it
+ * evenly, every such box is a whole chunk. */
+static size_t eval_bytes(const xrun *r, int i, size_t n, int known,
+                         int aligned);
 
 size_t ck_exec_eval_bytes(const xrun *r, int i, size_t n)
 {
-    return eval_bytes(r, i, n, -1);
+    return eval_bytes(r, i, n, -1, 0);
 }
 
-static size_t eval_bytes(const xrun *r, int i, size_t n, int known)
+/* Are node m's chunks node nd's (so nd's chunk boxes are m's)? */
+static int same_chunks(const ck_node *nd, const ck_node *m)
+{
+    return nd->ndim == m->ndim &&
+           memcmp(nd->chunks, m->chunks, sizeof(int64_t) * (size_t)m->ndim) ==
+               0;
+}
+
+static size_t eval_bytes(const xrun *r, int i, size_t n, int known, int aligned)
 {
     const ck_node *nd = &r->p->node[i];
     size_t b = 0, most = 0;
@@ -73,12 +85,23 @@ static size_t eval_bytes(const xrun *r, int i, size_t n, int known)
         return 0;
 
     switch (nd->kind) {
-    case CK_NODE_INPUT:
-        return ck_array_region_scratch_bytes(r->x[i].arr) + 256;
+    case CK_NODE_INPUT: {
+        const ck_grid *g = ck_array_grid(r->x[i].arr);
+        int whole = aligned &&
+                    ck_array_info_of(r->x[i].arr)->dtype == nd->dtype &&
+                    g->ndim == nd->ndim;
+        for (int d = 0; d < g->ndim && whole; d++)
+            whole =
+                g->shape[d] % g->chunk[d] == 0 && g->chunk[d] == nd->chunks[d];
+        return (whole ? ck_exec_al(ck_array_scratch_bytes(r->x[i].arr))
+                      : ck_array_region_scratch_bytes(r->x[i].arr)) +
+               256;
+    }
     case CK_NODE_ASTYPE: {
         const ck_node *m = &r->p->node[nd->arg[0]];
         return ck_exec_al(n * ck_dtype_size(m->dtype)) +
-               eval_bytes(r, nd->arg[0], n, known);
+               eval_bytes(r, nd->arg[0], n, known,
+                          aligned && same_chunks(nd, m));
     }
     case CK_NODE_EW:
         /* per array operand: its values, their conversion to the compute
@@ -96,7 +119,8 @@ static size_t eval_bytes(const xrun *r, int i, size_t n, int known)
             int bcast = m->ndim != nd->ndim ||
                         memcmp(m->shape, nd->shape,
                                sizeof(int64_t) * (size_t)m->ndim) != 0;
-            size_t e = eval_bytes(r, nd->arg[k], n, bcast ? -1 : known);
+            size_t e = eval_bytes(r, nd->arg[k], n, bcast ? -1 : known,
+                                  aligned && !bcast && same_chunks(nd, m));
             if (bcast || nd->arg[k] != known)
                 b += ck_exec_al(n * ck_dtype_size(m->dtype));
             most = e > most ? e : most;
@@ -108,9 +132,10 @@ static size_t eval_bytes(const xrun *r, int i, size_t n, int known)
         return b + most;
     case CK_NODE_TRANSPOSE:
         return ck_exec_al(n * ck_dtype_size(nd->dtype)) +
-               eval_bytes(r, nd->arg[0], n, -1);
+               eval_bytes(r, nd->arg[0], n, -1, 0);
     case CK_NODE_RECHUNK:
-        return eval_bytes(r, nd->arg[0], n, known); /* the same box */
+        return eval_bytes(r, nd->arg[0], n, known, /* the same box */
+                          aligned && same_chunks(nd, &r->p->node[nd->arg[0]]));
     case CK_NODE_MATMUL:
     case CK_NODE_PART:
     case CK_NODE_PREDICT:
@@ -119,7 +144,7 @@ static size_t eval_bytes(const xrun *r, int i, size_t n, int known)
         return ck_exec_al((size_t)(nd->ndim ? nd->shape[nd->ndim - 1] : 1) * 8);
     case CK_NODE_CONCAT: {
         for (int k = 0; k < nd->nargs; k++) {
-            size_t e = eval_bytes(r, nd->arg[k], n, -1);
+            size_t e = eval_bytes(r, nd->arg[k], n, -1, 0);
             most = e > most ? e : most;
         }
         return 2 * ck_exec_al(n * 8) + most;
@@ -127,18 +152,18 @@ static size_t eval_bytes(const xrun *r, int i, size_t n, int known)
     case CK_NODE_RESHAPE: {
         size_t span = reshape_span(r->p, nd, n);
         return ck_exec_al(span * ck_dtype_size(nd->dtype)) +
-               eval_bytes(r, nd->arg[0], span, -1);
+               eval_bytes(r, nd->arg[0], span, -1, 0);
     }
     case CK_NODE_SLICE: {
         /* A strided box of anything but an input is evaluated whole over
          * its bounding box, then subsampled. */
         size_t span = n;
         if (r->p->node[nd->arg[0]].kind == CK_NODE_INPUT)
-            return eval_bytes(r, nd->arg[0], n, -1);
+            return eval_bytes(r, nd->arg[0], n, -1, 0);
         for (int d = 0; d < r->p->node[nd->arg[0]].ndim; d++)
             span *= (size_t)nd->sl_step[d];
         return ck_exec_al(span * ck_dtype_size(nd->dtype)) +
-               eval_bytes(r, nd->arg[0], span, -1);
+               eval_bytes(r, nd->arg[0], span, -1, 0);
     }
     default:
         return 64;
@@ -922,6 +947,8 @@ static ck_code run_fold(fold *f, ck_err *err)
                             ck_dtype_size(m->dtype), err));
     }
     n = (size_t)f->g.chunk_nelem;
+    /* Does the pass walk the operand's own chunks? */
+    int own = first->kind != CK_NODE_MASK;
     /* An input folded over its own chunks in its own dtype is read in
      * place: no copy, no chunk buffer besides the values. */
     if (m->kind == CK_NODE_INPUT) {
@@ -936,9 +963,12 @@ static ck_code run_fold(fold *f, ck_err *err)
     f->arena_bytes =
         ck_exec_al(n * ck_dtype_size(m->dtype)) +
         (f->direct ? ck_exec_al(ck_array_scratch_bytes(f->direct)) + 256
-                   : ck_exec_eval_bytes(r, f->operand, n)) +
-        (f->cond >= 0 ? ck_exec_al(n) + eval_bytes(r, f->cond, n, f->operand)
-                      : 0) +
+                   : eval_bytes(r, f->operand, n, -1, own)) +
+        (f->cond >= 0
+             ? ck_exec_al(n) +
+                   eval_bytes(r, f->cond, n, f->operand,
+                              own && same_chunks(&r->p->node[f->cond], m))
+             : 0) +
         256;
     for (int k = 0; k < f->nm; k++) {
         const ck_node *nd = &r->p->node[f->node[k]];
