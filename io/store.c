@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -356,6 +357,22 @@ ck_code ck_array_read_chunk(ck_array *a, const int64_t *coords, void *dst,
                             ck_arena *scratch, ck_err *err)
 {
     return a->store->ops->read_chunk(a, coords, dst, scratch, err);
+}
+
+int ck_array_view_chunk(ck_array *a, const int64_t *coords, ck_chunk_view *v)
+{
+    for (int d = 0; d < a->grid.ndim; d++)
+        if (coords[d] < 0 || coords[d] >= a->grid.nchunks[d])
+            return 0;
+    return a->store->ops->view_chunk && a->store->ops->view_chunk(a, coords, v);
+}
+
+void ck_chunk_view_release(ck_chunk_view *v)
+{
+    if (v && v->base)
+        munmap(v->base, v->len);
+    if (v)
+        *v = (ck_chunk_view){0};
 }
 
 /* Rounds up to the arena's 64-byte alignment. */

@@ -130,6 +130,23 @@ size_t ck_array_region_scratch_bytes(const ck_array *a);
 ck_code ck_array_read_chunk(ck_array *a, const int64_t *coords, void *dst,
                             ck_arena *scratch, ck_err *err);
 
+/* A chunk's bytes seen where the store keeps them (mapped from the page
+ * cache), read-only, without a copy. */
+typedef struct ck_chunk_view {
+    const void *data; /* a full chunk, as ck_array_read_chunk gives it */
+    void *base;       /* the mapping */
+    size_t len;
+} ck_chunk_view;
+
+/* 1 with v set when chunk 'coords' can be seen in place: it is stored
+ * whole, raw (no filters) in this machine's byte order, at an address
+ * aligned for its elements, inside the file (HDF5 datasets whose chunk
+ * locations are indexed; see io/hdf5/h5.c).  0 otherwise, or when the
+ * mapping fails: then read it with ck_array_read_chunk, which reports
+ * what is wrong.  Release the view with ck_chunk_view_release. */
+int ck_array_view_chunk(ck_array *a, const int64_t *coords, ck_chunk_view *v);
+void ck_chunk_view_release(ck_chunk_view *v);
+
 /* Reads the region start[d] <= i < stop[d] taking every step[d]-th element
  * (step NULL: 1) into dst, C order, converted to dtype 'to'.  Chunks come
  * through cache when it is not NULL (a ck_chunk_cache of this array, see

@@ -720,11 +720,17 @@ static ck_code fold_chunk(fold *f, const ck_chunk *c, ck_arena *a, ck_err *err)
     char *part = f->parts + (size_t)(c->index - f->w0) * f->part_bytes;
     int ndim = m->ndim;
     int64_t sh[CK_MAX_DIMS], org[CK_MAX_DIMS];
+    ck_chunk_view view = {0};
+    ck_code rc = CK_OK;
     void *buf;
 
     memcpy(sh, c->shape, sizeof sh);
     memcpy(org, c->start, sizeof org);
-    if (f->direct) {
+    if (f->direct && f->cond < 0 && n == (size_t)f->g.chunk_nelem &&
+        ck_array_view_chunk(f->direct, c->coords, &view)) {
+        /* a whole chunk stored raw: folded where it lies, no copy */
+        buf = (void *)(uintptr_t)view.data; /* only read: no mask */
+    } else if (f->direct) {
         /* the chunk as stored, then its values at the front */
         if (!(buf = ck_arena_alloc(a, (size_t)f->g.chunk_nelem * esz)))
             return ck_exec_no_room(err);
@@ -752,10 +758,11 @@ static ck_code fold_chunk(fold *f, const ck_chunk *c, ck_arena *a, ck_err *err)
         sh[0] = (int64_t)cnt;
         org[0] = 0;
     }
-    for (int k = 0; k < f->nm; k++)
-        CK_TRY(fold_member(f, k, c, buf, n, ndim, sh, org, part + f->off[k], a,
-                           err));
-    return CK_OK;
+    for (int k = 0; rc == CK_OK && k < f->nm; k++)
+        rc = fold_member(f, k, c, buf, n, ndim, sh, org, part + f->off[k], a,
+                         err);
+    ck_chunk_view_release(&view);
+    return rc;
 }
 
 static ck_code fold_worker(void *ctx, int id, ck_par *par, ck_err *err)

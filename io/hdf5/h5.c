@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -51,8 +52,9 @@ typedef enum read_path {
 } read_path;
 
 typedef struct h5_store {
-    hid_t file; /* -1 once flush() closed it */
-    int fd;     /* read-only fd for contiguous data; -1 when writing */
+    hid_t file;    /* -1 once flush() closed it */
+    int fd;        /* read-only fd for contiguous data; -1 when writing */
+    uint64_t size; /* of the file when opened, for views */
 } h5_store;
 
 typedef struct h5_array {
@@ -797,6 +799,10 @@ static ck_code h5_open(ck_store *s, ck_err *err)
         free(hs);
         return rc;
     }
+    {
+        struct stat st;
+        hs->size = fstat(hs->fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+    }
     lock();
     if (!h5_filters_ok)
         ck_log(CK_LOG_WARN, "could not register the zstd and blosc filters");
@@ -1261,6 +1267,31 @@ static int indexed(ck_array *a, const int64_t *coords, uint64_t *addr,
     *addr = ha->index[lin].addr;
     *size = (hsize_t)ha->index[lin].size;
     *mask = ha->index[lin].mask;
+    return 1;
+}
+
+/* ck_array_view_chunk: an indexed chunk stored whole and raw, mapped. */
+static int h5_view_chunk(ck_array *a, const int64_t *coords, ck_chunk_view *v)
+{
+    h5_array *ha = a->impl;
+    uint64_t addr = 0, page = (uint64_t)sysconf(_SC_PAGESIZE);
+    hsize_t size = 0;
+    uint32_t mask = 0;
+    void *p;
+
+    if (ha->path != PATH_RAW_CHUNK || ha->nfilt != 0 || ha->swap ||
+        !indexed(a, coords, &addr, &size, &mask) || size != ha->chunk_bytes ||
+        addr % ha->esize != 0 || addr > ha->hs->size ||
+        ha->hs->size - addr < size)
+        return 0;
+    size_t skip = (size_t)(addr % page);
+    p = mmap(NULL, (size_t)size + skip, PROT_READ, MAP_SHARED | MAP_POPULATE,
+             ha->hs->fd, (off_t)(addr - skip));
+    if (p == MAP_FAILED)
+        return 0;
+    v->base = p;
+    v->len = (size_t)size + skip;
+    v->data = (const char *)p + skip;
     return 1;
 }
 
@@ -2370,6 +2401,7 @@ const ck_store_ops ck_h5_ops = {
     .array_close = h5_array_close,
     .scratch_bytes = h5_scratch_bytes,
     .read_chunk = h5_read_chunk,
+    .view_chunk = h5_view_chunk,
     .create = h5_create,
     .array_create = h5_array_create,
     .write_chunk = h5_write_chunk,
