@@ -192,7 +192,7 @@ static inline void var_put(ck_red_state *st, int64_t k, double shift, double sd,
     }
 
 /* SKIP: NaN is skipped and the others counted in k. */
-#define DEF_FSUM(N, T, NAME, SKIP)                                             \
+#define DEF_FSUM_ROW(N, T, NAME, SKIP)                                         \
     static void NAME##_row_##N(ck_red_state *st, const void *xv, int64_t len,  \
                                int64_t ridx, int64_t rstep)                    \
     {                                                                          \
@@ -233,7 +233,9 @@ static inline void var_put(ck_red_state *st, int64_t k, double shift, double sd,
             ck_red_sum_add(st, s);                                             \
         }                                                                      \
         st->k += cnt;                                                          \
-    }                                                                          \
+    }
+
+#define DEF_FSUM_COL(N, T, NAME, SKIP)                                         \
     static void NAME##_col_##N(tile *t, const void *xv, int64_t w,             \
                                int64_t rows, int64_t rs, int64_t ridx,         \
                                int64_t rstep)                                  \
@@ -274,6 +276,10 @@ static inline void var_put(ck_red_state *st, int64_t k, double shift, double sd,
             }                                                                  \
         }                                                                      \
     }
+
+#define DEF_FSUM(N, T, NAME, SKIP)                                             \
+    DEF_FSUM_ROW(N, T, NAME, SKIP)                                             \
+    DEF_FSUM_COL(N, T, NAME, SKIP)
 
 /* Products: ACC is u (wrapping) or f. */
 #define DEF_PROD(N, T, NAME, AT, ACC)                                          \
@@ -414,7 +420,7 @@ static inline void var_put(ck_red_state *st, int64_t k, double shift, double sd,
  * mean (b) and their squares (c).  SKIP: NaN is left out. */
 enum { VAR_BLOCK = 4096 };
 
-#define DEF_VAR(N, T, NAME, SKIP)                                              \
+#define DEF_VAR_ROW(N, T, NAME, SKIP)                                          \
     static void NAME##_row_##N(ck_red_state *st, const void *xv, int64_t len,  \
                                int64_t ridx, int64_t rstep)                    \
     {                                                                          \
@@ -441,7 +447,9 @@ enum { VAR_BLOCK = 4096 };
             }                                                                  \
             var_put(st, cnt, shift, sd, sd2);                                  \
         }                                                                      \
-    }                                                                          \
+    }
+
+#define DEF_VAR_COL(N, T, NAME, SKIP)                                          \
     static void NAME##_col_##N(tile *t, const void *xv, int64_t w,             \
                                int64_t rows, int64_t rs, int64_t ridx,         \
                                int64_t rstep)                                  \
@@ -462,6 +470,72 @@ enum { VAR_BLOCK = 4096 };
                     t->c[j] += d * d;                                          \
                 }                                                              \
             }                                                                  \
+        }                                                                      \
+    }
+
+#define DEF_VAR(N, T, NAME, SKIP)                                              \
+    DEF_VAR_ROW(N, T, NAME, SKIP)                                              \
+    DEF_VAR_COL(N, T, NAME, SKIP)
+
+/* Integers: float sums (mean) and variances from exact integer sums.
+ * A run's sum is kept in 128 bits and added to the compensated state as
+ * two doubles (its rounding, then the rest), so it is exact.  Variance:
+ * per block of VAR_BLOCK values of magnitude below 2^31, the count c, the
+ * sum s1 and the sum of squares s2 are exact, and so is c * s2 - s1^2
+ * (below 2^86); the block's mean s1 / c and squared deviations
+ * (c * s2 - s1^2) / c are then rounded once or twice before Chan's merge.
+ * A block with a larger value takes the two-pass float route. */
+__extension__ typedef __int128 i128;
+
+static void sum_add_i128(ck_red_state *st, i128 s)
+{
+    double hi = (double)s;
+    ck_red_sum_add(st, hi);
+    ck_red_sum_add(st, (double)(s - (i128)hi));
+}
+
+#define DEF_IFSUM_ROW(N, T)                                                    \
+    static void fsum_row_##N(ck_red_state *st, const void *xv, int64_t len,    \
+                             int64_t ridx, int64_t rstep)                      \
+    {                                                                          \
+        const T *x = xv;                                                       \
+        i128 s0 = 0, s1 = 0;                                                   \
+        int64_t i = 0;                                                         \
+        (void)ridx, (void)rstep;                                               \
+        for (; i + 2 <= len; i += 2) {                                         \
+            s0 += x[i];                                                        \
+            s1 += x[i + 1];                                                    \
+        }                                                                      \
+        for (; i < len; i++)                                                   \
+            s0 += x[i];                                                        \
+        sum_add_i128(st, s0 + s1);                                             \
+    }
+
+#define DEF_IVAR_ROW(N, T)                                                     \
+    static void var_row_##N(ck_red_state *st, const void *xv, int64_t len,     \
+                            int64_t ridx, int64_t rstep)                       \
+    {                                                                          \
+        const T *x = xv;                                                       \
+        for (int64_t b = 0; b < len; b += VAR_BLOCK) {                         \
+            int64_t e = len - b < VAR_BLOCK ? len : b + VAR_BLOCK;             \
+            uint64_t s1 = 0, big = 0; /* unsigned: wraps, never overflows */   \
+            i128 s2 = 0;                                                       \
+            for (int64_t i = b; i < e; i++) {                                  \
+                uint64_t v = (uint64_t)(int64_t)x[i];                          \
+                big |= (v + ((uint64_t)1 << 31)) >> 32;                        \
+                if ((T)-1 > 0 && (uint64_t)x[i] > (uint64_t)INT64_MAX)         \
+                    big = 1;                                                   \
+                s1 += v;                                                       \
+                s2 += (i128)(v * v);                                           \
+            }                                                                  \
+            if (big) {                                                         \
+                var2_row_##N(st, x + b, e - b, ridx, rstep);                   \
+                continue;                                                      \
+            }                                                                  \
+            int64_t c = e - b, m = (int64_t)s1; /* the exact sum */            \
+            i128 num = (i128)c * s2 - (i128)m * m;                             \
+            ck_red_chan_merge(st, c, (double)m / (double)c,                    \
+                              (double)num / (double)c);                        \
         }                                                                      \
     }
 
@@ -486,14 +560,22 @@ enum { VAR_BLOCK = 4096 };
                 t->k[j] += x[j] != 0;                                          \
     }
 
-/* Kernels every type has. */
+/* Kernels every type has (integers: see DEF_IFSUM_ROW and DEF_IVAR_ROW). */
 #define DEF_ALL(N, T)                                                          \
     DEF_FSUM(N, T, fsum, 0)                                                    \
     DEF_VAR(N, T, var, 0)                                                      \
     DEF_NZ(N, T)
 
+#define DEF_INT_ALL(N, T)                                                      \
+    DEF_IFSUM_ROW(N, T)                                                        \
+    DEF_FSUM_COL(N, T, fsum, 0)                                                \
+    DEF_VAR_ROW(N, T, var2, 0)                                                 \
+    DEF_IVAR_ROW(N, T)                                                         \
+    DEF_VAR_COL(N, T, var, 0)                                                  \
+    DEF_NZ(N, T)
+
 #define DEF_SIGNED(N, T)                                                       \
-    DEF_ALL(N, T)                                                              \
+    DEF_INT_ALL(N, T)                                                          \
     DEF_ISUM(N, T)                                                             \
     DEF_PROD(N, T, iprod, uint64_t, u)                                         \
     DEF_IMINMAX(N, T, min, int64_t, i, <)                                      \
@@ -502,7 +584,7 @@ enum { VAR_BLOCK = 4096 };
     DEF_ARG(N, T, argmax, int64_t, i, arg_put_i, -1, MORE)
 
 #define DEF_UNSIGNED(N, T)                                                     \
-    DEF_ALL(N, T)                                                              \
+    DEF_INT_ALL(N, T)                                                          \
     DEF_ISUM(N, T)                                                             \
     DEF_PROD(N, T, iprod, uint64_t, u)                                         \
     DEF_IMINMAX(N, T, min, uint64_t, u, <)                                     \
