@@ -561,9 +561,15 @@ static ck_code eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
 
 enum { CK_MAX_WORKERS = 256, CK_MAX_FOLD = 16 };
 
+/* Bytes of a chunk all members of a pass fold before the next: within the
+ * last-level cache, large enough that per-slab state updates stay rare
+ * (ex2: 256 KB slabs 1.04 s, 2 MB 0.54 s, 8 MB 0.53 s, 32 MB 0.56 s). */
+#define SLAB_BYTES ((size_t)8 << 20)
+
 typedef struct fold {
     xrun *r;
-    int nm; /* the steps folded in this pass */
+    int slabs; /* members fold the chunk slab by slab (all share) */
+    int nm;    /* the steps folded in this pass */
     int node[CK_MAX_FOLD];
     size_t off[CK_MAX_FOLD + 1]; /* member k's partial: part + off[k] */
     int operand;                 /* the values folded */
@@ -605,8 +611,8 @@ static int out_box(const fold *f, int k, const ck_chunk *c, int64_t *start,
  * origin org in ndim axes) into its partial 'part'. */
 static ck_code fold_member(fold *f, int k, const ck_chunk *c, const void *v,
                            size_t n, int ndim, const int64_t *sh,
-                           const int64_t *org, char *part, ck_arena *a,
-                           ck_err *err)
+                           const int64_t *org, char *part, int init,
+                           ck_arena *a, ck_err *err)
 {
     xrun *r = f->r;
     const ck_node *nd = &r->p->node[f->node[k]];
@@ -622,14 +628,24 @@ static ck_code fold_member(fold *f, int k, const ck_chunk *c, const void *v,
     }
     if (nd->kind == CK_NODE_REDUCE) {
         int64_t os[CK_MAX_DIMS], osh[CK_MAX_DIMS];
+        int64_t zero[CK_MAX_DIMS] = {0};
         int ond = out_box(f, k, c, os, osh);
-        ck_red_init(nd->red, part, (size_t)ck_exec_nelem(ond, osh));
+        if (init)
+            ck_red_init(nd->red, part, (size_t)ck_exec_nelem(ond, osh));
+        if (ond > 0 && !(nd->axes & 1u)) {
+            /* a slab of the chunk along a kept axis 0: its states are
+             * those rows of the chunk's */
+            part += (size_t)((org[0] - c->start[0]) *
+                             (ck_exec_nelem(ond, osh) / osh[0])) *
+                    ck_red_state_size();
+        }
         ck_red_args ra = {.op = nd->red,
                           .in = m->dtype,
                           .data = v,
                           .ndim = ndim,
                           .shape = sh,
-                          .origin = org,
+                          /* a mask's values have no place */
+                          .origin = masked(f, k) ? zero : org,
                           .array_shape = masked(f, k) ? sh : m->shape,
                           .axes = masked(f, k) ? 1u : nd->axes,
                           .state = part};
@@ -643,7 +659,8 @@ static ck_code fold_member(fold *f, int k, const ck_chunk *c, const void *v,
             return ck_exec_no_room(err);
         CK_TRY(ck_exec_eval(r, nd->weights, c->start, c->shape, w, a, err));
     }
-    memset(part, 0, f->off[k + 1] - f->off[k]);
+    if (init)
+        memset(part, 0, f->off[k + 1] - f->off[k]);
     if (nd->kind == CK_NODE_HIST2D) {
         const ck_node *yn = &r->p->node[nd->arg[1]];
         void *yv = ck_arena_alloc(a, n * ck_dtype_size(yn->dtype));
@@ -758,9 +775,29 @@ static ck_code fold_chunk(fold *f, const ck_chunk *c, ck_arena *a, ck_err *err)
         sh[0] = (int64_t)cnt;
         org[0] = 0;
     }
-    for (int k = 0; rc == CK_OK && k < f->nm; k++)
-        rc = fold_member(f, k, c, buf, n, ndim, sh, org, part + f->off[k], a,
-                         err);
+    /* Several members take the chunk in slabs along axis 0 that stay in
+     * cache, all of them each slab, rather than one whole chunk after
+     * another from memory. */
+    int64_t row = ndim > 0 && sh[0] > 0 ? (int64_t)n / sh[0] : 1;
+    int64_t step = ndim > 0 && f->nm > 1 && f->slabs
+                       ? (int64_t)(SLAB_BYTES / ((size_t)row * esz))
+                       : (ndim > 0 ? sh[0] : 1);
+    step = step < 1 ? 1 : step;
+    int64_t rows = ndim > 0 ? sh[0] : 1;
+    for (int64_t r0 = 0; rc == CK_OK && (r0 == 0 || r0 < rows); r0 += step) {
+        int64_t ssh[CK_MAX_DIMS], sorg[CK_MAX_DIMS];
+        memcpy(ssh, sh, sizeof ssh);
+        memcpy(sorg, org, sizeof sorg);
+        if (ndim > 0) {
+            ssh[0] = rows - r0 < step ? rows - r0 : step;
+            sorg[0] = org[0] + r0;
+        }
+        size_t sn = (size_t)(ndim > 0 ? ssh[0] * row : (int64_t)n);
+        const char *sv = (const char *)buf + (size_t)(r0 * row) * esz;
+        for (int k = 0; rc == CK_OK && k < f->nm; k++)
+            rc = fold_member(f, k, c, sv, sn, ndim, ssh, sorg, part + f->off[k],
+                             r0 == 0, a, err);
+    }
     ck_chunk_view_release(&view);
     return rc;
 }
@@ -1178,6 +1215,9 @@ static ck_code run_folds_and_models(xrun *r, ck_err *err)
                 done[i2] = 1;
             }
         }
+        f->slabs = 1;
+        for (int k = 0; k < f->nm; k++)
+            f->slabs &= shares(&p->node[f->node[k]]);
         ck_code rc = run_fold(f, err);
         free(f);
         CK_TRY(rc);

@@ -369,6 +369,38 @@ class Pipeline(C.InteropCase):
         self.assertSameArray(read(out + ":/h"),
                              np.histogram(x, bins=7, range=(-900, 900))[0])
 
+    def test_shared_passes_fold_big_chunks_in_slabs(self):
+        # chunks of 9.6 MB are folded in slabs (8 MB) along axis 0 by all
+        # the pass's steps: a kept axis 0 (sum over axis 1, argmax over
+        # axis 1), a reduced one (std over axis 0), all axes (mean,
+        # argmin) and a histogram, with an edge chunk, against NumPy
+        x = RNG.normal(size=(2500, 1001))
+        with h5py.File(self.path("slabs.h5"), "w") as f:
+            f.create_dataset("x", data=x, chunks=(1200, 1001))
+        out = self.out("slabs_out.h5")
+        self.run_ok({
+            "inputs": {"x": self.path("slabs.h5") + ":/x"},
+            "steps": [
+                {"name": "m", "op": "mean", "args": ["x"]},
+                {"name": "s1", "op": "sum", "args": ["x"], "axis": 1},
+                {"name": "a1", "op": "argmax", "args": ["x"], "axis": 1},
+                {"name": "d0", "op": "std", "args": ["x"], "axis": 0},
+                {"name": "am", "op": "argmin", "args": ["x"]},
+                {"name": "h", "op": "histogram", "args": ["x"], "bins": 30,
+                 "range": [-3, 3]}],
+            "outputs": {k: out + ":/" + k
+                        for k in ("m", "s1", "a1", "d0", "am", "h")}})
+        np.testing.assert_allclose(read(out + ":/m"), x.mean(), rtol=1e-12,
+                                   atol=1e-15)
+        np.testing.assert_allclose(read(out + ":/s1"), x.sum(axis=1),
+                                   rtol=1e-12, atol=1e-12)
+        self.assertSameArray(read(out + ":/a1"), x.argmax(axis=1))
+        np.testing.assert_allclose(read(out + ":/d0"), x.std(axis=0),
+                                   rtol=1e-12)
+        self.assertEqual(int(read(out + ":/am")), int(x.argmin()))
+        self.assertSameArray(read(out + ":/h"),
+                             np.histogram(x, bins=30, range=(-3, 3))[0])
+
     def test_a_mask_only_folded_is_never_held(self):
         # x[x < 10] feeding only a histogram and reductions is folded chunk
         # by chunk, never held: NumPy's answers, the same bits for any
