@@ -374,6 +374,124 @@ ck_code ck_exec_eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
     return eval(r, i, start, shape, dst, a, NULL, err);
 }
 
+/* Input i's values over a box that is one of its chunks stored raw, seen
+ * in place (ck_array_view_chunk): 1 with *view set, else 0. */
+static int view_box(xrun *r, int i, int ndim, const int64_t *start,
+                    const int64_t *shape, ck_chunk_view *view)
+{
+    const ck_node *m = &r->p->node[i];
+    int64_t coords[CK_MAX_DIMS];
+    const ck_grid *g;
+
+    if (m->kind != CK_NODE_INPUT ||
+        ck_array_info_of(r->x[i].arr)->dtype != m->dtype)
+        return 0;
+    g = ck_array_grid(r->x[i].arr);
+    if (g->ndim != ndim)
+        return 0;
+    for (int d = 0; d < ndim; d++) {
+        if (start[d] % g->chunk[d] != 0 || shape[d] != g->chunk[d])
+            return 0;
+        coords[d] = start[d] / g->chunk[d];
+    }
+    return ck_array_view_chunk(r->x[i].arr, coords, view);
+}
+
+/* An elementwise step over one box: each operand's values (a memo, a view
+ * of an input's chunk, or evaluated into the arena), converted to the
+ * compute dtype and broadcast to the box as needed. */
+static ck_code eval_ew(xrun *r, const ck_node *nd, const int64_t *start,
+                       const int64_t *shape, void *dst, ck_arena *a,
+                       const memo *mm, ck_err *err)
+{
+    size_t n = (size_t)ck_exec_nelem(nd->ndim, shape);
+    ck_chunk_view views[CK_MAX_ARGS] = {{0}};
+    ck_code rc = CK_OK;
+    ck_ew_args ea = {0};
+
+    ea.op = nd->ew;
+    ea.compute = nd->compute;
+    ea.result = nd->dtype;
+    ea.n = n;
+    ea.out = dst;
+    for (int k = 0; k < nd->nargs; k++) {
+        ck_dtype want = nd->ew == CK_EW_WHERE && k == 0 ? CK_BOOL : nd->compute;
+        size_t wsz = ck_dtype_size(want);
+        if (nd->arg[k] < 0) {
+            void *s = ck_arena_alloc(a, 8);
+            if (!s) {
+                rc = ck_exec_no_room(err);
+                goto out;
+            }
+            if (nd->scalar_t[k] == CK_F64)
+                ck_dtype_convert(want, s, CK_F64, &nd->scalar[k], 1);
+            else {
+                int64_t v = (int64_t)nd->scalar[k];
+                ck_dtype_convert(want, s, CK_I64, &v, 1);
+            }
+            ea.in[k] = s;
+            ea.stride[k] = 0;
+            continue;
+        }
+        const ck_node *m = &r->p->node[nd->arg[k]];
+        int off = nd->ndim - m->ndim;
+        int64_t ms[CK_MAX_DIMS], msh[CK_MAX_DIMS];
+        for (int d = 0; d < m->ndim; d++) {
+            int bc = m->shape[d] == 1 && nd->shape[d + off] != 1;
+            ms[d] = bc ? 0 : start[d + off];
+            msh[d] = bc ? 1 : shape[d + off];
+        }
+        size_t mn = (size_t)ck_exec_nelem(m->ndim, msh);
+        void *v;
+        if (memo_has(mm, nd->arg[k], m->ndim, ms, msh)) {
+            v = (void *)(uintptr_t)mm->data; /* only read */
+        } else if (view_box(r, nd->arg[k], m->ndim, ms, msh, &views[k])) {
+            v = (void *)(uintptr_t)views[k].data; /* only read */
+        } else {
+            if (!(v = ck_arena_alloc(a, mn * ck_dtype_size(m->dtype)))) {
+                rc = ck_exec_no_room(err);
+                goto out;
+            }
+            size_t mark = a->used; /* the operand's scratch is free after */
+            if ((rc = eval(r, nd->arg[k], ms, msh, v, a, mm, err)) != CK_OK)
+                goto out;
+            a->used = mark;
+        }
+        if (m->dtype != want) {
+            void *c = ck_arena_alloc(a, mn * wsz);
+            if (!c) {
+                rc = ck_exec_no_room(err);
+                goto out;
+            }
+            ck_dtype_convert(want, c, m->dtype, v, mn);
+            v = c;
+        }
+        if (mn == n) {
+            ea.stride[k] = 1;
+        } else if (mn == 1) {
+            ea.stride[k] = 0;
+        } else {
+            int64_t full[CK_MAX_DIMS];
+            void *e = ck_arena_alloc(a, n * wsz);
+            if (!e) {
+                rc = ck_exec_no_room(err);
+                goto out;
+            }
+            for (int d = 0; d < nd->ndim; d++)
+                full[d] = d < off ? 1 : msh[d - off];
+            expand(nd->ndim, wsz, e, shape, v, full);
+            v = e;
+            ea.stride[k] = 1;
+        }
+        ea.in[k] = v;
+    }
+    rc = ck_op_ew(&r->be, &ea, err);
+out:
+    for (int k = 0; k < nd->nargs; k++)
+        ck_chunk_view_release(&views[k]);
+    return rc;
+}
+
 static ck_code eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
                     void *dst, ck_arena *a, const memo *mm, ck_err *err)
 {
@@ -476,76 +594,8 @@ static ck_code eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
         ck_dtype_convert(nd->dtype, dst, m->dtype, tmp, n);
         return CK_OK;
     }
-    case CK_NODE_EW: {
-        ck_ew_args ea = {0};
-        ea.op = nd->ew;
-        ea.compute = nd->compute;
-        ea.result = nd->dtype;
-        ea.n = n;
-        ea.out = dst;
-        for (int k = 0; k < nd->nargs; k++) {
-            ck_dtype want =
-                nd->ew == CK_EW_WHERE && k == 0 ? CK_BOOL : nd->compute;
-            size_t wsz = ck_dtype_size(want);
-            if (nd->arg[k] < 0) {
-                void *s = ck_arena_alloc(a, 8);
-                if (!s)
-                    return ck_exec_no_room(err);
-                if (nd->scalar_t[k] == CK_F64)
-                    ck_dtype_convert(want, s, CK_F64, &nd->scalar[k], 1);
-                else {
-                    int64_t v = (int64_t)nd->scalar[k];
-                    ck_dtype_convert(want, s, CK_I64, &v, 1);
-                }
-                ea.in[k] = s;
-                ea.stride[k] = 0;
-                continue;
-            }
-            const ck_node *m = &r->p->node[nd->arg[k]];
-            int off = nd->ndim - m->ndim;
-            int64_t ms[CK_MAX_DIMS], msh[CK_MAX_DIMS];
-            for (int d = 0; d < m->ndim; d++) {
-                int bc = m->shape[d] == 1 && nd->shape[d + off] != 1;
-                ms[d] = bc ? 0 : start[d + off];
-                msh[d] = bc ? 1 : shape[d + off];
-            }
-            size_t mn = (size_t)ck_exec_nelem(m->ndim, msh);
-            void *v;
-            if (memo_has(mm, nd->arg[k], m->ndim, ms, msh)) {
-                v = (void *)(uintptr_t)mm->data; /* only read */
-            } else {
-                if (!(v = ck_arena_alloc(a, mn * ck_dtype_size(m->dtype))))
-                    return ck_exec_no_room(err);
-                size_t mark = a->used; /* the operand's scratch is free after */
-                CK_TRY(eval(r, nd->arg[k], ms, msh, v, a, mm, err));
-                a->used = mark;
-            }
-            if (m->dtype != want) {
-                void *c = ck_arena_alloc(a, mn * wsz);
-                if (!c)
-                    return ck_exec_no_room(err);
-                ck_dtype_convert(want, c, m->dtype, v, mn);
-                v = c;
-            }
-            if (mn == n) {
-                ea.stride[k] = 1;
-            } else if (mn == 1) {
-                ea.stride[k] = 0;
-            } else {
-                int64_t full[CK_MAX_DIMS];
-                void *e = ck_arena_alloc(a, n * wsz);
-                if (!e)
-                    return ck_exec_no_room(err);
-                for (int d = 0; d < nd->ndim; d++)
-                    full[d] = d < off ? 1 : msh[d - off];
-                expand(nd->ndim, wsz, e, shape, v, full);
-                v = e;
-                ea.stride[k] = 1;
-            }
-            ea.in[k] = v;
-        }
-        return ck_op_ew(&r->be, &ea, err);
-    }
+    case CK_NODE_EW:
+        return eval_ew(r, nd, start, shape, dst, a, mm, err);
     }
     return ck_err_set(err, CK_ENOTSUP, "run: node kind %d", (int)nd->kind);
 }
