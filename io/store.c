@@ -447,17 +447,24 @@ ck_code ck_array_read_region(ck_array *a, const int64_t *start,
         }
         if (!empty) {
             const void *data = chunk;
+            ck_chunk_view view = {0};
             int slot = -1;
-            ck_code rc;
+            ck_code rc = CK_OK;
             scratch->used = mark;
-            rc = cache ? ck_chunk_cache_get(cache, cc, chunk, scratch, &data,
-                                            &slot, err)
-                       : ck_array_read_chunk(a, cc, chunk, scratch, err);
+            /* a chunk stored raw is seen in place, not copied */
+            if (!cache && ck_array_view_chunk(a, cc, &view))
+                data = view.data;
+            else if (cache)
+                rc = ck_chunk_cache_get(cache, cc, chunk, scratch, &data, &slot,
+                                        err);
+            else
+                rc = ck_array_read_chunk(a, cc, chunk, scratch, err);
             if (rc != CK_OK)
                 return rc;
             ck_box_convert(nd, to, dst, nsel, doff, a->info.dtype, data,
                            g->chunk, soff, st, box);
             ck_chunk_cache_put(cache, slot);
+            ck_chunk_view_release(&view);
         }
         /* Odometer over the chunk coordinates c0..c1. */
         int d = nd - 1;
