@@ -159,6 +159,38 @@ class Pipeline(C.InteropCase):
                           keepdims=True)
         self.check_reduce(src, self.i4, "var", 1, 1e-12, ddof=1)
 
+    def test_integer_mean_and_std_across_magnitudes(self):
+        # int64 rows of small values (int64 lanes), values near 2^30 (exact
+        # 128-bit sums) and near 2^45 (float route), each 10000 long so
+        # variance blocks of all three kinds occur; against the exact
+        # values from Python integers
+        from fractions import Fraction
+        x = np.stack([RNG.integers(-100, 100, 10000),
+                      RNG.integers(2**30 - 5000, 2**30 + 5000, 10000),
+                      RNG.integers(-2**45, 2**45, 10000)]).astype(np.int64)
+        with h5py.File(self.path("mag.h5"), "w") as f:
+            f.create_dataset("x", data=x, chunks=(1, 10000))
+        out = self.out("mag_out.h5")
+        self.run_ok({
+            "inputs": {"x": self.path("mag.h5") + ":/x"},
+            "steps": [{"name": "m", "op": "mean", "args": ["x"], "axis": 1},
+                      {"name": "v", "op": "var", "args": ["x"], "axis": 1},
+                      {"name": "s", "op": "std", "args": ["x"]}],
+            "outputs": {k: out + ":/" + k for k in "mvs"}})
+        for r in range(3):
+            row = [int(v) for v in x[r]]
+            mean = Fraction(sum(row), len(row))
+            var = sum((Fraction(v) - mean) ** 2 for v in row) / len(row)
+            self.assertAlmostEqual(read(out + ":/m")[r] / float(mean), 1,
+                                   delta=1e-15)
+            self.assertAlmostEqual(read(out + ":/v")[r] / float(var), 1,
+                                   delta=1e-12)
+        allv = [int(v) for v in x.ravel()]
+        mean = Fraction(sum(allv), len(allv))
+        var = sum((Fraction(v) - mean) ** 2 for v in allv) / len(allv)
+        np.testing.assert_allclose(read(out + ":/s"), float(var) ** 0.5,
+                                   rtol=1e-12)
+
     def test_histogram_matches_numpy(self):
         out = self.out("hist.zarr")
         self.run_ok({
