@@ -196,9 +196,14 @@ static void combine_one(ck_red_op op, ck_red_state *d, const ck_red_state *s)
     case CK_RED_VAR:
     case CK_RED_STD:
     case CK_RED_NANVAR:
-    case CK_RED_NANSTD:
+    case CK_RED_NANSTD: {
+        /* the values' sum too, as a mean's (see ck_red_mean_of) */
+        double c = s->comp;
+        ck_red_sum_add(d, s->v.f);
+        d->comp += c;
         ck_red_chan_merge(d, s->k, s->mean, s->m2);
         break;
+    }
     case CK_RED_COUNT_NONZERO:
     case CK_RED_ANY:
     case CK_RED_ALL:
@@ -209,6 +214,15 @@ static void combine_one(ck_red_op op, ck_red_state *d, const ck_red_state *s)
     }
     d->n += s->n;
     d->kind = kind;
+}
+
+int ck_red_mean_of(ck_red_op mean, ck_red_op var)
+{
+    if (mean == CK_RED_MEAN)
+        return var == CK_RED_VAR || var == CK_RED_STD;
+    if (mean == CK_RED_NANMEAN)
+        return var == CK_RED_NANVAR || var == CK_RED_NANSTD;
+    return 0;
 }
 
 void ck_red_combine(ck_red_op op, void *dst, const void *src, size_t n)

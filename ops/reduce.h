@@ -42,6 +42,13 @@ void ck_red_combine(ck_red_op op, void *dst, const void *src, size_t n);
 ck_code ck_red_finalize(ck_red_op op, double ddof, const void *state, size_t n,
                         ck_dtype out, void *result, int *empty, ck_err *err);
 
+/* var, std and their nan- variants keep, besides their own, the state of
+ * the matching mean (the values' compensated sum and count), so that a mean
+ * over the same elements needs no fold of its own: 1 if op 'mean' can be
+ * finalised from the states of op 'var' (mean with var or std, nanmean with
+ * nanvar or nanstd). */
+int ck_red_mean_of(ck_red_op mean, ck_red_op var);
+
 /* Accumulates one block through the backend. */
 ck_code ck_op_reduce(const ck_be *be, const ck_red_args *a, ck_err *err);
 

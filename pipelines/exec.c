@@ -622,6 +622,8 @@ typedef struct fold {
     int nm;    /* the steps folded in this pass */
     int node[CK_MAX_FOLD];
     size_t off[CK_MAX_FOLD + 1]; /* member k's partial: part + off[k] */
+    int twin[CK_MAX_FOLD];       /* >= 0: member k, a mean, is read from
+                                    that member's var states */
     int operand;                 /* the values folded */
     int cond;                    /* >= 0: only where this is true (a mask) */
     ck_array *direct;            /* operand read in place, chunk by chunk */
@@ -676,6 +678,8 @@ static ck_code fold_member(fold *f, int k, const ck_chunk *c, const void *v,
         memcpy(part + 64, v, n * esz);
         return CK_OK;
     }
+    if (nd->kind == CK_NODE_REDUCE && f->twin[k] >= 0)
+        return CK_OK; /* its twin's fold carries it */
     if (nd->kind == CK_NODE_REDUCE) {
         int64_t os[CK_MAX_DIMS], osh[CK_MAX_DIMS];
         int64_t zero[CK_MAX_DIMS] = {0};
@@ -1041,6 +1045,18 @@ static ck_code run_fold(fold *f, ck_err *err)
                             ck_dtype_size(m->dtype), err));
     }
     n = (size_t)f->g.chunk_nelem;
+    /* A mean over the same axes as a var or std of the pass is read from
+     * that step's states (ck_red_mean_of): one kernel fewer per chunk. */
+    for (int k = 0; k < f->nm; k++) {
+        const ck_node *nk = &r->p->node[f->node[k]];
+        f->twin[k] = -1;
+        for (int j = 0; j < f->nm && nk->kind == CK_NODE_REDUCE; j++) {
+            const ck_node *nj = &r->p->node[f->node[j]];
+            if (f->twin[k] < 0 && nj->kind == CK_NODE_REDUCE &&
+                nj->axes == nk->axes && ck_red_mean_of(nk->red, nj->red))
+                f->twin[k] = j;
+        }
+    }
     /* Does the pass walk the operand's own chunks? */
     int own = first->kind != CK_NODE_MASK;
     /* An input folded over its own chunks in its own dtype is read in
@@ -1157,6 +1173,8 @@ static ck_code run_fold(fold *f, ck_err *err)
                 const ck_node *nd = &r->p->node[f->node[k]];
                 const char *part =
                     f->parts + (size_t)c * f->part_bytes + f->off[k];
+                if (nd->kind == CK_NODE_REDUCE && f->twin[k] >= 0)
+                    continue; /* read from its twin's states */
                 if (nd->kind == CK_NODE_REDUCE)
                     combine_box(f, k, &ch, out[k].states, part, out[k].gsh);
                 else if (nd->kind == CK_NODE_MASK)
@@ -1171,7 +1189,7 @@ static ck_code run_fold(fold *f, ck_err *err)
         f->wn = wn;
     }
     for (int k = 0; rc == CK_OK && k < f->nm; k++)
-        rc = fold_finish(f, k, &out[k], err);
+        rc = fold_finish(f, k, &out[f->twin[k] >= 0 ? f->twin[k] : k], err);
     for (int t = 0; t < threads; t++)
         ck_arena_release(&f->arena[t]);
     ck_budget_release(&r->budget, parts_charged);

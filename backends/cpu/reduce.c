@@ -59,6 +59,7 @@ typedef struct tile {
                                 sum of d and of d*d */
     int64_t k[TILE];         /* counted values */
     int64_t idx[TILE];       /* arg: index of v; -1 before the first */
+    double s[TILE];          /* var: the sums of pass 0 (see tile_mid) */
     int pass;                /* var: 0 sums values, 1 deviations */
 } tile;
 
@@ -445,6 +446,7 @@ enum { VAR_BLOCK = 4096 };
                 sd += d;                                                       \
                 sd2 += d * d;                                                  \
             }                                                                  \
+            ck_red_sum_add(st, s);                                             \
             var_put(st, cnt, shift, sd, sd2);                                  \
         }                                                                      \
     }
@@ -568,6 +570,7 @@ static void sum_add_i128(ck_red_state *st, i128 s)
             if (!((T)-1 > 0 && sizeof(T) == 8) &&                              \
                 small_sums_##N(x + b, e - b, &q1, &q2)) {                      \
                 i128 c = e - b, qn = c * q2 - (i128)q1 * q1;                   \
+                sum_add_i128(st, q1);                                          \
                 ck_red_chan_merge(st, e - b, (double)q1 / (double)(e - b),     \
                                   (double)qn / (double)(e - b));               \
                 continue;                                                      \
@@ -588,6 +591,7 @@ static void sum_add_i128(ck_red_state *st, i128 s)
             }                                                                  \
             int64_t c = e - b, m = (int64_t)s1; /* the exact sum */            \
             i128 num = (i128)c * s2 - (i128)m * m;                             \
+            sum_add_i128(st, m);                                               \
             ck_red_chan_merge(st, c, (double)m / (double)c,                    \
                               (double)num / (double)c);                        \
         }                                                                      \
@@ -830,8 +834,10 @@ static void tile_init(tile *t, int64_t w, int cls, int kind)
 /* var: between the passes, the sums become the shifts (batch means). */
 static void tile_mid(tile *t, int64_t w)
 {
-    for (int64_t j = 0; j < w; j++)
+    for (int64_t j = 0; j < w; j++) {
+        t->s[j] = t->v.f[j];
         t->v.f[j] = t->k[j] ? t->v.f[j] / (double)t->k[j] : 0;
+    }
     t->pass = 1;
 }
 
@@ -895,6 +901,8 @@ static void tile_flush(const tile *t, ck_red_state *st, int64_t w, int cls,
         }
         case C_VAR:
         case C_NANVAR:
+            if (t->k[j])
+                ck_red_sum_add(st, t->s[j]);
             var_put(st, t->k[j], t->v.f[j], t->b[j], t->c[j]);
             break;
         case C_NZ:

@@ -417,11 +417,13 @@ class Pipeline(C.InteropCase):
                 {"name": "s1", "op": "sum", "args": ["x"], "axis": 1},
                 {"name": "a1", "op": "argmax", "args": ["x"], "axis": 1},
                 {"name": "d0", "op": "std", "args": ["x"], "axis": 0},
+                # a mean read from the std's states (the same axes)
+                {"name": "m0", "op": "mean", "args": ["x"], "axis": 0},
                 {"name": "am", "op": "argmin", "args": ["x"]},
                 {"name": "h", "op": "histogram", "args": ["x"], "bins": 30,
                  "range": [-3, 3]}],
             "outputs": {k: out + ":/" + k
-                        for k in ("m", "s1", "a1", "d0", "am", "h")}})
+                        for k in ("m", "s1", "a1", "d0", "m0", "am", "h")}})
         np.testing.assert_allclose(read(out + ":/m"), x.mean(), rtol=1e-12,
                                    atol=1e-15)
         np.testing.assert_allclose(read(out + ":/s1"), x.sum(axis=1),
@@ -429,9 +431,35 @@ class Pipeline(C.InteropCase):
         self.assertSameArray(read(out + ":/a1"), x.argmax(axis=1))
         np.testing.assert_allclose(read(out + ":/d0"), x.std(axis=0),
                                    rtol=1e-12)
+        np.testing.assert_allclose(read(out + ":/m0"), x.mean(axis=0),
+                                   rtol=1e-12, atol=1e-15)
         self.assertEqual(int(read(out + ":/am")), int(x.argmin()))
         self.assertSameArray(read(out + ":/h"),
                              np.histogram(x, bins=30, range=(-3, 3))[0])
+
+    def test_mean_beside_var_comes_from_its_states(self):
+        # nanmean with nanvar and mean with var over the same axes share
+        # the var's fold; NaN skipped or propagated as NumPy does
+        out = self.out("twins.h5")
+        src = self.path("in.h5") + ":/f8"
+        self.run_ok({
+            "inputs": {"x": src},
+            "steps": [
+                {"name": "nm", "op": "nanmean", "args": ["x"], "axis": 1},
+                {"name": "nv", "op": "nanvar", "args": ["x"], "axis": 1},
+                {"name": "m", "op": "mean", "args": ["x"], "axis": 0},
+                {"name": "v", "op": "var", "args": ["x"], "axis": 0,
+                 "ddof": 1}],
+            "outputs": {k: out + ":/" + k for k in ("nm", "nv", "m", "v")}})
+        x = self.f8
+        np.testing.assert_allclose(read(out + ":/nm"), np.nanmean(x, axis=1),
+                                   rtol=1e-12)
+        np.testing.assert_allclose(read(out + ":/nv"), np.nanvar(x, axis=1),
+                                   rtol=1e-12)
+        np.testing.assert_allclose(read(out + ":/m"), x.mean(axis=0),
+                                   rtol=1e-12, equal_nan=True)
+        np.testing.assert_allclose(read(out + ":/v"), x.var(axis=0, ddof=1),
+                                   rtol=1e-12, equal_nan=True)
 
     def test_a_mask_only_folded_is_never_held(self):
         # x[x < 10] feeding only a histogram and reductions is folded chunk
