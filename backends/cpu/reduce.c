@@ -516,16 +516,16 @@ __extension__ typedef __int128 i128;
                                         int64_t *s2)                           \
     {                                                                          \
         uint64_t big = 0, s = 0;                                               \
-        int64_t q = 0;                                                         \
+        uint64_t q = 0; /* unsigned: a large value's square may wrap */        \
         for (int64_t i = 0; i < len; i++) {                                    \
             uint64_t v = (uint64_t)(int64_t)x[i];                              \
             int32_t w = (int32_t)(int64_t)x[i]; /* exact when small */         \
             big |= (v + ((uint64_t)1 << SMALL_BIT)) >> (SMALL_BIT + 1);        \
             s += v;                                                            \
-            q += (int64_t)w * w;                                               \
+            q += (uint64_t)((int64_t)w * w);                                   \
         }                                                                      \
         *s1 = (int64_t)s;                                                      \
-        *s2 = q;                                                               \
+        *s2 = (int64_t)q;                                                      \
         return !big;                                                           \
     }
 
