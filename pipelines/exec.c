@@ -833,6 +833,7 @@ static ck_code fold_chunk(fold *f, const ck_chunk *c, ck_arena *a, ck_err *err)
      * cache, all of them each slab, rather than one whole chunk after
      * another from memory. */
     int64_t row = ndim > 0 && sh[0] > 0 ? (int64_t)n / sh[0] : 1;
+    row = row > 0 ? row : 1; /* an empty box: one empty slab */
     int64_t step = ndim > 0 && f->nm > 1 && f->slabs
                        ? (int64_t)(SLAB_BYTES / ((size_t)row * esz))
                        : (ndim > 0 ? sh[0] : 1);
