@@ -33,7 +33,7 @@ static size_t factor_bytes(const xrun *r, const ck_node *s, int tall,
                            int64_t lines);
 
 /* Rows per glm kernel call: its scratch is about this many rows of X. */
-enum { GLM_SLICE = 8192 };
+enum { GLM_SLICE = 8192, GLM_GROUP = 8 };
 
 /* Rows of a randomized-SVD panel: 8 was fastest of 4..128 on 20000 x
  * 5000 (1.47 s against 1.9 for 32 and 2.1 for 16). */
@@ -874,9 +874,14 @@ typedef struct gfit {
     const ck_node *nd;
     rows w;
     int64_t n, p;
-    double *x, *y; /* the data, when held in memory */
-    double *scratch;
+    double *x, *y;   /* the data, when held in memory */
+    double *scratch; /* nt kernel scratches of scratch_n doubles */
     size_t scratch_n;
+    int nt;         /* threads folding slices */
+    double *part;   /* GLM_GROUP slices' partial loss, grad, hess */
+    int64_t i0, nr; /* the group's rows (of the block at x, y) */
+    const double *gx, *gy;
+    int64_t next;    /* atomic: next slice of the group */
     int checking;    /* the first pass: check the data, fill x and y */
     const double *b; /* the pass's parameters */
     double loss, *grad, *hess;
@@ -884,17 +889,64 @@ typedef struct gfit {
                     const double *y, ck_err *err);
 } gfit;
 
-/* Adds rows r0.. of a block to the pass's sums, GLM_SLICE rows at a
- * time (the kernel's scratch is sized for that many). */
+/* Doubles of one slice's partial sums: loss, grad (d), hess (d x d). */
+static int64_t part_len(const gfit *g)
+{
+    int64_t d = g->p + (g->nd->glm.fit_intercept ? 1 : 0);
+    return 1 + d + d * d;
+}
+
+/* A worker: takes slices of the group in turn and sums each into its own
+ * partial (so the sums do not depend on which thread took which). */
+static ck_code glm_slice_worker(void *ctx, int id, ck_par *par, ck_err *err)
+{
+    gfit *g = ctx;
+    int64_t d = g->p + (g->nd->glm.fit_intercept ? 1 : 0), len = part_len(g);
+    double *scratch = g->scratch + (size_t)id * g->scratch_n;
+
+    while (!ck_par_stopped(par)) {
+        int64_t k = __atomic_fetch_add(&g->next, 1, __ATOMIC_RELAXED);
+        int64_t i = g->i0 + k * GLM_SLICE;
+        if (k >= GLM_GROUP || i >= g->nr)
+            break;
+        int64_t m = g->nr - i < GLM_SLICE ? g->nr - i : GLM_SLICE;
+        double *pt = g->part + k * len;
+        memset(pt, 0, (size_t)len * 8);
+        CK_TRY(ck_glm_block(&g->r->be, &g->nd->glm, g->gx + i * g->p, g->gy + i,
+                            m, g->p, g->b, pt, g->grad ? pt + 1 : NULL,
+                            g->hess ? pt + 1 + d : NULL, scratch, err));
+    }
+    return CK_OK;
+}
+
+/* Adds rows r0.. of a block to the pass's sums, GLM_SLICE rows at a time
+ * (the kernel's scratch is sized for that many): GLM_GROUP slices at once
+ * on the pass's threads, their partial sums then added in slice order, so
+ * the result is the same for any --threads. */
 static ck_code glm_sums(gfit *g, int64_t r0, int64_t nr, const double *x,
                         const double *y, ck_err *err)
 {
+    int64_t d = g->p + (g->nd->glm.fit_intercept ? 1 : 0), len = part_len(g);
+
     (void)r0;
-    for (int64_t i = 0; i < nr; i += GLM_SLICE) {
-        int64_t k = nr - i < GLM_SLICE ? nr - i : GLM_SLICE;
-        CK_TRY(ck_glm_block(&g->r->be, &g->nd->glm, x + i * g->p, y + i, k,
-                            g->p, g->b, &g->loss, g->grad, g->hess, g->scratch,
-                            err));
+    g->gx = x;
+    g->gy = y;
+    g->nr = nr;
+    for (int64_t i0 = 0; i0 < nr; i0 += GLM_GROUP * GLM_SLICE) {
+        int64_t ns = (nr - i0 + GLM_SLICE - 1) / GLM_SLICE;
+        ns = ns < GLM_GROUP ? ns : GLM_GROUP;
+        g->i0 = i0;
+        g->next = 0;
+        CK_TRY(
+            ck_par_run(g->nt < ns ? g->nt : (int)ns, glm_slice_worker, g, err));
+        for (int64_t k = 0; k < ns; k++) {
+            const double *pt = g->part + k * len;
+            g->loss += pt[0];
+            for (int64_t j = 0; g->grad && j < d; j++)
+                g->grad[j] += pt[1 + j];
+            for (int64_t j = 0; g->hess && j < d * d; j++)
+                g->hess[j] += pt[1 + d + j];
+        }
     }
     return CK_OK;
 }
@@ -975,15 +1027,20 @@ ck_code ck_exec_run_glm(xrun *r, int i, ck_err *err)
     g.nd = nd;
     g.n = n;
     g.p = p;
-    /* the solver's own state: a few d x d matrices and d vectors */
+    /* the solver's own state: a few d x d matrices and d vectors; a
+     * kernel scratch per thread and the slices' partial sums */
     int64_t fixed = (4 * d * d + 64 * d) * 8;
+    g.nt = r->o->threads > 0 ? r->o->threads : ck_ncpus();
+    g.nt = g.nt < GLM_GROUP ? g.nt : GLM_GROUP;
     g.scratch_n = ck_glm_block_scratch(GLM_SLICE, p);
-    if ((rc = charge(r, fixed + (int64_t)g.scratch_n * 8, nd,
-                     "the solver's state", err)) != CK_OK)
+    int64_t own =
+        fixed + (int64_t)g.scratch_n * 8 * g.nt + GLM_GROUP * part_len(&g) * 8;
+    if ((rc = charge(r, own, nd, "the solver's state", err)) != CK_OK)
         return rc;
-    ch = fixed + (int64_t)g.scratch_n * 8;
-    g.scratch = malloc(g.scratch_n * 8 + 8);
-    if (!g.scratch) {
+    ch = own;
+    g.scratch = malloc(g.scratch_n * 8 * (size_t)g.nt + 8);
+    g.part = malloc((size_t)(GLM_GROUP * part_len(&g)) * 8);
+    if (!g.scratch || !g.part) {
         rc = ck_err_set(err, CK_ENOMEM, "out of memory");
         goto out;
     }
@@ -1048,6 +1105,7 @@ out:
     ck_glm_result_release(&res);
     ck_budget_release(&r->budget, ch);
     free(g.scratch);
+    free(g.part);
     free(g.x);
     free(g.y);
     if (rc != CK_OK)
