@@ -953,6 +953,8 @@ static size_t member_part_bytes(const fold *f, int k)
     if (nd->kind == CK_NODE_MASK)
         return ck_exec_al((size_t)f->g.chunk_nelem * ck_dtype_size(m->dtype)) +
                64;
+    if (nd->kind == CK_NODE_REDUCE && f->twin[k] >= 0)
+        return 0; /* read from its twin's states */
     if (nd->kind != CK_NODE_REDUCE)
         return ck_exec_al(
             (size_t)nd->nbins *

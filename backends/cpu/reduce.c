@@ -493,17 +493,21 @@ __extension__ typedef __int128 i128;
  * pixels) are summed, and their squares too, in plain int64 lanes: exact
  * for any run of them (squares: VAR_BLOCK at a time), and vectorised, with
  * AVX2 where the CPU has it.  Each returns 0 when a value is larger, and
- * the caller takes the 128-bit route. */
+ * the caller takes the 128-bit route (uint64 always does). */
 #if defined(__x86_64__) && defined(__GNUC__)
 #define CK_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define CK_CLONES
 #endif
 #define SMALL_BIT 25
+/* uint64: values past INT64_MAX would look small; they never are. */
+#define U64(T) ((T)-1 > 0 && sizeof(T) == 8)
 #define DEF_SMALL(N, T)                                                        \
     CK_CLONES static int small_sum_##N(const T *x, int64_t len, int64_t *s1)   \
     {                                                                          \
         uint64_t big = 0, s = 0;                                               \
+        if (U64(T))                                                            \
+            return 0;                                                          \
         for (int64_t i = 0; i < len; i++) {                                    \
             uint64_t v = (uint64_t)(int64_t)x[i];                              \
             big |= (v + ((uint64_t)1 << SMALL_BIT)) >> (SMALL_BIT + 1);        \
@@ -517,6 +521,8 @@ __extension__ typedef __int128 i128;
     {                                                                          \
         uint64_t big = 0, s = 0;                                               \
         uint64_t q = 0; /* unsigned: a large value's square may wrap */        \
+        if (U64(T))                                                            \
+            return 0;                                                          \
         for (int64_t i = 0; i < len; i++) {                                    \
             uint64_t v = (uint64_t)(int64_t)x[i];                              \
             int32_t w = (int32_t)(int64_t)x[i]; /* exact when small */         \
@@ -544,9 +550,7 @@ static void sum_add_i128(ck_red_state *st, i128 s)
         i128 s0 = 0, s1 = 0;                                                   \
         int64_t i = 0, small;                                                  \
         (void)ridx, (void)rstep;                                               \
-        if ((T)-1 > 0 && sizeof(T) == 8) {                                     \
-            /* u64: values past INT64_MAX look small */                        \
-        } else if (small_sum_##N(x, len, &small)) {                            \
+        if (small_sum_##N(x, len, &small)) {                                   \
             sum_add_i128(st, small);                                           \
             return;                                                            \
         }                                                                      \
@@ -567,8 +571,7 @@ static void sum_add_i128(ck_red_state *st, i128 s)
         for (int64_t b = 0; b < len; b += VAR_BLOCK) {                         \
             int64_t e = len - b < VAR_BLOCK ? len : b + VAR_BLOCK;             \
             int64_t q1, q2;                                                    \
-            if (!((T)-1 > 0 && sizeof(T) == 8) &&                              \
-                small_sums_##N(x + b, e - b, &q1, &q2)) {                      \
+            if (small_sums_##N(x + b, e - b, &q1, &q2)) {                      \
                 i128 c = e - b, qn = c * q2 - (i128)q1 * q1;                   \
                 sum_add_i128(st, q1);                                          \
                 ck_red_chan_merge(st, e - b, (double)q1 / (double)(e - b),     \
