@@ -45,8 +45,8 @@ enum { RS_PANEL = 8 };
  * (rows of y match rows of L).  Blocks come in order to fn on the calling
  * thread; the next block is read meanwhile. */
 
-typedef ck_code (*block_fn)(void *ctx, int64_t r0, int64_t nr, double *blk,
-                            const double *y, ck_err *err);
+typedef ck_code (*block_fn)(void *ctx, int64_t r0, int64_t nr,
+                            const double *blk, const double *y, ck_err *err);
 
 typedef struct rows {
     xrun *r;
@@ -58,6 +58,11 @@ typedef struct rows {
     int64_t sub;   /* A rows per read task */
     int nbuf;      /* 2: the next block is read while one is computed */
     int threads;
+    /* blocks are A's chunks seen in place (ck_array_view_chunk), one per
+     * slot, instead of copies: A is an input of float64 chunks that span
+     * its rows whole, stored raw */
+    int view;
+    ck_chunk_view vw[2];
     ck_arena arena[64];
     size_t arena_bytes;
     /* the block buffers, kept across passes: memory freed to the system
@@ -144,16 +149,33 @@ static ck_code fill_worker(void *ctx, int id, ck_par *par, ck_err *err)
     return rc;
 }
 
-static ck_code rows_fill(rows *w, int64_t b, double *blk, double *y,
+/* Block b into slot s: *blk is set to the block's rows, a view of A's
+ * chunk where w->view and the chunk can be seen in place, else the slot's
+ * buffer, filled. */
+static ck_code rows_fill(rows *w, int64_t b, int s, const double **blk,
                          ck_err *err)
 {
     fill f = {0};
+    size_t bb = (size_t)(w->nr * w->n) * 8;
 
     f.w = w;
     f.r0 = b * w->nr;
     f.nr = w->m - f.r0 < w->nr ? w->m - f.r0 : w->nr;
-    f.blk = blk;
-    f.y = y;
+    f.y = w->yv[s];
+    ck_chunk_view_release(&w->vw[s]);
+    if (w->view &&
+        ck_array_view_chunk(w->r->x[w->a].arr, (int64_t[2]){b, 0}, &w->vw[s])) {
+        /* only y (if any) is left to read */
+        *blk = w->vw[s].data;
+        f.ntasks = w->y >= 0 ? 1 : 0;
+        return f.ntasks ? ck_par_run(1, fill_worker, &f, err) : CK_OK;
+    }
+    /* a chunk that cannot be seen in place is read: the slot's buffer,
+     * charged with the pass, is made on first use */
+    if (!w->blk[s] && !(w->blk[s] = malloc(bb ? bb : 1)))
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    f.blk = w->blk[s];
+    *blk = f.blk;
     f.ntasks = ((w->transpose ? w->n : f.nr) + w->sub - 1) / w->sub +
                (w->y >= 0 ? 1 : 0);
     return ck_par_run(w->threads < f.ntasks ? w->threads : (int)f.ntasks,
@@ -277,6 +299,20 @@ static ck_code rows_init(rows *w, xrun *r, int a, int transpose, int y,
     }
     if (!transpose && w->sub > w->nr)
         w->sub = w->nr;
+    /* blocks of one chunk each, of an input stored raw as float64 with
+     * chunks that span the columns: seen in place, no copy (the probe
+     * maps chunk 0 once) */
+    if (!transpose && an->kind == CK_NODE_INPUT && an->dtype == CK_F64) {
+        const ck_grid *g = ck_array_grid(r->x[a].arr);
+        ck_chunk_view probe = {0};
+        if (ck_array_info_of(r->x[a].arr)->dtype == CK_F64 && g->ndim == 2 &&
+            g->chunk[1] == w->n &&
+            (w->nr == g->chunk[0] || (w->nr == w->m && g->chunk[0] >= w->m)) &&
+            ck_array_view_chunk(r->x[a].arr, (int64_t[2]){0, 0}, &probe)) {
+            w->view = 1;
+            ck_chunk_view_release(&probe);
+        }
+    }
     w->arena_bytes = rows_arena(w, w->nr);
     for (int t = 0; rc == CK_OK && t < w->threads; t++)
         rc = ck_arena_reserve(&w->arena[t], &r->budget, w->arena_bytes,
@@ -289,6 +325,7 @@ static void rows_release(rows *w)
     for (int t = 0; t < 64; t++)
         ck_arena_release(&w->arena[t]);
     for (int s = 0; s < 2; s++) {
+        ck_chunk_view_release(&w->vw[s]);
         free(w->blk[s]);
         free(w->yv[s]);
         w->blk[s] = w->yv[s] = NULL;
@@ -301,7 +338,7 @@ static void rows_release(rows *w)
 /* The reader thread of a pass and the consumer share two slots. */
 typedef struct pass {
     rows *w;
-    double *blk[2], *y[2];
+    const double *blk[2]; /* the slots' blocks: views or buffers */
     int64_t nblocks;
     int full[2];
     int stop;
@@ -324,7 +361,7 @@ static void *reader(void *arg)
         pthread_mutex_unlock(&p->mu);
         if (stop)
             break;
-        ck_code rc = rows_fill(p->w, b, p->blk[s], p->y[s], &p->err);
+        ck_code rc = rows_fill(p->w, b, s, &p->blk[s], &p->err);
         pthread_mutex_lock(&p->mu);
         if (rc != CK_OK) {
             p->rc = rc;
@@ -339,8 +376,9 @@ static void *reader(void *arg)
     return NULL;
 }
 
-/* Runs fn over every block of w in order.  Two block buffers are charged
- * to the budget for the duration. */
+/* Runs fn over every block of w in order.  Two blocks' bytes are charged
+ * to the budget for the duration, whether they are buffers or views
+ * (mapped pages count as the process's memory too). */
 static ck_code rows_run(rows *w, block_fn fn, void *ctx, ck_err *err)
 {
     pass p;
@@ -357,32 +395,28 @@ static ck_code rows_run(rows *w, block_fn fn, void *ctx, ck_err *err)
         CK_TRY(ck_budget_charge(&w->r->budget, charge, "row blocks", err));
         w->charged = charge;
         for (int s = 0; s < nb; s++) {
-            w->blk[s] = malloc(bb ? bb : 1);
-            w->yv[s] = w->y >= 0 ? malloc(yb ? yb : 1) : NULL;
-            if (!w->blk[s] || (w->y >= 0 && !w->yv[s]))
+            if (!w->view && !(w->blk[s] = malloc(bb ? bb : 1)))
+                return ck_err_set(err, CK_ENOMEM, "out of memory");
+            if (w->y >= 0 && !(w->yv[s] = malloc(yb ? yb : 1)))
                 return ck_err_set(err, CK_ENOMEM, "out of memory");
         }
-    }
-    for (int s = 0; s < nb; s++) {
-        p.blk[s] = w->blk[s];
-        p.y[s] = w->yv[s];
     }
     /* the bar counts blocks; passes that follow one another (a solver's
      * iterations) add theirs as they start */
     ck_progress *bar = w->r->o->progress;
     if (bar)
         __atomic_add_fetch(&bar->total, p.nblocks, __ATOMIC_RELAXED);
-    if (rc == CK_OK && nb == 1) {
+    if (nb == 1) {
         /* one buffer: read, then compute */
         for (int64_t b = 0; rc == CK_OK && b < p.nblocks; b++) {
             int64_t r0 = b * w->nr;
             int64_t n = w->m - r0 < w->nr ? w->m - r0 : w->nr;
-            rc = rows_fill(w, b, p.blk[0], p.y[0], err);
+            rc = rows_fill(w, b, 0, &p.blk[0], err);
             if (rc == CK_OK)
-                rc = fn(ctx, r0, n, p.blk[0], p.y[0], err);
+                rc = fn(ctx, r0, n, p.blk[0], w->yv[0], err);
             ck_progress_add(bar, n * w->n * 8);
         }
-    } else if (rc == CK_OK) {
+    } else {
         pthread_mutex_init(&p.mu, NULL);
         pthread_cond_init(&p.cv, NULL);
         if (pthread_create(&th, NULL, reader, &p) != 0) {
@@ -399,7 +433,7 @@ static ck_code rows_run(rows *w, block_fn fn, void *ctx, ck_err *err)
                     break;
                 int64_t r0 = b * w->nr;
                 int64_t n = w->m - r0 < w->nr ? w->m - r0 : w->nr;
-                rc = fn(ctx, r0, n, p.blk[s], p.y[s], err);
+                rc = fn(ctx, r0, n, p.blk[s], w->yv[s], err);
                 ck_progress_add(bar, n * w->n * 8);
                 pthread_mutex_lock(&p.mu);
                 p.full[s] = 0;
@@ -421,6 +455,9 @@ static ck_code rows_run(rows *w, block_fn fn, void *ctx, ck_err *err)
         pthread_cond_destroy(&p.cv);
         pthread_mutex_destroy(&p.mu);
     }
+    /* the views go with the pass: the page cache keeps the data */
+    for (int s = 0; s < 2; s++)
+        ck_chunk_view_release(&w->vw[s]);
     return rc;
 }
 
@@ -484,7 +521,7 @@ typedef struct tsqr {
     double *colsum; /* n: column sums of L, for the sign of wide inputs */
 } tsqr;
 
-static ck_code tsqr_block(void *ctx, int64_t r0, int64_t nr, double *blk,
+static ck_code tsqr_block(void *ctx, int64_t r0, int64_t nr, const double *blk,
                           const double *y, ck_err *err)
 {
     tsqr *t = ctx;
@@ -530,7 +567,7 @@ typedef struct rpass {
     double *yb;      /* nr x l scratch */
 } rpass;
 
-static ck_code rpass_block(void *ctx, int64_t r0, int64_t nr, double *blk,
+static ck_code rpass_block(void *ctx, int64_t r0, int64_t nr, const double *blk,
                            const double *y, ck_err *err)
 {
     rpass *q = ctx;
@@ -575,8 +612,9 @@ static ck_code svd_exact(xrun *r, int i, int transpose, ck_err *err)
     int64_t fixed = (int64_t)(4 * n * n + 4 * n) * 8, ch = 0, nr;
     ck_code rc;
 
-    if ((rc = rows_init(&w, r, a, transpose, -1, n, 0, n * 8, fixed, "svd",
-                        err)) != CK_OK)
+    /* room for the factors, charged after the pass, is left beside it */
+    if ((rc = rows_init(&w, r, a, transpose, -1, n, 0, n * 8,
+                        fixed + (2 * n * k + k) * 8, "svd", err)) != CK_OK)
         goto out;
     nr = w.nr;
     if ((rc = charge(r, fixed + nr * n * 8, nd, "the R factor", err)) != CK_OK)
@@ -696,8 +734,10 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
                      err)) != CK_OK)
         return rc;
     ch = fixed;
-    if ((rc = rows_init(&w, r, a, transpose, -1, 1, 0, l * 8, 0,
-                        "a randomized svd", err)) != CK_OK)
+    /* room for the factors, charged after the passes, is left beside
+     * them */
+    if ((rc = rows_init(&w, r, a, transpose, -1, 1, 0, l * 8,
+                        (m + n + 1) * k * 8, "a randomized svd", err)) != CK_OK)
         goto out;
     nr = w.nr;
     if ((rc = charge(r, nr * l * 8, nd, "a block's products", err)) != CK_OK)
@@ -855,14 +895,22 @@ ck_code ck_exec_run_svd(xrun *r, int i, ck_err *err)
     if (!nd->randomized && !transpose && an->kind == CK_NODE_INPUT) {
         /* U's chunks: whole chunks of A when one worker's share fits what
          * is left (each chunk of A is then read once, in place), else the
-         * plan's */
+         * plan's.  The share: the chunk, its copy for the writer and the
+         * writer's encoding scratch (at most a chunk's bound, counted as
+         * two), and reading A's rows */
         ck_node *u = &r->p->node[i + 1];
         int64_t crows = an->chunks[0], left = r->budget.limit - r->budget.used;
         int64_t out = crows * nd->k * 8;
         if (crows > u->chunks[0] && crows <= an->shape[0] &&
             an->shape[0] % crows == 0 &&
-            2 * out + (int64_t)factor_bytes(r, nd, 1, crows) <= left)
+            4 * out + (int64_t)factor_bytes(r, nd, 1, crows) <= left)
             u->chunks[0] = crows;
+        /* and chunks that do not fit are made fit, rather than refused */
+        while (u->chunks[0] > 1 &&
+               4 * u->chunks[0] * nd->k * 8 +
+                       (int64_t)factor_bytes(r, nd, 1, u->chunks[0]) >
+                   left)
+            u->chunks[0] = (u->chunks[0] + 1) / 2;
     }
     return CK_OK;
 }
@@ -951,8 +999,8 @@ static ck_code glm_sums(gfit *g, int64_t r0, int64_t nr, const double *x,
     return CK_OK;
 }
 
-static ck_code glm_block_fn(void *ctx, int64_t r0, int64_t nr, double *blk,
-                            const double *y, ck_err *err)
+static ck_code glm_block_fn(void *ctx, int64_t r0, int64_t nr,
+                            const double *blk, const double *y, ck_err *err)
 {
     gfit *g = ctx;
 
