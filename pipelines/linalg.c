@@ -1026,7 +1026,6 @@ static ck_code glm_block_fn(void *ctx, int64_t r0, int64_t nr,
             memcpy(g->x + r0 * g->p, blk, (size_t)(nr * g->p) * 8);
             memcpy(g->y + r0, y, (size_t)nr * 8);
         }
-        return CK_OK;
     }
     return glm_sums(g, r0, nr, blk, y, err);
 }
@@ -1045,10 +1044,13 @@ static ck_code glm_pass(void *ctx, const double *b, double *loss, double *grad,
         memset(grad, 0, (size_t)d * 8);
     if (hess)
         memset(hess, 0, (size_t)(d * d) * 8);
-    if (g->x) {
+    /* the first pass reads the data from its stores, checking it (and
+     * keeping it, when it is held in memory) as it goes */
+    if (g->x && !g->checking) {
         CK_TRY(glm_sums(g, 0, g->n, g->x, g->y, err));
     } else {
         CK_TRY(rows_run(&g->w, glm_block_fn, g, err));
+        g->checking = 0;
     }
     *loss = g->loss / (double)g->n;
     if (grad)
@@ -1110,9 +1112,6 @@ ck_code ck_exec_run_glm(xrun *r, int i, ck_err *err)
                         "glm_fit", err)) != CK_OK)
         goto out_rows;
     g.checking = 1;
-    if ((rc = rows_run(&g.w, glm_block_fn, &g, err)) != CK_OK)
-        goto out_rows;
-    g.checking = 0;
     /* the kernel's BLAS calls are small (GLM_SLICE rows): one BLAS thread
      * computes while the readers read, instead of BLAS threads spinning */
     ck_be_cpu_threads(1);

@@ -1241,9 +1241,6 @@ static void build_index(ck_array *a)
         free(t);
     ha->index = ok ? t : NULL;
     __atomic_store_n(&ha->index_state, ok ? 1 : -1, __ATOMIC_RELEASE);
-    if (getenv("CK_DBG"))
-        fprintf(stderr, "index ok=%d n=%llu ub=%llu\n", ok,
-                (unsigned long long)n, (unsigned long long)ub);
 }
 
 /* Where chunk coords is stored, from the index: 1 when the index answers
