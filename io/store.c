@@ -361,10 +361,23 @@ ck_code ck_array_read_chunk(ck_array *a, const int64_t *coords, void *dst,
 
 int ck_array_view_chunk(ck_array *a, const int64_t *coords, ck_chunk_view *v)
 {
+    return ck_array_view_chunk_bytes(
+        a, coords, 0,
+        (size_t)a->grid.chunk_nelem * ck_dtype_size(a->info.dtype), v);
+}
+
+int ck_array_view_chunk_bytes(ck_array *a, const int64_t *coords, size_t off,
+                              size_t len, ck_chunk_view *v)
+{
+    size_t whole = (size_t)a->grid.chunk_nelem * ck_dtype_size(a->info.dtype);
+
     for (int d = 0; d < a->grid.ndim; d++)
         if (coords[d] < 0 || coords[d] >= a->grid.nchunks[d])
             return 0;
-    return a->store->ops->view_chunk && a->store->ops->view_chunk(a, coords, v);
+    if (off > whole || len > whole - off || len == 0)
+        return 0;
+    return a->store->ops->view_chunk &&
+           a->store->ops->view_chunk(a, coords, off, len, v);
 }
 
 void ck_chunk_view_release(ck_chunk_view *v)

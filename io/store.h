@@ -145,6 +145,10 @@ typedef struct ck_chunk_view {
  * mapping fails: then read it with ck_array_read_chunk, which reports
  * what is wrong.  Release the view with ck_chunk_view_release. */
 int ck_array_view_chunk(ck_array *a, const int64_t *coords, ck_chunk_view *v);
+/* The same for bytes [off, off + len) of the chunk only (v->data points at
+ * byte off; only those pages are mapped): a few rows of a large chunk. */
+int ck_array_view_chunk_bytes(ck_array *a, const int64_t *coords, size_t off,
+                              size_t len, ck_chunk_view *v);
 void ck_chunk_view_release(ck_chunk_view *v);
 
 /* Reads the region start[d] <= i < stop[d] taking every step[d]-th element

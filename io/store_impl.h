@@ -46,8 +46,10 @@ struct ck_store_ops {
     size_t (*scratch_bytes)(const ck_array *a);
     ck_code (*read_chunk)(ck_array *a, const int64_t *coords, void *dst,
                           ck_arena *scratch, ck_err *err);
-    /* Optional (NULL: never): ck_array_view_chunk. */
-    int (*view_chunk)(ck_array *a, const int64_t *coords, ck_chunk_view *v);
+    /* Optional (NULL: never): ck_array_view_chunk_bytes (off + len within
+     * the chunk's bytes, checked by the caller). */
+    int (*view_chunk)(ck_array *a, const int64_t *coords, size_t off,
+                      size_t len, ck_chunk_view *v);
     /* Creates an empty store at s->tmp. */
     ck_code (*create)(ck_store *s, ck_err *err);
     /* Creates spec->name with its parent groups; fills a->info, a->impl. */

@@ -384,6 +384,7 @@ typedef struct glm {
     double lam1, lam2;
     double tol;
     int max_iter;
+    const double *h0; /* lbfgs: the start's Hessian estimate, or NULL */
 } glm;
 
 /* A smooth objective built on S: S(b) + l2 |w|^2 / 2 + rho |b - v|^2 / 2.
@@ -641,6 +642,7 @@ static ck_code rank_check(const glm *G, double *h, double *a, double *s,
 typedef struct outcome {
     int iterations, converged;
     double objective;
+    double *h; /* newton: the last Hessian, malloc'd */
 } outcome;
 
 static double *take(double **ws, size_t n)
@@ -651,7 +653,8 @@ static double *take(double **ws, size_t n)
 }
 
 /* Evaluates the starting point; a loss that is not finite there is the
- * data's fault (inf or nan in x, or y outside the family's domain). */
+ * data's fault (inf or nan in x, or y outside the family's domain) or,
+ * from a given start, a start too far out (poisson's exp overflowing). */
 static ck_code start(const glm *G, point *pt, ck_err *err)
 {
     CK_TRY(eval(G, pt, err));
@@ -663,7 +666,15 @@ static ck_code start(const glm *G, point *pt, ck_err *err)
     return CK_OK;
 }
 
-/* ---- newton: damped, backtracking on the objective ---- */
+/* ---- newton: damped, backtracking on the objective ----
+ * A trial point's pass also gives its Hessian, for the step from it,
+ * except near the optimum: there the gradient falls quadratically, |g'| ~
+ * rho |g|^2 (rho from the step before), and from a step whose predicted
+ * gradient is below sqrt(tol) on the Hessian in hand is kept (a chord
+ * step: it differs from the point's own by O(|g|), so such steps still
+ * cut the gradient by a large factor, and the optimum is the same, the
+ * gradient being exact).  A kept Hessian whose step cut the gradient less
+ * than tenfold is replaced by the point's own, by a pass of its own. */
 
 static ck_code fit_newton(const glm *G, double *b, outcome *out, ck_err *err)
 {
@@ -671,28 +682,37 @@ static ck_code fit_newton(const glm *G, double *b, outcome *out, ck_err *err)
     double *ws = malloc((7 * vn + 3 * mn) * sizeof *ws), *w = ws;
     smooth q = {.l2 = G->lam2};
     point cur, tr;
-    double *g, *gt, *dir, *a, f, ft, astep;
+    double *g, *gt, *dir, *a, *hb[2], f, ft, astep, rho = -1, gn;
     ck_code rc;
-    int it, ok, not_pd;
+    int it, ok, not_pd, ci = 0, lazy, kept = G->h0 != NULL;
 
     if (!ws)
         return ck_err_set(err, CK_ENOMEM, "glm: newton: out of memory");
     cur.b = take(&w, vn);
     cur.g = take(&w, vn);
-    cur.h = take(&w, mn);
+    hb[0] = take(&w, mn);
     tr.b = take(&w, vn);
     tr.g = take(&w, vn);
-    tr.h = take(&w, mn);
+    hb[1] = take(&w, mn);
     g = take(&w, vn);
     gt = take(&w, vn);
     dir = take(&w, vn);
     a = take(&w, mn);
+    /* from a start with a Hessian estimate, the first step is taken
+     * with it: the start's pass needs no Hessian (and the rank check was
+     * the estimate's maker's) */
+    cur.h = G->h0 ? NULL : hb[0];
+    tr.h = hb[1];
+    if (G->h0)
+        memcpy(hb[0], G->h0, mn * sizeof *hb[0]);
     memcpy(cur.b, b, vn * sizeof *b);
     if ((rc = start(G, &cur, err)) != CK_OK)
         goto out;
+    cur.h = hb[0];
     f = compose(G, &q, &cur, g);
+    gn = inf_norm(g, G->d);
     for (it = 0;; it++) {
-        if (inf_norm(g, G->d) <= G->tol) {
+        if (gn <= G->tol) {
             out->converged = 1;
             break;
         }
@@ -715,9 +735,11 @@ static ck_code fit_newton(const glm *G, double *b, outcome *out, ck_err *err)
         /* with an l2 term the Hessian is positive definite whatever x.
          * dir is solved, and the search needs neither a, cur.h nor the
          * trial buffers' old contents: they are the SVD's scratch */
-        if (it == 0 && q.l2 == 0 &&
-            (rc = rank_check(G, cur.h, a, gt, tr.h, err)) != CK_OK)
+        if (it == 0 && q.l2 == 0 && !G->h0 &&
+            (rc = rank_check(G, cur.h, a, gt, hb[1 - ci], err)) != CK_OK)
             goto out;
+        lazy = rho >= 0 && rho * gn * gn <= sqrt(G->tol);
+        tr.h = lazy ? NULL : hb[1 - ci];
         rc = search(G, &q, &cur, f, g, dir, 1, 1e-4, &tr, &ft, gt, &astep, &ok,
                     err);
         if (rc != CK_OK)
@@ -727,10 +749,33 @@ static ck_code fit_newton(const glm *G, double *b, outcome *out, ck_err *err)
         swap_points(&cur, &tr);
         swap_vecs(&g, &gt);
         f = ft;
+        if (!lazy)
+            ci = 1 - ci;
+        double gn1 = inf_norm(g, G->d);
+        int weak = kept && gn1 > 0.1 * gn; /* a kept Hessian's poor step */
+        rho = gn > 0 ? gn1 / (gn * gn) : -1;
+        gn = gn1;
+        kept = lazy;
+        if (lazy && weak && gn > G->tol && it + 1 < G->max_iter) {
+            /* this point's Hessian after all */
+            cur.h = hb[ci];
+            if ((rc = eval(G, &cur, err)) != CK_OK)
+                goto out;
+            f = compose(G, &q, &cur, g);
+            gn = inf_norm(g, G->d);
+            kept = 0;
+        }
+        cur.h = hb[ci];
     }
     memcpy(b, cur.b, vn * sizeof *b);
     out->iterations = it;
     out->objective = f;
+    /* the last Hessian computed (at b, or at the iterate before) */
+    if ((out->h = malloc(mn * sizeof *out->h)) == NULL) {
+        rc = ck_err_set(err, CK_ENOMEM, "glm: newton: out of memory");
+        goto out;
+    }
+    memcpy(out->h, hb[ci], mn * sizeof *out->h);
 out:
     free(ws);
     return rc;
@@ -740,10 +785,33 @@ out:
  * so s.y > 0 holds without a Wolfe curvature test; pairs where rounding
  * breaks it are skipped) ---- */
 
-static void lbfgs_dir(int64_t d, const double *S, const double *Y,
-                      const double *rho, double *alpha, int k, int head,
-                      const double *g, double *dir)
+/* The initial model's step: dir = (h0 + l2 I_w)^-1 dir by Cholesky; a
+ * (d x d) is scratch.  *not_pd as posv reports it. */
+static ck_code h0_solve(const glm *G, const smooth *q, double *a, double *dir,
+                        int *not_pd, ck_err *err)
 {
+    int64_t d = G->d;
+
+    memcpy(a, G->h0, (size_t)(d * d) * sizeof *a);
+    for (int64_t i = 0; i < G->p; i++)
+        a[i * d + i] += q->l2;
+    ck_posv_args pa = {.n = d, .nrhs = 1, .a = a, .b = dir};
+    CK_TRY(ck_op_posv(G->be, &pa, err));
+    *not_pd = pa.not_pd;
+    return CK_OK;
+}
+
+/* dir = -H g by the two-loop recursion; H's initial model is h0's
+ * inverse when the start gave one (a scratch d x d), else the usual
+ * scaled identity.  *not_pd: h0 failed its Cholesky. */
+static ck_code lbfgs_dir(const glm *G, const smooth *q, const double *S,
+                         const double *Y, const double *rho, double *alpha,
+                         int k, int head, const double *g, double *a,
+                         double *dir, int *not_pd, ck_err *err)
+{
+    int64_t d = G->d;
+
+    *not_pd = 0;
     memcpy(dir, g, (size_t)d * sizeof *dir);
     for (int i = 0; i < k; i++) {
         int j = (head - 1 - i + LBFGS_MEM) % LBFGS_MEM;
@@ -751,7 +819,11 @@ static void lbfgs_dir(int64_t d, const double *S, const double *Y,
         for (int64_t e = 0; e < d; e++)
             dir[e] -= alpha[j] * Y[j * d + e];
     }
-    if (k > 0) {
+    if (G->h0) {
+        CK_TRY(h0_solve(G, q, a, dir, not_pd, err));
+        if (*not_pd)
+            return CK_OK;
+    } else if (k > 0) {
         int j = (head - 1 + LBFGS_MEM) % LBFGS_MEM;
         double gamma = 1 / (rho[j] * dot(Y + j * d, Y + j * d, d));
         for (int64_t e = 0; e < d; e++)
@@ -765,17 +837,18 @@ static void lbfgs_dir(int64_t d, const double *S, const double *Y,
     }
     for (int64_t e = 0; e < d; e++)
         dir[e] = -dir[e];
+    return CK_OK;
 }
 
 static ck_code fit_lbfgs(const glm *G, double *b, outcome *out, ck_err *err)
 {
     int64_t d = G->d;
-    size_t vn = (size_t)d, mv = LBFGS_MEM * vn;
-    double *ws = malloc((7 * vn + 2 * mv + 2 * LBFGS_MEM) * sizeof *ws);
-    double *w = ws, *g, *gt, *dir, *S, *Y, *rho, *alpha, f, ft, astep;
+    size_t vn = (size_t)d, mv = LBFGS_MEM * vn, an = G->h0 ? vn * vn : 0;
+    double *ws = malloc((7 * vn + 2 * mv + 2 * LBFGS_MEM + an) * sizeof *ws);
+    double *w = ws, *g, *gt, *dir, *S, *Y, *rho, *alpha, *a, f, ft, astep;
     smooth q = {.l2 = G->lam2};
     point cur = {0}, tr = {0};
-    int it, ok, k = 0, head = 0;
+    int it, ok, k = 0, head = 0, not_pd;
     ck_code rc;
 
     if (!ws)
@@ -791,6 +864,7 @@ static ck_code fit_lbfgs(const glm *G, double *b, outcome *out, ck_err *err)
     Y = take(&w, mv);
     rho = take(&w, LBFGS_MEM);
     alpha = take(&w, LBFGS_MEM);
+    a = take(&w, an);
     memcpy(cur.b, b, vn * sizeof *b);
     if ((rc = start(G, &cur, err)) != CK_OK)
         goto out;
@@ -804,12 +878,22 @@ static ck_code fit_lbfgs(const glm *G, double *b, outcome *out, ck_err *err)
             break;
         ok = 0;
         while (!ok) {
-            /* without curvature pairs: a gradient step no longer than 1 */
-            double a = 1, gn = sqrt(dot(g, g, d));
-            if (k == 0 && gn > 1)
-                a = 1 / gn;
-            lbfgs_dir(d, S, Y, rho, alpha, k, head, g, dir);
-            rc = search(G, &q, &cur, f, g, dir, a, 1e-4, &tr, &ft, gt, &astep,
+            /* without curvature pairs or h0: a gradient step no longer
+             * than 1 */
+            double a0 = 1, gn = sqrt(dot(g, g, d));
+            if (k == 0 && !G->h0 && gn > 1)
+                a0 = 1 / gn;
+            rc = lbfgs_dir(G, &q, S, Y, rho, alpha, k, head, g, a, dir, &not_pd,
+                           err);
+            if (rc != CK_OK)
+                goto out;
+            if (not_pd) {
+                rc = ck_err_set(err, CK_EUSAGE,
+                                "glm: lbfgs: the start's Hessian is not "
+                                "positive definite");
+                goto out;
+            }
+            rc = search(G, &q, &cur, f, g, dir, a0, 1e-4, &tr, &ft, gt, &astep,
                         &ok, err);
             if (rc != CK_OK)
                 goto out;
@@ -1158,8 +1242,8 @@ static int default_max_iter(ck_glm_solver s)
 }
 
 ck_code ck_glm_fit(const ck_be *be, const ck_glm_opts *o, int64_t p,
-                   ck_glm_pass_fn pass, void *ctx, ck_glm_result *res,
-                   ck_err *err)
+                   ck_glm_pass_fn pass, void *ctx, const ck_glm_start *start,
+                   ck_glm_result *res, ck_err *err)
 {
     glm G = {.be = be, .pass = pass, .ctx = ctx, .p = p};
     outcome oc = {0};
@@ -1198,6 +1282,11 @@ ck_code ck_glm_fit(const ck_be *be, const ck_glm_opts *o, int64_t p,
     G.max_iter = o->max_iter > 0 ? o->max_iter : default_max_iter(o->solver);
     if (!(b = calloc((size_t)G.d, sizeof *b)))
         return ck_err_set(err, CK_ENOMEM, "glm: out of memory");
+    if (start && (o->solver == CK_GLM_NEWTON || o->solver == CK_GLM_LBFGS)) {
+        if (start->b)
+            memcpy(b, start->b, (size_t)G.d * sizeof *b);
+        G.h0 = start->h;
+    }
     switch (o->solver) {
     case CK_GLM_NEWTON:
         rc = fit_newton(&G, b, &oc, err);
@@ -1218,6 +1307,7 @@ ck_code ck_glm_fit(const ck_be *be, const ck_glm_opts *o, int64_t p,
     }
     if (rc != CK_OK) {
         free(b);
+        free(oc.h);
         return rc;
     }
     res->b = b;
@@ -1225,6 +1315,7 @@ ck_code ck_glm_fit(const ck_be *be, const ck_glm_opts *o, int64_t p,
     res->iterations = oc.iterations;
     res->converged = oc.converged;
     res->objective = oc.objective;
+    res->h = oc.h;
     return CK_OK;
 }
 
@@ -1233,5 +1324,6 @@ void ck_glm_result_release(ck_glm_result *res)
     if (!res)
         return;
     free(res->b);
+    free(res->h);
     memset(res, 0, sizeof *res);
 }

@@ -105,7 +105,24 @@ typedef struct ck_glm_result {
     int iterations; /* solver iterations (passes over the data may be more) */
     int converged;
     double objective; /* f(b), penalty included */
+    /* newton: the last Hessian of the mean loss it computed (d x d), at
+     * b or at an iterate near it, owned; NULL for the other solvers */
+    double *h;
 } ck_glm_result;
+
+/* Where newton and lbfgs begin (the other solvers ignore it): b (d
+ * entries) instead of 0, and h, an estimate of the mean loss's Hessian
+ * near b (d x d, symmetric positive definite; NULL for none).  newton
+ * takes its first step with h (the start's pass then computes no
+ * Hessian, and the rank check is left to whoever made h); lbfgs takes h
+ * as its initial model of the curvature in place of a scaled identity.
+ * A newton fit on a sample of the rows gives both (see
+ * chunkctl-glm-fit(1)); they change the path, not the optimum the solver
+ * converges to. */
+typedef struct ck_glm_start {
+    const double *b;
+    const double *h;
+} ck_glm_start;
 
 /* Fits the model with p features.  Converged means the solver's optimality
  * measure (for smooth problems the gradient's largest entry, for l1 and
@@ -117,12 +134,13 @@ typedef struct ck_glm_result {
  * split, so l1 zeros are exact zeros.  CK_ENOTSUP with a clear message
  * when the Hessian is singular (rank-deficient X under newton with no l2
  * term); CK_EUSAGE as ck_glm_check, when p + fit_intercept is 0, or when
- * the loss is not finite at b = 0 (inf or nan in x); a pass's error is
+ * the loss is not finite at the start (inf or nan in x); a pass's error is
  * returned as it is.  *res is written only on success.  Besides what the
- * passes use, the solver allocates at most 3 d^2 + 32 d doubles, once. */
+ * passes use, the solver allocates at most 4 d^2 + 32 d doubles, once
+ * (newton's include the Hessian it returns). */
 ck_code ck_glm_fit(const ck_be *be, const ck_glm_opts *o, int64_t p,
-                   ck_glm_pass_fn pass, void *ctx, ck_glm_result *res,
-                   ck_err *err);
+                   ck_glm_pass_fn pass, void *ctx, const ck_glm_start *start,
+                   ck_glm_result *res, ck_err *err);
 void ck_glm_result_release(ck_glm_result *res);
 
 /* Adds one block of rows to a pass's sums (not means: the caller divides

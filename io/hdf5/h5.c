@@ -1267,8 +1267,10 @@ static int indexed(ck_array *a, const int64_t *coords, uint64_t *addr,
     return 1;
 }
 
-/* ck_array_view_chunk: an indexed chunk stored whole and raw, mapped. */
-static int h5_view_chunk(ck_array *a, const int64_t *coords, ck_chunk_view *v)
+/* ck_array_view_chunk_bytes: bytes of an indexed chunk stored whole and
+ * raw, mapped. */
+static int h5_view_chunk(ck_array *a, const int64_t *coords, size_t off,
+                         size_t len, ck_chunk_view *v)
 {
     h5_array *ha = a->impl;
     uint64_t addr = 0, page = (uint64_t)sysconf(_SC_PAGESIZE);
@@ -1281,13 +1283,14 @@ static int h5_view_chunk(ck_array *a, const int64_t *coords, ck_chunk_view *v)
         addr % ha->esize != 0 || addr > ha->hs->size ||
         ha->hs->size - addr < size)
         return 0;
+    addr += off;
     size_t skip = (size_t)(addr % page);
-    p = mmap(NULL, (size_t)size + skip, PROT_READ, MAP_SHARED | MAP_POPULATE,
-             ha->hs->fd, (off_t)(addr - skip));
+    p = mmap(NULL, len + skip, PROT_READ, MAP_SHARED | MAP_POPULATE, ha->hs->fd,
+             (off_t)(addr - skip));
     if (p == MAP_FAILED)
         return 0;
     v->base = p;
-    v->len = (size_t)size + skip;
+    v->len = len + skip;
     v->data = (const char *)p + skip;
     return 1;
 }

@@ -558,5 +558,83 @@ def read_h5(path, ds):
         return f[ds][()]
 
 
+class GlmFromDisk(C.InteropCase):
+    """X larger than --memory, read from disk on every pass, in chunks
+    that are mapped in place: newton and lbfgs then start from a newton fit
+    on a sample of the rows (the first rows of each chunk) and take a
+    kept Hessian for their last steps.  The optimum must be the same:
+    statsmodels' IRLS fit of all the rows, to 1e-6.  A value glm_fit
+    refuses is reported by the first pass whether or not the sample holds
+    it."""
+
+    N, P = 240000, 8
+    MEMORY = "32M"  # X is 15 MB: read on every pass, one chunk a block
+
+    @classmethod
+    def make_fixtures(cls):
+        rng = np.random.default_rng(20261207)
+        n, p = cls.N, cls.P
+        x = rng.standard_normal((n, p)) * np.linspace(0.5, 2, p)
+        w = np.linspace(-0.4, 0.4, p)
+        eta = x @ w - 0.2
+        cls.x = x
+        cls.y = {
+            "logistic": (rng.random(n) < mean_fn("logistic", eta)) * 1.0,
+            "normal": eta + rng.standard_normal(n),
+            "poisson": rng.poisson(np.exp(eta)) * 1.0,
+        }
+        with h5py.File(cls.path("big.h5"), "w") as f:
+            f.create_dataset("X", data=x, chunks=(40000, p))
+            for k, v in cls.y.items():
+                f.create_dataset(k, data=v, chunks=(40000,))
+            # NaN outside the sample (chunk 4, row 10000 of it) and inside
+            # it (chunk 1, its row 10)
+            for name, row in (("Xnan_late", 170000), ("Xnan_sample", 40010)):
+                xn = x.copy()
+                xn[row, 3] = np.nan
+                f.create_dataset(name, data=xn, chunks=(40000, p))
+        cls.ref = {f: statsmodels_fit(f, x, cls.y[f]) for f in FAMILIES}
+
+    def fit(self, family, *opts, x="X"):
+        src = self.path("big.h5")
+        p = C.run("glm-fit", "--quiet", src + ":/" + x, src + ":/" + family,
+                  "--family", family, "--memory", self.MEMORY, *opts)
+        return json.loads(p.stdout)
+
+    def test_newton_and_lbfgs_reach_statsmodels_optimum(self):
+        for family in FAMILIES:
+            w, c = self.ref[family]
+            for solver in ("newton", "lbfgs"):
+                with self.subTest(family=family, solver=solver):
+                    doc = self.fit(family, "--solver", solver)
+                    self.assertTrue(doc["converged"])
+                    np.testing.assert_allclose(doc["coef"], w, rtol=0,
+                                               atol=1e-6)
+                    self.assertLessEqual(abs(doc["intercept"] - c), 1e-6)
+
+    def test_l2_matches_scipy(self):
+        lam = 0.01
+        w, c = scipy_l2_fit("logistic", lam, self.x, self.y["logistic"])
+        for solver in ("newton", "lbfgs"):
+            with self.subTest(solver=solver):
+                doc = self.fit("logistic", "--solver", solver,
+                               "--regularizer", "l2", "--lambda", str(lam))
+                np.testing.assert_allclose(doc["coef"], w, rtol=0, atol=1e-6)
+                self.assertLessEqual(abs(doc["intercept"] - c), 1e-6)
+
+    def test_nan_is_named_in_or_out_of_the_sample(self):
+        src = self.path("big.h5")
+        for x, row in (("Xnan_late", 170000), ("Xnan_sample", 40010)):
+            for solver in ("newton", "lbfgs"):
+                with self.subTest(x=x, solver=solver):
+                    p = C.run("glm-fit", "--quiet", src + ":/" + x,
+                              src + ":/logistic", "--family", "logistic",
+                              "--solver", solver, "--memory", self.MEMORY,
+                              expect=None)
+                    self.assertCleanError(p, p.returncode, "row %d" % row,
+                                          "column 3", "nan")
+                    self.assertNotEqual(p.returncode, 0)
+
+
 if __name__ == "__main__":
     C.main()

@@ -320,7 +320,7 @@ static void solve_all(ck_glm_solver s)
             continue;
         }
         passctx pc = mkpass(&be, &o, ds->x, ds->y[c->fam], ds->n, ds->p, BLOCK);
-        cr_assert_eq(ck_glm_fit(&be, &o, ds->p, pass_fn, &pc, &res, &err),
+        cr_assert_eq(ck_glm_fit(&be, &o, ds->p, pass_fn, &pc, NULL, &res, &err),
                      CK_OK, "%s: %s", what, err.msg);
         cr_assert_eq(res.d, c->d, "%s", what);
         cr_assert(res.converged, "%s: not converged after %d iterations", what,
@@ -415,8 +415,9 @@ Test(glm, smooth_solvers_refuse_l1_and_elastic_net)
              * the result alone */
             ck_glm_result res = {.d = 42};
             ck_err err2 = {0};
-            cr_assert_eq(ck_glm_fit(NULL, &o, 3, pass_fn, NULL, &res, &err2),
-                         CK_EUSAGE);
+            cr_assert_eq(
+                ck_glm_fit(NULL, &o, 3, pass_fn, NULL, NULL, &res, &err2),
+                CK_EUSAGE);
             cr_assert_str_eq(err2.msg, err.msg);
             cr_assert_eq(res.d, 42);
             cr_assert_null(res.b);
@@ -671,8 +672,9 @@ Test(glm, newton_refuses_rank_deficient_x)
             mkpass(&be, &o, T.dup.x, T.dup.y[f], T.dup.n, T.dup.p, BLOCK);
         ck_glm_result res = {.d = 42};
         ck_err err = {0};
-        cr_assert_eq(ck_glm_fit(&be, &o, T.dup.p, pass_fn, &pc, &res, &err),
-                     CK_ENOTSUP, "%s", ck_glm_family_name(FAMILIES[f]));
+        cr_assert_eq(
+            ck_glm_fit(&be, &o, T.dup.p, pass_fn, &pc, NULL, &res, &err),
+            CK_ENOTSUP, "%s", ck_glm_family_name(FAMILIES[f]));
         cr_assert(strstr(err.msg, "x is rank deficient") &&
                       strstr(err.msg, "hessian is singular") &&
                       strstr(err.msg, "add an l2 penalty"),
@@ -704,8 +706,8 @@ Test(glm, max_iter_reached_is_not_an_error)
             ck_glm_result res = {0};
             ck_err err = {0};
             cr_assert_eq(
-                ck_glm_fit(&be, &o, T.main.p, pass_fn, &pc, &res, &err), CK_OK,
-                "%s", err.msg);
+                ck_glm_fit(&be, &o, T.main.p, pass_fn, &pc, NULL, &res, &err),
+                CK_OK, "%s", err.msg);
             cr_assert_eq(res.converged, 0, "%s",
                          ck_glm_solver_name(SOLVERS[s]));
             cr_assert_eq(res.iterations, 1, "%s: %d iterations",
@@ -742,11 +744,13 @@ Test(glm, tol_is_honoured)
                             T.main.n, T.main.p, BLOCK);
         ck_glm_result loose = {0}, tight = {0};
         ck_err err = {0};
-        cr_assert_eq(ck_glm_fit(&be, &o, T.main.p, pass_fn, &pc, &loose, &err),
-                     CK_OK);
+        cr_assert_eq(
+            ck_glm_fit(&be, &o, T.main.p, pass_fn, &pc, NULL, &loose, &err),
+            CK_OK);
         o.tol = 0;
-        cr_assert_eq(ck_glm_fit(&be, &o, T.main.p, pass_fn, &pc, &tight, &err),
-                     CK_OK);
+        cr_assert_eq(
+            ck_glm_fit(&be, &o, T.main.p, pass_fn, &pc, NULL, &tight, &err),
+            CK_OK);
         cr_assert(loose.converged && tight.converged);
         cr_assert_lt(loose.iterations, tight.iterations, "%s",
                      ck_glm_solver_name(SOLVERS[s]));
@@ -779,8 +783,8 @@ Test(glm, poisson_large_counts_intercept_only)
         passctx pc = mkpass(&be, &o, NULL, y, 50, 0, 16);
         ck_glm_result res = {0};
         ck_err err = {0};
-        cr_assert_eq(ck_glm_fit(&be, &o, 0, pass_fn, &pc, &res, &err), CK_OK,
-                     "%s: %s", ck_glm_solver_name(SOLVERS[s]), err.msg);
+        cr_assert_eq(ck_glm_fit(&be, &o, 0, pass_fn, &pc, NULL, &res, &err),
+                     CK_OK, "%s: %s", ck_glm_solver_name(SOLVERS[s]), err.msg);
         cr_assert(res.converged, "%s", ck_glm_solver_name(SOLVERS[s]));
         cr_assert_eq(res.d, 1);
         cr_assert(fabs(res.b[0] - log(sum / 50)) <= 1e-9, "%s: %.17g",
@@ -811,8 +815,9 @@ Test(glm, pass_errors_are_returned)
         ck_glm_opts o = {.family = CK_GLM_NORMAL, .solver = SOLVERS[s]};
         ck_glm_result res = {.d = 42};
         ck_err err = {0};
-        cr_assert_eq(ck_glm_fit(NULL, &o, 2, failing_pass, &left, &res, &err),
-                     CK_EIO);
+        cr_assert_eq(
+            ck_glm_fit(NULL, &o, 2, failing_pass, &left, NULL, &res, &err),
+            CK_EIO);
         cr_assert_str_eq(err.msg, "x.h5: read failed");
         cr_assert_eq(res.d, 42);
     }
@@ -828,13 +833,15 @@ Test(glm, bad_start_and_empty_model)
     ck_glm_result res = {0};
     ck_err err = {0};
 
-    cr_assert_eq(ck_glm_fit(&be, &o, 2, pass_fn, &pc, &res, &err), CK_EUSAGE);
+    cr_assert_eq(ck_glm_fit(&be, &o, 2, pass_fn, &pc, NULL, &res, &err),
+                 CK_EUSAGE);
     cr_assert(strstr(err.msg, "not finite"), "%s", err.msg);
     free(pc.scratch);
 
     o.fit_intercept = 0;
     ck_err err2 = {0};
-    cr_assert_eq(ck_glm_fit(&be, &o, 0, pass_fn, NULL, &res, &err2), CK_EUSAGE);
+    cr_assert_eq(ck_glm_fit(&be, &o, 0, pass_fn, NULL, NULL, &res, &err2),
+                 CK_EUSAGE);
     cr_assert(strstr(err2.msg, "nothing to fit"), "%s", err2.msg);
     ck_be_close(&be);
 }
@@ -943,7 +950,7 @@ Test(glm, moderately_conditioned_data)
             ck_glm_result res = {0};
             ck_err err = {0};
             const char *what = ck_glm_solver_name(SOLVERS[s]);
-            cr_assert_eq(ck_glm_fit(&be, &o, p, pass_fn, &pc, &res, &err),
+            cr_assert_eq(ck_glm_fit(&be, &o, p, pass_fn, &pc, NULL, &res, &err),
                          CK_OK, "%s: %s", what, err.msg);
             cr_assert(res.converged, "%s %s %s: not converged in %d", what,
                       ck_glm_family_name(c->fam), ck_glm_reg_name(c->reg),
@@ -993,9 +1000,9 @@ Test(glm, large_l1_penalty_zeroes_all_coefficients)
                                     T.main.p, BLOCK);
                 ck_glm_result res = {0};
                 ck_err err = {0};
-                cr_assert_eq(
-                    ck_glm_fit(&be, &o, T.main.p, pass_fn, &pc, &res, &err),
-                    CK_OK, "%s", err.msg);
+                cr_assert_eq(ck_glm_fit(&be, &o, T.main.p, pass_fn, &pc, NULL,
+                                        &res, &err),
+                             CK_OK, "%s", err.msg);
                 cr_assert(res.converged);
                 for (int64_t j = 0; j < T.main.p; j++)
                     cr_assert_eq(res.b[j], 0.0, "%s %s: b[%lld] = %g",
@@ -1012,5 +1019,65 @@ Test(glm, large_l1_penalty_zeroes_all_coefficients)
             }
         }
     }
+    ck_be_close(&be);
+}
+
+/* A start (a point and, for lbfgs, a Hessian estimate) taken from a fit
+ * on half of the rows, as pipelines/ makes one from a sample: newton and
+ * lbfgs still converge to the full data's optimum (the references), and
+ * newton hands back the last Hessian it computed, at its result or at an
+ * iterate near it (newton keeps a Hessian for its last steps), within a
+ * few percent of the Hessian at the result. */
+Test(glm, a_sample_start_changes_the_path_not_the_optimum)
+{
+    ck_be be = be_open();
+    int tried = 0;
+
+    load();
+    for (int k = 0; k < T.ncases; k++) {
+        const gcase *c = &T.cases[k];
+        const dataset *ds = data_of(c);
+        if (nonsmooth(c) || c->dup)
+            continue;
+        ck_glm_opts o = opts_of(c, CK_GLM_NEWTON);
+        ck_glm_result half = {0};
+        ck_err err = {0};
+        passctx ph =
+            mkpass(&be, &o, ds->x, ds->y[c->fam], ds->n / 2, ds->p, BLOCK);
+        cr_assert_eq(
+            ck_glm_fit(&be, &o, ds->p, pass_fn, &ph, NULL, &half, &err), CK_OK,
+            "%s", err.msg);
+        cr_assert(half.converged && half.h);
+        double loss, g[MAX_D], h[MAX_D * MAX_D];
+        cr_assert_eq(pass_fn(&ph, half.b, &loss, g, h, &err), CK_OK);
+        for (int64_t j = 0; j < c->d * c->d; j++)
+            cr_assert(fabs(half.h[j] - h[j]) <= 3e-2 * (1 + fabs(h[j])),
+                      "newton's Hessian [%lld]: %g, at b %g", (long long)j,
+                      half.h[j], h[j]);
+        ck_glm_start st = {.b = half.b, .h = half.h};
+        for (int s = 0; s < 2; s++) {
+            o.solver = s ? CK_GLM_LBFGS : CK_GLM_NEWTON;
+            passctx pc =
+                mkpass(&be, &o, ds->x, ds->y[c->fam], ds->n, ds->p, BLOCK);
+            ck_glm_result res = {0};
+            cr_assert_eq(
+                ck_glm_fit(&be, &o, ds->p, pass_fn, &pc, &st, &res, &err),
+                CK_OK, "%s", err.msg);
+            cr_assert(res.converged);
+            for (int64_t j = 0; j < c->d; j++)
+                cr_assert(fabs(res.b[j] - c->b[j]) <= 1e-6,
+                          "%s %s %s from a half-sample start: b[%lld] %.10g, "
+                          "reference %.10g",
+                          ck_glm_solver_name(o.solver),
+                          ck_glm_family_name(c->fam), ck_glm_reg_name(c->reg),
+                          (long long)j, res.b[j], c->b[j]);
+            ck_glm_result_release(&res);
+            free(pc.scratch);
+            tried++;
+        }
+        ck_glm_result_release(&half);
+        free(ph.scratch);
+    }
+    cr_assert_geq(tried, 6);
     ck_be_close(&be);
 }
