@@ -6,6 +6,7 @@
  * (decoded in parallel) by a reader thread while the calling thread
  * computes on the previous block with BLAS on every core.
  */
+#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -41,9 +42,10 @@ enum { GLM_SLICE = 8192, GLM_GROUP = 8 };
  * from 0 begins ~1e-1 away; newton then takes 3 steps instead of 5. */
 enum { GLM_SAMPLE = 50000 };
 
-/* Rows of a randomized-SVD panel: 8 was fastest of 4..128 on 20000 x
- * 5000 (1.47 s against 1.9 for 32 and 2.1 for 16). */
-enum { RS_PANEL = 8 };
+/* Rows of a randomized-SVD panel: 32 was fastest of 4..1000 on 20000 x
+ * 5000 (k + oversample = 20) with p and z transposed (0.61 s against
+ * 0.66 for 8 and 0.82 for 1000). */
+enum { RS_PANEL = 32 };
 
 /* ---- row blocks ----
  * A pass walks the rows of L, which is a 2-D node A or its transpose, in
@@ -563,40 +565,65 @@ static ck_code tsqr_block(void *ctx, int64_t r0, int64_t nr, const double *blk,
     return CK_OK;
 }
 
-/* Randomized passes: z = L^T (L p) over the blocks, or with want_y, only
- * y = L p kept in memory. */
+/* Randomized passes: z = L^T (L p) over the blocks, and with y, L p kept
+ * too (m x l).  p and z are held transposed (l x n), so both products
+ * take the panel's rows along their long side (the small-matrix kernels
+ * are fastest so).  A block's rows are split into RS_PARTS parts summed
+ * on the threads into their own partial z (zt[k] always gets part k's
+ * rows, so the sums do not depend on --threads). */
+enum { RS_PARTS = 2 };
+
 typedef struct rpass {
     xrun *r;
     int64_t n, l;
-    const double *p; /* n x l */
-    double *z;       /* n x l */
-    double *y;       /* m x l, or NULL */
-    double *yb;      /* nr x l scratch */
+    const double *pt;     /* l x n */
+    double *zt[RS_PARTS]; /* l x n each */
+    double *y;            /* m x l, or NULL */
+    double *yb;           /* nr x l scratch */
+    const double *blk;    /* the block: rows r0.. r0 + nr - 1 */
+    int64_t r0, nr, next;
 } rpass;
+
+static ck_code rpass_worker(void *ctx, int id, ck_par *par, ck_err *err)
+{
+    rpass *q = ctx;
+    int64_t per = (q->nr + RS_PARTS - 1) / RS_PARTS, l = q->l, n = q->n;
+
+    (void)id;
+    while (!ck_par_stopped(par)) {
+        int64_t k = __atomic_fetch_add(&q->next, 1, __ATOMIC_RELAXED);
+        if (k >= RS_PARTS)
+            break;
+        int64_t i0 = k * per, i1 = i0 + per < q->nr ? i0 + per : q->nr;
+        /* y_i^T = p^T L_i^T, then z^T += y_i^T L_i, a panel of rows at a
+         * time so the panel is still in cache for the second product */
+        for (int64_t i = i0; i < i1; i += RS_PANEL) {
+            int64_t h = i1 - i < RS_PANEL ? i1 - i : RS_PANEL;
+            const double *li = q->blk + i * n;
+            double *yt = q->yb + i * l; /* l x h */
+            CK_TRY(gemm(q->r, 0, 1, l, h, n, q->pt, n, li, n, 0, yt, h, err));
+            CK_TRY(
+                gemm(q->r, 0, 0, l, n, h, yt, h, li, n, 1, q->zt[k], n, err));
+            for (int64_t t = 0; q->y && t < h; t++)
+                for (int64_t j = 0; j < l; j++)
+                    q->y[(q->r0 + i + t) * l + j] = yt[j * h + t];
+        }
+    }
+    return CK_OK;
+}
 
 static ck_code rpass_block(void *ctx, int64_t r0, int64_t nr, const double *blk,
                            const double *y, ck_err *err)
 {
     rpass *q = ctx;
-    double *yi = q->y ? q->y + r0 * q->l : q->yb;
+    int t = q->r->o->threads > 0 ? q->r->o->threads : ck_ncpus();
 
     (void)y;
-    if (q->y)
-        return gemm(q->r, 0, 0, nr, q->l, q->n, blk, q->n, q->p, q->l, 0, yi,
-                    q->l, err);
-    /* y_i = L_i p, then z += L_i^T y_i, a panel of rows at a time so the
-     * panel is still in cache for the second product: with k + oversample
-     * columns both are bound by memory, not arithmetic */
-    int64_t pr = RS_PANEL;
-    for (int64_t i = 0; i < nr; i += pr) {
-        int64_t h = nr - i < pr ? nr - i : pr;
-        const double *li = blk + i * q->n;
-        CK_TRY(gemm(q->r, 0, 0, h, q->l, q->n, li, q->n, q->p, q->l, 0,
-                    yi + i * q->l, q->l, err));
-        CK_TRY(gemm(q->r, 1, 0, q->n, q->l, h, li, q->n, yi + i * q->l, q->l, 1,
-                    q->z, q->l, err));
-    }
-    return CK_OK;
+    q->blk = blk;
+    q->r0 = r0;
+    q->nr = nr;
+    q->next = 0;
+    return ck_par_run(t < RS_PARTS ? t : RS_PARTS, rpass_worker, q, err);
 }
 
 /* dask's convention: each row of Vt has a non-negative sum (a zero sum
@@ -727,14 +754,17 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
     int64_t n = transpose ? an->shape[0] : an->shape[1];
     int64_t m = transpose ? an->shape[1] : an->shape[0], k = nd->k;
     int64_t l = k + nd->oversample < n ? k + nd->oversample : n;
-    double *p = NULL, *z = NULL, *y = NULL, *yb = NULL, *col = NULL;
-    double *rr = NULL, *u = NULL, *s = NULL, *vt = NULL, *sum = NULL;
+    double *p = NULL, *z = NULL, *pt = NULL, *zt0 = NULL, *zt1 = NULL;
+    double *y = NULL, *yb = NULL;
+    double *col = NULL, *rr = NULL, *u = NULL, *s = NULL, *vt = NULL;
+    double *sum = NULL;
     int64_t fixed, ch = 0, nr;
     rows w = {0};
     ck_code rc;
 
-    /* in memory: y (m x l), p and z (n x l), QR scratch, the small SVD */
-    fixed = (m * l * 2 + n * l * 3 + 4 * l * l + 4 * l) * 8;
+    /* in memory: y (m x l), p, z, their transposes and z's partial (n x
+     * l), QR scratch (the larger of m and n, x l), the small SVDs */
+    fixed = (m * l * 2 + n * l * 6 + 4 * l * l + 4 * l) * 8;
     if ((rc = charge(r, fixed, nd,
                      "the randomized range: (rows + columns) x (k + "
                      "oversample) values",
@@ -752,6 +782,9 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
     ch += nr * l * 8;
     p = malloc((size_t)(n * l) * 8);
     z = malloc((size_t)(n * l) * 8);
+    pt = malloc((size_t)(n * l) * 8);
+    zt0 = malloc((size_t)(n * l) * 8);
+    zt1 = malloc((size_t)(n * l) * 8);
     y = malloc((size_t)(m * l) * 8);
     yb = malloc((size_t)(nr * l) * 8);
     col = malloc((size_t)((m > n ? m : n) * l) * 8);
@@ -760,7 +793,8 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
     vt = malloc((size_t)(l * l) * 8);
     s = malloc((size_t)l * 8);
     sum = calloc((size_t)l, 8);
-    if (!p || !z || !y || !yb || !col || !rr || !u || !vt || !s || !sum) {
+    if (!p || !z || !pt || !zt0 || !zt1 || !y || !yb || !col || !rr || !u ||
+        !vt || !s || !sum) {
         rc = ck_err_set(err, CK_ENOMEM, "out of memory");
         goto out;
     }
@@ -770,48 +804,78 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
         ck_gen_box(CK_DIST_NORMAL, 0, 1, nd->seed, CK_F64, 2, sh, st, sh, sh, p,
                    z);
     }
-    /* power_iters + 1 passes of z = L^T L p, p = orth(z): p spans the top
-     * right singular subspace ((L^T L)^(q+1) applied to the test matrix);
-     * then one pass for y = L p, whose SVD gives L ~ y p^T. */
+    /* power_iters + 1 passes of y = L p, z = L^T y, p = orth(z) (so p
+     * spans (L^T L)^i applied to the test matrix), the last keeping y =
+     * L (L^T L)^q Omega: dask's svd_compressed range, Q = orth(y), with
+     * its B = Q^T L = (L^T Q)^T read off the same pass's z (below). */
+    ck_be_cpu_threads(1); /* the passes' gemms are small: one per thread */
     for (int it = 0; rc == CK_OK && it <= nd->power_iters; it++) {
-        rpass q = {r, n, l, p, z, NULL, yb};
-        memset(z, 0, (size_t)(n * l) * 8);
+        int last = it == nd->power_iters;
+        rpass q = {.r = r,
+                   .n = n,
+                   .l = l,
+                   .pt = pt,
+                   .zt = {zt0, zt1},
+                   .y = last ? y : NULL,
+                   .yb = yb};
+        for (int64_t c = 0; c < n; c++)
+            for (int64_t j = 0; j < l; j++)
+                pt[j * n + c] = p[c * l + j];
+        memset(zt0, 0, (size_t)(n * l) * 8);
+        memset(zt1, 0, (size_t)(n * l) * 8);
         rc = rows_run(&w, rpass_block, &q, err);
-        if (rc == CK_OK) {
+        for (int64_t c = 0; rc == CK_OK && c < n; c++)
+            for (int64_t j = 0; j < l; j++)
+                z[c * l + j] = zt0[j * n + c] + zt1[j * n + c];
+        if (rc == CK_OK && !last) {
             memcpy(p, z, (size_t)(n * l) * 8);
             rc = orth(r, p, n, l, col, rr, err);
         }
     }
-    if (rc == CK_OK) {
-        rpass q = {r, n, l, p, z, y, yb};
-        rc = rows_run(&w, rpass_block, &q, err);
-    }
+    ck_be_cpu_threads(r->o->threads);
     if (rc != CK_OK)
         goto out;
-    /* y = Q_y R_y, R_y = U_r S W_r^T: L ~ (Q_y U_r) S (p W_r)^T */
-    for (int64_t ii = 0; ii < m; ii++)
-        for (int64_t j = 0; j < l; j++)
-            col[j * m + ii] = y[ii * l + j];
+    /* y = U_y S_y W^T (y row-major is y^T column-major: its SVD's V^T is
+     * U_y row-major, in col; its U is W, in u).  Q = U_y, and B = Q^T L =
+     * S_y^-1 W^T y^T L = S_y^-1 W^T z^T, so B^T = z W S_y^-1 (into p).
+     * Directions of y below sqrt(eps) of its largest are dropped: their
+     * rounding would swamp B (the power passes do not resolve singular
+     * values that small either). */
     {
-        ck_qr_args q = {
-            .m = m, .n = l, .a = col, .lda = m, .r = rr, .ldr = l, .want_q = 1};
-        ck_svd_args sv = {.m = l,
-                          .n = l,
-                          .a = rr,
+        ck_svd_args sy = {.m = l,
+                          .n = m,
+                          .a = y,
                           .lda = l,
                           .s = s,
                           .u = u,
                           .ldu = l,
-                          .vt = vt,
+                          .vt = col,
                           .ldvt = l};
-        if ((rc = ck_op_qr(&r->be, &q, err)) != CK_OK ||
-            (rc = ck_op_svd(&r->be, &sv, err)) != CK_OK)
+        if ((rc = ck_op_svd(&r->be, &sy, err)) != CK_OK ||
+            (rc = gemm(r, 0, 1, n, l, l, z, l, u, l, 0, p, l, err)) != CK_OK)
+            goto out;
+        for (int64_t j = 0; j < l; j++) {
+            double inv = s[j] > s[0] * sqrt(DBL_EPSILON) ? 1 / s[j] : 0;
+            for (int64_t c = 0; c < n; c++)
+                p[c * l + j] *= inv;
+        }
+        /* B = U_b S W_b^T (B is p column-major, l x n): U_b into vt, W_b
+         * row-major into z.  L ~ Q B = (U_y U_b) S W_b^T. */
+        ck_svd_args sb = {.m = l,
+                          .n = n,
+                          .a = p,
+                          .lda = l,
+                          .s = s,
+                          .u = vt,
+                          .ldu = l,
+                          .vt = z,
+                          .ldvt = l};
+        if ((rc = ck_op_svd(&r->be, &sb, err)) != CK_OK)
             goto out;
     }
-    /* uf = Q_y U_r (m x k, row-major), vf = p W_r (n x k, row-major).
-     * Q_y (col) is Q_y^T row-major; u (col-major U_r) is U_r^T row-major,
-     * its first k rows the first k columns of U_r; vt (col-major W_r^T)
-     * is W_r row-major. */
+    /* uf = U_y U_b (m x k, row-major): col is U_y row-major, vt (U_b
+     * column-major) is U_b^T row-major, its first k rows the first k
+     * columns of U_b; vf = W_b's first k columns (n x k, row-major). */
     double *uf = malloc((size_t)(m * k) * 8), *vf = malloc((size_t)(n * k) * 8);
     double *sm = malloc((size_t)k * 8);
     if (!uf || !vf || !sm) {
@@ -821,13 +885,15 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
         rc = ck_err_set(err, CK_ENOMEM, "out of memory");
         goto out;
     }
-    if ((rc = gemm(r, 1, 1, m, k, l, col, m, u, l, 0, uf, k, err)) != CK_OK ||
-        (rc = gemm(r, 0, 0, n, k, l, p, l, vt, l, 0, vf, k, err)) != CK_OK) {
+    if ((rc = gemm(r, 0, 1, m, k, l, col, l, vt, l, 0, uf, k, err)) != CK_OK) {
         free(uf);
         free(vf);
         free(sm);
         goto out;
     }
+    for (int64_t c = 0; c < n; c++)
+        for (int64_t j = 0; j < k; j++)
+            vf[c * k + j] = z[c * l + j];
     /* signs: A's Vt rows sum to >= 0 */
     double *sg = z; /* free now */
     for (int64_t j = 0; j < k; j++) {
@@ -875,6 +941,9 @@ out:
     ck_budget_release(&r->budget, ch);
     free(p);
     free(z);
+    free(pt);
+    free(zt0);
+    free(zt1);
     free(y);
     free(yb);
     free(col);

@@ -371,6 +371,23 @@ class RandomizedSvd(SvdCase):
                        "--oversample", "12", "--power-iters", "3")
         self.check_randomized(got, self.a.T, "wide")
 
+    def test_rank_below_k_plus_oversample(self):
+        # rank 6 < k + oversample: y's trailing directions are rounding
+        # and are dropped, not amplified; the top 6 are exact, the rest 0
+        rng = np.random.default_rng(20261208)
+        a = (rng.standard_normal((1500, 6)) * [9, 7, 5, 3, 2, 1]) @ \
+            rng.standard_normal((6, 200))
+        src = self.path("rank6.h5")
+        with h5py.File(src, "w") as f:
+            f.create_dataset("a", data=a, chunks=(500, 200))
+        _, u, s, vt = self.svd(src + ":/a", self.fresh("r6.h5"),
+                               "--randomized", "--k", "8")
+        ns = np.linalg.svd(a, compute_uv=False)
+        np.testing.assert_allclose(s[:6], ns[:6], rtol=1e-10, atol=0)
+        self.assertLessEqual(float(np.max(s[6:])), 1e-10 * ns[0])
+        np.testing.assert_allclose((u[:, :6] * s[:6]) @ vt[:6], a, rtol=0,
+                                   atol=1e-10 * np.abs(a).max())
+
     def test_threads_give_the_same_result(self):
         src = self.path("decay.h5") + ":/a"
         res = []
