@@ -464,10 +464,19 @@ ck_code ck_array_read_region(ck_array *a, const int64_t *start,
             int slot = -1;
             ck_code rc = CK_OK;
             scratch->used = mark;
-            /* a chunk stored raw is seen in place, not copied */
-            if (!cache && ck_array_view_chunk(a, cc, &view))
+            /* a chunk stored raw is seen in place, not copied: only its
+             * outermost rows the box touches are mapped, and the box is
+             * then read from the first of them */
+            int64_t vsoff[CK_MAX_DIMS];
+            memcpy(vsoff, soff, sizeof vsoff);
+            size_t row = (size_t)(g->chunk_nelem / g->chunk[0]) * in_sz;
+            int64_t rows = (box[0] - 1) * st[0] + 1;
+            if (!cache &&
+                ck_array_view_chunk_bytes(a, cc, (size_t)soff[0] * row,
+                                          (size_t)rows * row, &view)) {
                 data = view.data;
-            else if (cache)
+                vsoff[0] = 0;
+            } else if (cache)
                 rc = ck_chunk_cache_get(cache, cc, chunk, scratch, &data, &slot,
                                         err);
             else
@@ -475,7 +484,7 @@ ck_code ck_array_read_region(ck_array *a, const int64_t *start,
             if (rc != CK_OK)
                 return rc;
             ck_box_convert(nd, to, dst, nsel, doff, a->info.dtype, data,
-                           g->chunk, soff, st, box);
+                           g->chunk, view.base ? vsoff : soff, st, box);
             ck_chunk_cache_put(cache, slot);
             ck_chunk_view_release(&view);
         }

@@ -1398,7 +1398,17 @@ static ck_code write_output(xrun *r, const ck_output *o, ck_store *s,
         .threads = r->o->threads,
         .progress = r->o->progress,
     };
+    /* several workers each compute their chunk (a matmul tile, U's rows):
+     * BLAS then runs one thread per call, not a pool per worker whose
+     * idle threads spin in sched_yield beside the others */
+    int threads;
+    size_t wb;
+    ck_stream_plan(&job, &threads, &wb);
+    if (threads > 1)
+        ck_be_cpu_threads(1);
     rc = ck_stream_run(&job, err);
+    if (threads > 1)
+        ck_be_cpu_threads(r->o->threads);
     ck_array_close(dst);
     if (rc == CK_OK && nd->kind == CK_NODE_PART && nd->part == CK_PART_COEF)
         rc = model_attrs(r, nd, s, name, err);

@@ -42,6 +42,15 @@ enum { GLM_SLICE = 8192, GLM_GROUP = 8 };
  * from 0 begins ~1e-1 away; newton then takes 3 steps instead of 5. */
 enum { GLM_SAMPLE = 50000 };
 
+/* The fewest rows U's chunks are cut to so that every worker can write
+ * one (ck_exec_run_svd). */
+enum { U_MIN_ROWS = 4096 };
+
+/* Parts a pass's block is split into, each summed on a thread into its
+ * own partial result (part k always gets the same rows, and the partials
+ * are combined in order, so results do not depend on --threads). */
+enum { PASS_PARTS = 2 };
+
 /* Rows of a randomized-SVD panel: 32 was fastest of 4..1000 on 20000 x
  * 5000 (k + oversample = 20) with p and z transposed (0.61 s against
  * 0.66 for 8 and 0.82 for 1000). */
@@ -521,78 +530,106 @@ static ck_code charge(xrun *r, int64_t bytes, const ck_node *nd,
 
 /* ---- svd ---- */
 
+/* TSQR: each part of a block is folded into its own R in sub-blocks of
+ * 'sub' rows, [R_k; sub-block] -> R_k by a QR; the pass ends with R =
+ * qr([R_0; R_1]).  A narrow array's sub-blocks fit the core's cache
+ * (TSQR_SUB_BYTES): the QR of a long panel re-reads it from memory at
+ * every level of its recursion (a 100100 x 100 QR ran at 13 GFLOP/s).
+ * A wide array's are half a block.  R_k starts as n rows of zeros, so a
+ * part may begin with fewer than n rows. */
+enum { TSQR_SUB_BYTES = 2 << 20 };
+
 typedef struct tsqr {
     xrun *r;
-    int64_t n;
-    double *stack; /* (nr + n) x n col-major */
-    double *rr;    /* n x n col-major */
-    int have;
-    double *colsum; /* n: column sums of L, for the sign of wide inputs */
+    int64_t n, sub;
+    double *stack[PASS_PARTS];  /* (max(sub, n) + n) x n col-major */
+    double *rr[PASS_PARTS];     /* n x n col-major */
+    double *colsum[PASS_PARTS]; /* n: L's column sums (wide inputs' signs) */
+    const double *blk;          /* the block, nr rows */
+    int64_t nr, next;
 } tsqr;
+
+/* R_k <- the R of [R_k; h rows of L at x]. */
+static ck_code tsqr_fold(tsqr *t, int k, const double *x, int64_t h,
+                         ck_err *err)
+{
+    int64_t n = t->n, ld = n + h;
+    double *st = t->stack[k], *rr = t->rr[k];
+
+    for (int64_t j = 0; j < n; j++) {
+        double *c = st + j * ld;
+        memcpy(c, rr + j * n, (size_t)n * 8);
+        for (int64_t i = 0; i < h; i++)
+            c[n + i] = x[i * n + j];
+    }
+    ck_qr_args q = {
+        .m = ld, .n = n, .a = st, .lda = ld, .r = rr, .ldr = n, .want_q = 0};
+    return ck_op_qr(&t->r->be, &q, err);
+}
+
+static ck_code tsqr_worker(void *ctx, int id, ck_par *par, ck_err *err)
+{
+    tsqr *t = ctx;
+    int64_t n = t->n, per = (t->nr + PASS_PARTS - 1) / PASS_PARTS;
+
+    (void)id;
+    while (!ck_par_stopped(par)) {
+        int64_t k = __atomic_fetch_add(&t->next, 1, __ATOMIC_RELAXED);
+        if (k >= PASS_PARTS)
+            break;
+        int64_t i0 = k * per, i1 = i0 + per < t->nr ? i0 + per : t->nr;
+        const double *x = t->blk + i0 * n;
+        if (t->colsum[k])
+            for (int64_t i = 0; i < i1 - i0; i++)
+                for (int64_t j = 0; j < n; j++)
+                    t->colsum[k][j] += x[i * n + j];
+        for (int64_t i = i0; i < i1; i += t->sub)
+            CK_TRY(tsqr_fold(t, (int)k, t->blk + i * n,
+                             i1 - i < t->sub ? i1 - i : t->sub, err));
+    }
+    return CK_OK;
+}
 
 static ck_code tsqr_block(void *ctx, int64_t r0, int64_t nr, const double *blk,
                           const double *y, ck_err *err)
 {
     tsqr *t = ctx;
-    int64_t n = t->n, h = t->have ? n : 0, ld = h + nr;
+    int th = t->r->o->threads > 0 ? t->r->o->threads : ck_ncpus();
 
     (void)r0;
     (void)y;
-    if (t->colsum)
-        for (int64_t i = 0; i < nr; i++)
-            for (int64_t j = 0; j < n; j++)
-                t->colsum[j] += blk[i * n + j];
-    /* [R; block] column by column */
-    for (int64_t j = 0; j < n; j++) {
-        double *c = t->stack + j * ld;
-        for (int64_t i = 0; i < h; i++)
-            c[i] = t->rr[j * n + i];
-        for (int64_t i = 0; i < nr; i++)
-            c[h + i] = blk[i * n + j];
-    }
-    if (ld < n) /* never: the first block has at least n rows */
-        return ck_err_set(err, CK_EUSAGE, "svd: block of %lld rows",
-                          (long long)ld);
-    ck_qr_args q = {.m = ld,
-                    .n = n,
-                    .a = t->stack,
-                    .lda = ld,
-                    .r = t->rr,
-                    .ldr = n,
-                    .want_q = 0};
-    CK_TRY(ck_op_qr(&t->r->be, &q, err));
-    t->have = 1;
-    return CK_OK;
+    t->blk = blk;
+    t->nr = nr;
+    t->next = 0;
+    return ck_par_run(th < PASS_PARTS ? th : PASS_PARTS, tsqr_worker, t, err);
 }
 
 /* Randomized passes: z = L^T (L p) over the blocks, and with y, L p kept
  * too (m x l).  p and z are held transposed (l x n), so both products
  * take the panel's rows along their long side (the small-matrix kernels
- * are fastest so).  A block's rows are split into RS_PARTS parts summed
+ * are fastest so).  A block's rows are split into PASS_PARTS parts summed
  * on the threads into their own partial z (zt[k] always gets part k's
  * rows, so the sums do not depend on --threads). */
-enum { RS_PARTS = 2 };
-
 typedef struct rpass {
     xrun *r;
     int64_t n, l;
-    const double *pt;     /* l x n */
-    double *zt[RS_PARTS]; /* l x n each */
-    double *y;            /* m x l, or NULL */
-    double *yb;           /* nr x l scratch */
-    const double *blk;    /* the block: rows r0.. r0 + nr - 1 */
+    const double *pt;       /* l x n */
+    double *zt[PASS_PARTS]; /* l x n each */
+    double *y;              /* m x l, or NULL */
+    double *yb;             /* nr x l scratch */
+    const double *blk;      /* the block: rows r0.. r0 + nr - 1 */
     int64_t r0, nr, next;
 } rpass;
 
 static ck_code rpass_worker(void *ctx, int id, ck_par *par, ck_err *err)
 {
     rpass *q = ctx;
-    int64_t per = (q->nr + RS_PARTS - 1) / RS_PARTS, l = q->l, n = q->n;
+    int64_t per = (q->nr + PASS_PARTS - 1) / PASS_PARTS, l = q->l, n = q->n;
 
     (void)id;
     while (!ck_par_stopped(par)) {
         int64_t k = __atomic_fetch_add(&q->next, 1, __ATOMIC_RELAXED);
-        if (k >= RS_PARTS)
+        if (k >= PASS_PARTS)
             break;
         int64_t i0 = k * per, i1 = i0 + per < q->nr ? i0 + per : q->nr;
         /* y_i^T = p^T L_i^T, then z^T += y_i^T L_i, a panel of rows at a
@@ -623,7 +660,7 @@ static ck_code rpass_block(void *ctx, int64_t r0, int64_t nr, const double *blk,
     q->r0 = r0;
     q->nr = nr;
     q->next = 0;
-    return ck_par_run(t < RS_PARTS ? t : RS_PARTS, rpass_worker, q, err);
+    return ck_par_run(t < PASS_PARTS ? t : PASS_PARTS, rpass_worker, q, err);
 }
 
 /* dask's convention: each row of Vt has a non-negative sum (a zero sum
@@ -643,38 +680,64 @@ static ck_code svd_exact(xrun *r, int i, int transpose, ck_err *err)
     tsqr t = {0};
     rows w = {0};
     double *u = NULL, *s = NULL, *vt = NULL, *sg = NULL, *sum = NULL;
-    int64_t fixed = (int64_t)(4 * n * n + 4 * n) * 8, ch = 0, nr;
+    /* the parts' R factors, the small SVD's u and vt, a stack's n rows
+     * of R beside its sub-block (per part), vectors */
+    int64_t fixed = (int64_t)(6 * n * n + 6 * n) * 8, ch = 0, nr, stk;
     ck_code rc;
 
-    /* room for the factors, charged after the pass, is left beside it */
+    /* room for the factors, charged after the pass, is left beside it;
+     * the stacks' sub-blocks, at most a block's rows in all, are the
+     * per-row bytes */
     if ((rc = rows_init(&w, r, a, transpose, -1, n, 0, n * 8,
                         fixed + (2 * n * k + k) * 8, "svd", err)) != CK_OK)
         goto out;
     nr = w.nr;
-    if ((rc = charge(r, fixed + nr * n * 8, nd, "the R factor", err)) != CK_OK)
-        goto out;
-    ch = fixed + nr * n * 8;
     t.r = r;
     t.n = n;
-    t.stack = malloc((size_t)((nr + n) * n) * 8);
-    t.rr = calloc((size_t)(n * n), 8);
+    t.sub = TSQR_SUB_BYTES / (8 * n);
+    if (t.sub < n || t.sub > (nr + 1) / 2)
+        t.sub = (nr + 1) / 2;
+    stk = ((t.sub > n ? t.sub : n) + n) * n;
+    if ((rc = charge(r, fixed + PASS_PARTS * (stk - n * n) * 8, nd,
+                     "the R factor", err)) != CK_OK)
+        goto out;
+    ch = fixed + PASS_PARTS * (stk - n * n) * 8;
+    for (int q = 0; q < PASS_PARTS; q++) {
+        t.stack[q] = malloc((size_t)stk * 8);
+        t.rr[q] = calloc((size_t)(n * n), 8);
+        t.colsum[q] = transpose ? calloc((size_t)n, 8) : NULL;
+        if (!t.stack[q] || !t.rr[q] || (transpose && !t.colsum[q])) {
+            rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+            goto out;
+        }
+    }
     u = malloc((size_t)(n * n) * 8);
     vt = malloc((size_t)(n * n) * 8);
     s = malloc((size_t)n * 8);
     sg = malloc((size_t)n * 8);
     sum = calloc((size_t)n + 1, 8);
-    t.colsum = transpose ? calloc((size_t)n, 8) : NULL;
-    if (!t.stack || !t.rr || !u || !vt || !s || !sg || !sum ||
-        (transpose && !t.colsum)) {
+    if (!u || !vt || !s || !sg || !sum) {
         rc = ck_err_set(err, CK_ENOMEM, "out of memory");
         goto out;
     }
-    if ((rc = rows_run(&w, tsqr_block, &t, err)) != CK_OK)
+    ck_be_cpu_threads(1); /* the parts' QRs run side by side */
+    rc = rows_run(&w, tsqr_block, &t, err);
+    /* R = qr([R_0; R_1]), into R_0; the column sums likewise */
+    for (int q = 1; rc == CK_OK && q < PASS_PARTS; q++) {
+        for (int64_t ii = 0; ii < n; ii++) /* R_q's rows, in u */
+            for (int64_t j = 0; j < n; j++)
+                u[ii * n + j] = t.rr[q][ii + j * n];
+        rc = tsqr_fold(&t, 0, u, n, err);
+        for (int64_t j = 0; transpose && j < n; j++)
+            t.colsum[0][j] += t.colsum[q][j];
+    }
+    ck_be_cpu_threads(r->o->threads);
+    if (rc != CK_OK)
         goto out;
     /* R = U_R S V^T; L = (Q U_R) S V^T */
     ck_svd_args sv = {.m = n,
                       .n = n,
-                      .a = t.rr,
+                      .a = t.rr[0],
                       .lda = n,
                       .s = s,
                       .u = u,
@@ -693,7 +756,7 @@ static ck_code svd_exact(xrun *r, int i, int transpose, ck_err *err)
          * S^-1 V^T (row sums of A) = S^-1 V^T colsum(L) */
         for (int64_t j = 0; j < k; j++)
             for (int64_t c = 0; c < n; c++)
-                sum[j] += vt[j + c * n] * t.colsum[c];
+                sum[j] += vt[j + c * n] * t.colsum[0][c];
     }
     signs(sum, k, sg);
     int zero = 0;
@@ -735,9 +798,11 @@ static ck_code svd_exact(xrun *r, int i, int transpose, ck_err *err)
 out:
     rows_release(&w);
     ck_budget_release(&r->budget, ch);
-    free(t.stack);
-    free(t.rr);
-    free(t.colsum);
+    for (int q = 0; q < PASS_PARTS; q++) {
+        free(t.stack[q]);
+        free(t.rr[q]);
+        free(t.colsum[q]);
+    }
     free(u);
     free(vt);
     free(s);
@@ -969,24 +1034,24 @@ ck_code ck_exec_run_svd(xrun *r, int i, ck_err *err)
         return rc;
     }
     if (!nd->randomized && !transpose && an->kind == CK_NODE_INPUT) {
-        /* U's chunks: whole chunks of A when one worker's share fits what
-         * is left (each chunk of A is then read once, in place), else the
-         * plan's.  The share: the chunk, its copy for the writer and the
-         * writer's encoding scratch (at most a chunk's bound, counted as
-         * two), and reading A's rows */
+        /* U's chunks: whole chunks of A when every worker's share fits
+         * what is left (each chunk of A is then read once, in place), else
+         * the plan's, halved until every worker's share fits (down to
+         * U_MIN_ROWS rows; below that, one worker's).  The share: the
+         * chunk, its copy for the writer and the writer's encoding scratch
+         * (at most a chunk's bound, counted as two), and reading A's rows */
         ck_node *u = &r->p->node[i + 1];
         int64_t crows = an->chunks[0], left = r->budget.limit - r->budget.used;
-        int64_t out = crows * nd->k * 8;
+        int t = r->o->threads > 0 ? r->o->threads : ck_ncpus();
+#define U_SHARE(c) (4 * (c)*nd->k * 8 + (int64_t)factor_bytes(r, nd, 1, (c)))
         if (crows > u->chunks[0] && crows <= an->shape[0] &&
-            an->shape[0] % crows == 0 &&
-            4 * out + (int64_t)factor_bytes(r, nd, 1, crows) <= left)
+            an->shape[0] % crows == 0 && t * U_SHARE(crows) <= left)
             u->chunks[0] = crows;
-        /* and chunks that do not fit are made fit, rather than refused */
-        while (u->chunks[0] > 1 &&
-               4 * u->chunks[0] * nd->k * 8 +
-                       (int64_t)factor_bytes(r, nd, 1, u->chunks[0]) >
-                   left)
+        while (u->chunks[0] > U_MIN_ROWS && t * U_SHARE(u->chunks[0]) > left)
             u->chunks[0] = (u->chunks[0] + 1) / 2;
+        while (u->chunks[0] > 1 && U_SHARE(u->chunks[0]) > left)
+            u->chunks[0] = (u->chunks[0] + 1) / 2;
+#undef U_SHARE
     }
     return CK_OK;
 }
