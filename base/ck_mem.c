@@ -8,7 +8,27 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <unistd.h>
+
+/* Large blocks are aligned to 2 MiB and marked for transparent huge pages
+ * (where the system leaves that to madvise): first touching a 80 MB buffer
+ * then costs 40 faults instead of 20000. */
+enum { HUGE_FROM = 4 << 20, HUGE_PAGE = 2 << 20 };
+
+void *ck_alloc_large(size_t n)
+{
+    void *p = NULL;
+
+    if (n < HUGE_FROM)
+        return malloc(n ? n : 1);
+    if (posix_memalign(&p, HUGE_PAGE, n) != 0)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    (void)madvise(p, n & ~(size_t)(HUGE_PAGE - 1), MADV_HUGEPAGE);
+#endif
+    return p;
+}
 
 ck_code ck_budget_charge(ck_budget *b, int64_t n, const char *what, ck_err *err)
 {
@@ -38,7 +58,7 @@ ck_code ck_arena_reserve(ck_arena *a, ck_budget *budget, size_t bytes,
                          const char *what, ck_err *err)
 {
     CK_TRY(ck_budget_charge(budget, (int64_t)bytes, what, err));
-    a->base = malloc(bytes ? bytes : 1);
+    a->base = ck_alloc_large(bytes);
     if (!a->base) {
         ck_budget_release(budget, (int64_t)bytes);
         return ck_err_set(err, CK_ENOMEM,

@@ -42,6 +42,10 @@ typedef struct ck_arena {
     }
 
 /* Reserves one block of 'bytes' charged to budget (NULL: uncharged). */
+/* malloc, except that blocks of 4 MiB or more are 2 MiB aligned and
+ * advised to use transparent huge pages.  Free with free(). */
+void *ck_alloc_large(size_t n);
+
 ck_code ck_arena_reserve(ck_arena *a, ck_budget *budget, size_t bytes,
                          const char *what, ck_err *err);
 /* Bump-allocates n bytes aligned to 64; NULL when the block is spent

@@ -42,9 +42,9 @@ enum { GLM_SLICE = 8192, GLM_GROUP = 8 };
  * from 0 begins ~1e-1 away; newton then takes 3 steps instead of 5. */
 enum { GLM_SAMPLE = 50000 };
 
-/* The fewest rows U's chunks are cut to so that every worker can write
- * one (ck_exec_run_svd). */
-enum { U_MIN_ROWS = 4096 };
+/* U's chunks (ck_exec_run_svd): cut to no fewer rows than U_MIN_ROWS so
+ * that every worker can write one, and to no more than U_MAX_BYTES. */
+enum { U_MIN_ROWS = 4096, U_MAX_BYTES = 16 << 20 };
 
 /* Parts a pass's block is split into, each summed on a thread into its
  * own partial result (part k always gets the same rows, and the partials
@@ -189,7 +189,7 @@ static ck_code rows_fill(rows *w, int64_t b, int s, const double **blk,
     }
     /* a chunk that cannot be seen in place is read: the slot's buffer,
      * charged with the pass, is made on first use */
-    if (!w->blk[s] && !(w->blk[s] = malloc(bb ? bb : 1)))
+    if (!w->blk[s] && !(w->blk[s] = ck_alloc_large(bb)))
         return ck_err_set(err, CK_ENOMEM, "out of memory");
     f.blk = w->blk[s];
     *blk = f.blk;
@@ -316,18 +316,21 @@ static ck_code rows_init(rows *w, xrun *r, int a, int transpose, int y,
     }
     if (!transpose && w->sub > w->nr)
         w->sub = w->nr;
-    /* blocks of one chunk each, of an input stored raw as float64 with
-     * chunks that span the columns: seen in place, no copy (the probe
-     * maps chunk 0's first bytes) */
+    /* an input stored raw as float64 in chunks that span the columns is
+     * seen in place, no copy, a chunk a block, where blocks of at least a
+     * chunk fit (larger blocks only cost memory then; the probe maps
+     * chunk 0's first bytes) */
     if (!transpose && an->kind == CK_NODE_INPUT && an->dtype == CK_F64) {
         const ck_grid *g = ck_array_grid(r->x[a].arr);
         ck_chunk_view probe = {0};
         if (ck_array_info_of(r->x[a].arr)->dtype == CK_F64 && g->ndim == 2 &&
             g->chunk[1] == w->n &&
-            (w->nr == g->chunk[0] || (w->nr == w->m && g->chunk[0] >= w->m)) &&
+            (w->nr >= g->chunk[0] || (w->nr == w->m && g->chunk[0] >= w->m)) &&
             ck_array_view_chunk_bytes(r->x[a].arr, (int64_t[2]){0, 0}, 0, 8,
                                       &probe)) {
             w->view = 1;
+            if (w->nr > g->chunk[0])
+                w->nr = w->sub = g->chunk[0];
             ck_chunk_view_release(&probe);
         }
     }
@@ -413,7 +416,7 @@ static ck_code rows_run(rows *w, block_fn fn, void *ctx, ck_err *err)
         CK_TRY(ck_budget_charge(&w->r->budget, charge, "row blocks", err));
         w->charged = charge;
         for (int s = 0; s < nb; s++) {
-            if (!w->view && !(w->blk[s] = malloc(bb ? bb : 1)))
+            if (!w->view && !(w->blk[s] = ck_alloc_large(bb)))
                 return ck_err_set(err, CK_ENOMEM, "out of memory");
             if (w->y >= 0 && !(w->yv[s] = malloc(yb ? yb : 1)))
                 return ck_err_set(err, CK_ENOMEM, "out of memory");
@@ -542,6 +545,7 @@ enum { TSQR_SUB_BYTES = 2 << 20 };
 typedef struct tsqr {
     xrun *r;
     int64_t n, sub;
+    int have[PASS_PARTS];       /* R_k is no longer zero */
     double *stack[PASS_PARTS];  /* (max(sub, n) + n) x n col-major */
     double *rr[PASS_PARTS];     /* n x n col-major */
     double *colsum[PASS_PARTS]; /* n: L's column sums (wide inputs' signs) */
@@ -553,15 +557,17 @@ typedef struct tsqr {
 static ck_code tsqr_fold(tsqr *t, int k, const double *x, int64_t h,
                          ck_err *err)
 {
-    int64_t n = t->n, ld = n + h;
+    /* a part's first sub-block of at least n rows needs no R above it */
+    int64_t n = t->n, top = t->have[k] || h < n ? n : 0, ld = top + h;
     double *st = t->stack[k], *rr = t->rr[k];
 
     for (int64_t j = 0; j < n; j++) {
         double *c = st + j * ld;
-        memcpy(c, rr + j * n, (size_t)n * 8);
+        memcpy(c, rr + j * n, (size_t)top * 8);
         for (int64_t i = 0; i < h; i++)
-            c[n + i] = x[i * n + j];
+            c[top + i] = x[i * n + j];
     }
+    t->have[k] = 1;
     ck_qr_args q = {
         .m = ld, .n = n, .a = st, .lda = ld, .r = rr, .ldr = n, .want_q = 0};
     return ck_op_qr(&t->r->be, &q, err);
@@ -703,7 +709,7 @@ static ck_code svd_exact(xrun *r, int i, int transpose, ck_err *err)
         goto out;
     ch = fixed + PASS_PARTS * (stk - n * n) * 8;
     for (int q = 0; q < PASS_PARTS; q++) {
-        t.stack[q] = malloc((size_t)stk * 8);
+        t.stack[q] = ck_alloc_large((size_t)stk * 8);
         t.rr[q] = calloc((size_t)(n * n), 8);
         t.colsum[q] = transpose ? calloc((size_t)n, 8) : NULL;
         if (!t.stack[q] || !t.rr[q] || (transpose && !t.colsum[q])) {
@@ -722,6 +728,7 @@ static ck_code svd_exact(xrun *r, int i, int transpose, ck_err *err)
     }
     ck_be_cpu_threads(1); /* the parts' QRs run side by side */
     rc = rows_run(&w, tsqr_block, &t, err);
+    ck_be_cpu_threads(r->o->threads);
     /* R = qr([R_0; R_1]), into R_0; the column sums likewise */
     for (int q = 1; rc == CK_OK && q < PASS_PARTS; q++) {
         for (int64_t ii = 0; ii < n; ii++) /* R_q's rows, in u */
@@ -731,7 +738,6 @@ static ck_code svd_exact(xrun *r, int i, int transpose, ck_err *err)
         for (int64_t j = 0; transpose && j < n; j++)
             t.colsum[0][j] += t.colsum[q][j];
     }
-    ck_be_cpu_threads(r->o->threads);
     if (rc != CK_OK)
         goto out;
     /* R = U_R S V^T; L = (Q U_R) S V^T */
@@ -1048,6 +1054,10 @@ ck_code ck_exec_run_svd(xrun *r, int i, ck_err *err)
             an->shape[0] % crows == 0 && t * U_SHARE(crows) <= left)
             u->chunks[0] = crows;
         while (u->chunks[0] > U_MIN_ROWS && t * U_SHARE(u->chunks[0]) > left)
+            u->chunks[0] = (u->chunks[0] + 1) / 2;
+        /* and no larger than U_MAX_BYTES: larger chunks are no faster to
+         * write, and each worker holds a few of them and their rows of A */
+        while (u->chunks[0] > 1 && u->chunks[0] * nd->k * 8 > U_MAX_BYTES)
             u->chunks[0] = (u->chunks[0] + 1) / 2;
         while (u->chunks[0] > 1 && U_SHARE(u->chunks[0]) > left)
             u->chunks[0] = (u->chunks[0] + 1) / 2;

@@ -146,6 +146,9 @@ class ExactSvd(SvdCase):
         cls.big = rng.standard_normal((20000, 50))
         with h5py.File(cls.path("tall.h5"), "w") as f:
             f.create_dataset("c100", data=cls.a, chunks=(100, 37))
+            # blocks of one 48-row chunk: each of TSQR's two parts starts
+            # with fewer rows (24) than columns (37)
+            f.create_dataset("c48", data=cls.a, chunks=(48, 37))
             f.create_dataset("c250x10", data=cls.a, chunks=(250, 10))
             f.create_dataset("c1003x5", data=cls.a, chunks=(1003, 5))
             f.create_dataset("contig", data=cls.a)
@@ -166,7 +169,7 @@ class ExactSvd(SvdCase):
             f.create_dataset("x", data=cls.a, chunks=(300, 20))
 
     def test_h5py_tall_on_each_chunking(self):
-        for ds in ("c100", "c250x10", "c1003x5", "contig"):
+        for ds in ("c100", "c48", "c250x10", "c1003x5", "contig"):
             with self.subTest(ds=ds):
                 got = self.svd(self.path("tall.h5") + ":/" + ds,
                                self.fresh("o_%s.h5" % ds))
