@@ -1257,47 +1257,63 @@ static ck_code glm_pass(void *ctx, const double *b, double *loss, double *grad,
  * (a sample's optimum is within its statistical error of the full one).
  * 0 with *sres set when there is a start; otherwise (a sample too small
  * for the model, no room, data the full pass will refuse, a sample fit
- * that fails) 1: the full fit starts from 0, as it would have.  Reads the
- * chunks it samples in place, while the pass's blocks are not yet
- * charged, holding one chunk and the sample at a time. */
+ * that fails) 1: the full fit starts from 0, as it would have.  Runs
+ * before the pass's blocks are charged, holding the sample and one
+ * reader's scratch. */
 static int glm_sample_start(gfit *g, ck_glm_result *sres)
 {
     xrun *r = g->r;
-    const ck_node *nd = g->nd, *yn = &r->p->node[nd->arg[1]];
-    rows *w = &g->w;
+    const ck_node *nd = g->nd, *xn = &r->p->node[nd->arg[0]];
+    const ck_node *yn = &r->p->node[nd->arg[1]];
     int64_t p = g->p, d = p + (nd->glm.fit_intercept ? 1 : 0);
     int64_t S = g->n / 8 < GLM_SAMPLE ? g->n / 8 : GLM_SAMPLE;
-    int64_t nch = (g->n + w->nr - 1) / w->nr, per, have = 0;
-    int64_t bytes = S * (p + 1) * 8;
+    int64_t unit =
+        xn->chunks[0] > 0 && xn->chunks[0] < g->n ? xn->chunks[0] : g->n;
+    int64_t nch = unit > 0 ? (g->n + unit - 1) / unit : 1, have = 0;
+    int64_t per = (S + nch - 1) / nch, bytes = S * (p + 1) * 8;
+    size_t ex = ck_dtype_size(xn->dtype), ey = ck_dtype_size(yn->dtype);
+    ck_arena sa = {0};
     ck_err err = {0};
     int bad = 1;
 
+    per = per < unit ? per : unit;
     if ((nd->glm.solver != CK_GLM_NEWTON && nd->glm.solver != CK_GLM_LBFGS) ||
-        g->x || !w->view || S < 20 * d || S > w->nr ||
-        ck_budget_charge(&r->budget, bytes, "a sample of X", NULL) != CK_OK)
+        g->x || S < 20 * d)
         return 1;
-    per = (S + nch - 1) / nch;
+    /* the sample, and a reader's scratch for a piece of it */
+    size_t sab = al((size_t)(per * p) * ex) +
+                 eval_bytes(r, nd->arg[0], (size_t)(per * p)) +
+                 al((size_t)per * ey) + eval_bytes(r, nd->arg[1], (size_t)per) +
+                 1024;
+    if (ck_budget_charge(&r->budget, bytes, "a sample of X", NULL) != CK_OK)
+        return 1;
+    if (ck_arena_reserve(&sa, &r->budget, sab, "reading a sample of X", NULL) !=
+        CK_OK) {
+        ck_budget_release(&r->budget, bytes);
+        return 1;
+    }
     gfit h = *g;
     h.x = malloc((size_t)(S * p) * 8);
     h.y = malloc((size_t)S * 8);
     for (int64_t c = 0; h.x && h.y && c < nch && have < S; c++) {
-        ck_chunk_view v = {0};
-        int64_t st = c * w->nr, k = per;
-        k = k < g->n - st ? k : g->n - st;
-        k = k < S - have ? k : S - have;
-        if (!ck_array_view_chunk_bytes(r->x[nd->arg[0]].arr, (int64_t[2]){c, 0},
-                                       0, (size_t)(k * p) * 8, &v))
+        int64_t st[2] = {c * unit, 0}, sh[2] = {per, p};
+        sh[0] = sh[0] < g->n - st[0] ? sh[0] : g->n - st[0];
+        sh[0] = sh[0] < S - have ? sh[0] : S - have;
+        ck_arena_reset(&sa);
+        void *tx = xn->dtype == CK_F64
+                       ? (void *)(h.x + have * p)
+                       : ck_arena_alloc(&sa, (size_t)(sh[0] * p) * ex);
+        if (!tx || eval(r, nd->arg[0], st, sh, tx, &sa, &err) != CK_OK)
             goto out;
-        memcpy(h.x + have * p, v.data, (size_t)(k * p) * 8);
-        ck_chunk_view_release(&v);
-        ck_arena_reset(&w->arena[0]);
-        void *tmp =
-            ck_arena_alloc(&w->arena[0], (size_t)k * ck_dtype_size(yn->dtype));
-        if (!tmp ||
-            eval(r, nd->arg[1], &st, &k, tmp, &w->arena[0], &err) != CK_OK)
+        if (xn->dtype != CK_F64)
+            ck_dtype_convert(CK_F64, h.x + have * p, xn->dtype, tx,
+                             (size_t)(sh[0] * p));
+        ck_arena_reset(&sa);
+        void *ty = ck_arena_alloc(&sa, (size_t)sh[0] * ey);
+        if (!ty || eval(r, nd->arg[1], st, sh, ty, &sa, &err) != CK_OK)
             goto out;
-        ck_dtype_convert(CK_F64, h.y + have, yn->dtype, tmp, (size_t)k);
-        have += k;
+        ck_dtype_convert(CK_F64, h.y + have, yn->dtype, ty, (size_t)sh[0]);
+        have += sh[0];
     }
     if (!h.x || !h.y || have < 20 * d ||
         ck_glm_bad_y(nd->glm.family, h.y, have) >= 0 ||
@@ -1316,6 +1332,7 @@ static int glm_sample_start(gfit *g, ck_glm_result *sres)
 out:
     free(h.x);
     free(h.y);
+    ck_arena_release(&sa);
     ck_budget_release(&r->budget, bytes);
     return bad;
 }
@@ -1325,7 +1342,8 @@ ck_code ck_exec_run_glm(xrun *r, int i, ck_err *err)
     ck_node *nd = &r->p->node[i];
     const ck_node *xn = &r->p->node[nd->arg[0]];
     gfit g;
-    ck_glm_result res = {0};
+    ck_glm_result res = {0}, sres = {0};
+    ck_glm_start st = {0};
     int64_t n = xn->shape[0], p = xn->shape[1], ch = 0, nr;
     int64_t d = p + (nd->glm.fit_intercept ? 1 : 0), data = (n * p + n) * 8;
     ck_code rc;
@@ -1367,22 +1385,20 @@ ck_code ck_exec_run_glm(xrun *r, int i, ck_err *err)
             goto out;
         }
     }
-    if ((rc = rows_init(&g.w, r, nd->arg[0], 0, nd->arg[1], 1, 0, 0, 0,
-                        "glm_fit", err)) != CK_OK)
-        goto out_rows;
-    g.checking = 1;
     /* the kernel's BLAS calls are small (GLM_SLICE rows): one BLAS thread
-     * computes while the readers read, instead of BLAS threads spinning */
+     * computes while the readers read, instead of BLAS threads spinning.
+     * The sample comes first, with the whole budget to read it. */
     ck_be_cpu_threads(1);
-    ck_glm_result sres = {0};
-    ck_glm_start st = {0};
     if (glm_sample_start(&g, &sres) == 0) {
         st.b = sres.b;
         st.h = sres.h;
     }
-    rc = ck_glm_fit(&r->be, &nd->glm, p, glm_pass, &g, st.b ? &st : NULL, &res,
-                    err);
-    ck_glm_result_release(&sres);
+    if ((rc = rows_init(&g.w, r, nd->arg[0], 0, nd->arg[1], 1, 0, 0, 0,
+                        "glm_fit", err)) == CK_OK) {
+        g.checking = 1;
+        rc = ck_glm_fit(&r->be, &nd->glm, p, glm_pass, &g, st.b ? &st : NULL,
+                        &res, err);
+    }
     ck_be_cpu_threads(r->o->threads);
     if (rc != CK_OK)
         goto out_rows;
@@ -1417,6 +1433,7 @@ out_rows:
     rows_release(&g.w);
 out:
     ck_glm_result_release(&res);
+    ck_glm_result_release(&sres);
     ck_budget_release(&r->budget, ch);
     free(g.scratch);
     free(g.part);

@@ -559,9 +559,9 @@ def read_h5(path, ds):
 
 
 class GlmFromDisk(C.InteropCase):
-    """X larger than --memory, read from disk on every pass, in chunks
-    that are mapped in place: newton and lbfgs then start from a newton fit
-    on a sample of the rows (the first rows of each chunk) and take a
+    """X larger than --memory, read from disk on every pass (in chunks
+    mapped in place, or decoded): newton and lbfgs then start from a newton
+    fit on a sample of the rows (the first rows of each chunk) and take a
     kept Hessian for their last steps.  The optimum must be the same:
     statsmodels' IRLS fit of all the rows, to 1e-6.  A value glm_fit
     refuses is reported by the first pass whether or not the sample holds
@@ -587,6 +587,12 @@ class GlmFromDisk(C.InteropCase):
             f.create_dataset("X", data=x, chunks=(40000, p))
             for k, v in cls.y.items():
                 f.create_dataset(k, data=v, chunks=(40000,))
+            # compressed, and float32: the sample is read through the
+            # chunk decoder and converted
+            f.create_dataset("Xz", data=x, chunks=(40000, p),
+                             compression="gzip")
+            f.create_dataset("X4", data=x.astype(np.float32),
+                             chunks=(40000, p))
             # NaN outside the sample (chunk 4, row 10000 of it) and inside
             # it (chunk 1, its row 10)
             for name, row in (("Xnan_late", 170000), ("Xnan_sample", 40010)):
@@ -611,6 +617,19 @@ class GlmFromDisk(C.InteropCase):
                     np.testing.assert_allclose(doc["coef"], w, rtol=0,
                                                atol=1e-6)
                     self.assertLessEqual(abs(doc["intercept"] - c), 1e-6)
+
+    def test_compressed_and_float32_x(self):
+        w, c = self.ref["logistic"]
+        x4 = self.x.astype(np.float32).astype(np.float64)
+        w4, c4 = statsmodels_fit("logistic", x4, self.y["logistic"])
+        for x, (wr, cr) in (("Xz", (w, c)), ("X4", (w4, c4))):
+            for solver in ("newton", "lbfgs"):
+                with self.subTest(x=x, solver=solver):
+                    doc = self.fit("logistic", "--solver", solver, x=x)
+                    self.assertTrue(doc["converged"])
+                    np.testing.assert_allclose(doc["coef"], wr, rtol=0,
+                                               atol=1e-6)
+                    self.assertLessEqual(abs(doc["intercept"] - cr), 1e-6)
 
     def test_l2_matches_scipy(self):
         lam = 0.01
