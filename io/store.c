@@ -469,9 +469,11 @@ ck_code ck_array_read_region(ck_array *a, const int64_t *start,
              * then read from the first of them */
             int64_t vsoff[CK_MAX_DIMS];
             memcpy(vsoff, soff, sizeof vsoff);
-            size_t row = (size_t)(g->chunk_nelem / g->chunk[0]) * in_sz;
-            int64_t rows = (box[0] - 1) * st[0] + 1;
-            if (!cache &&
+            size_t row = nd > 0 && g->chunk[0] > 0
+                             ? (size_t)(g->chunk_nelem / g->chunk[0]) * in_sz
+                             : 0;
+            int64_t rows = nd > 0 ? (box[0] - 1) * st[0] + 1 : 0;
+            if (!cache && row > 0 &&
                 ck_array_view_chunk_bytes(a, cc, (size_t)soff[0] * row,
                                           (size_t)rows * row, &view)) {
                 data = view.data;

@@ -642,7 +642,8 @@ static ck_code rank_check(const glm *G, double *h, double *a, double *s,
 typedef struct outcome {
     int iterations, converged;
     double objective;
-    double *h; /* newton: the last Hessian, malloc'd */
+    double *h;     /* newton: the last Hessian, malloc'd */
+    int bad_start; /* the loss was not finite at the start */
 } outcome;
 
 static double *take(double **ws, size_t n)
@@ -655,10 +656,11 @@ static double *take(double **ws, size_t n)
 /* Evaluates the starting point; a loss that is not finite there is the
  * data's fault (inf or nan in x, or y outside the family's domain) or,
  * from a given start, a start too far out (poisson's exp overflowing). */
-static ck_code start(const glm *G, point *pt, ck_err *err)
+static ck_code start(const glm *G, point *pt, outcome *out, ck_err *err)
 {
     CK_TRY(eval(G, pt, err));
-    if (!isfinite(pt->loss) || !isfinite(inf_norm(pt->g, G->d)))
+    out->bad_start = !isfinite(pt->loss) || !isfinite(inf_norm(pt->g, G->d));
+    if (out->bad_start)
         return ck_err_set(err, CK_EUSAGE,
                           "glm: the loss is not finite at the starting "
                           "point (x holds inf or nan, or y is outside the "
@@ -684,7 +686,7 @@ static ck_code fit_newton(const glm *G, double *b, outcome *out, ck_err *err)
     point cur, tr;
     double *g, *gt, *dir, *a, *hb[2], f, ft, astep, rho = -1, gn;
     ck_code rc;
-    int it, ok, not_pd, ci = 0, lazy, kept = G->h0 != NULL;
+    int it, ok, not_pd, ci = 0, lazy, kept = G->h0 != NULL, h_ok = 1;
 
     if (!ws)
         return ck_err_set(err, CK_ENOMEM, "glm: newton: out of memory");
@@ -706,7 +708,7 @@ static ck_code fit_newton(const glm *G, double *b, outcome *out, ck_err *err)
     if (G->h0)
         memcpy(hb[0], G->h0, mn * sizeof *hb[0]);
     memcpy(cur.b, b, vn * sizeof *b);
-    if ((rc = start(G, &cur, err)) != CK_OK)
+    if ((rc = start(G, &cur, out, err)) != CK_OK)
         goto out;
     cur.h = hb[0];
     f = compose(G, &q, &cur, g);
@@ -735,9 +737,12 @@ static ck_code fit_newton(const glm *G, double *b, outcome *out, ck_err *err)
         /* with an l2 term the Hessian is positive definite whatever x.
          * dir is solved, and the search needs neither a, cur.h nor the
          * trial buffers' old contents: they are the SVD's scratch */
-        if (it == 0 && q.l2 == 0 && !G->h0 &&
-            (rc = rank_check(G, cur.h, a, gt, hb[1 - ci], err)) != CK_OK)
-            goto out;
+        if (it == 0 && q.l2 == 0 && !G->h0) {
+            /* it overwrites cur.h, no longer needed: dir is solved */
+            h_ok = 0;
+            if ((rc = rank_check(G, cur.h, a, gt, hb[1 - ci], err)) != CK_OK)
+                goto out;
+        }
         lazy = rho >= 0 && rho * gn * gn <= sqrt(G->tol);
         tr.h = lazy ? NULL : hb[1 - ci];
         rc = search(G, &q, &cur, f, g, dir, 1, 1e-4, &tr, &ft, gt, &astep, &ok,
@@ -749,8 +754,10 @@ static ck_code fit_newton(const glm *G, double *b, outcome *out, ck_err *err)
         swap_points(&cur, &tr);
         swap_vecs(&g, &gt);
         f = ft;
-        if (!lazy)
+        if (!lazy) {
             ci = 1 - ci;
+            h_ok = 1;
+        }
         double gn1 = inf_norm(g, G->d);
         int weak = kept && gn1 > 0.1 * gn; /* a kept Hessian's poor step */
         rho = gn > 0 ? gn1 / (gn * gn) : -1;
@@ -770,12 +777,15 @@ static ck_code fit_newton(const glm *G, double *b, outcome *out, ck_err *err)
     memcpy(b, cur.b, vn * sizeof *b);
     out->iterations = it;
     out->objective = f;
-    /* the last Hessian computed (at b, or at the iterate before) */
-    if ((out->h = malloc(mn * sizeof *out->h)) == NULL) {
-        rc = ck_err_set(err, CK_ENOMEM, "glm: newton: out of memory");
-        goto out;
+    /* the last Hessian computed (at b or an iterate near it), unless the
+     * rank check used its buffer and no step followed */
+    if (h_ok) {
+        if ((out->h = malloc(mn * sizeof *out->h)) == NULL) {
+            rc = ck_err_set(err, CK_ENOMEM, "glm: newton: out of memory");
+            goto out;
+        }
+        memcpy(out->h, hb[ci], mn * sizeof *out->h);
     }
-    memcpy(out->h, hb[ci], mn * sizeof *out->h);
 out:
     free(ws);
     return rc;
@@ -866,7 +876,7 @@ static ck_code fit_lbfgs(const glm *G, double *b, outcome *out, ck_err *err)
     alpha = take(&w, LBFGS_MEM);
     a = take(&w, an);
     memcpy(cur.b, b, vn * sizeof *b);
-    if ((rc = start(G, &cur, err)) != CK_OK)
+    if ((rc = start(G, &cur, out, err)) != CK_OK)
         goto out;
     f = compose(G, &q, &cur, g);
     for (it = 0;; it++) {
@@ -951,7 +961,7 @@ static ck_code fit_gd(const glm *G, double *b, outcome *out, ck_err *err)
     gt = take(&w, vn);
     dir = take(&w, vn);
     memcpy(cur.b, b, vn * sizeof *b);
-    if ((rc = start(G, &cur, err)) != CK_OK)
+    if ((rc = start(G, &cur, out, err)) != CK_OK)
         goto out;
     f = compose(G, &q, &cur, g);
     for (it = 0;; it++) {
@@ -1013,7 +1023,7 @@ static ck_code fit_proximal(const glm *G, double *b, outcome *out, ck_err *err)
     pz.g = take(&w, vn);
     xprev = take(&w, vn);
     memcpy(px.b, b, vn * sizeof *b);
-    if ((rc = start(G, &px, err)) != CK_OK)
+    if ((rc = start(G, &px, out, err)) != CK_OK)
         goto out;
     Fx = px.loss + penalty(G, px.b);
     memcpy(xprev, px.b, vn * sizeof *b);
@@ -1142,7 +1152,7 @@ static ck_code fit_admm(const glm *G, double *b, outcome *out, ck_err *err)
     memcpy(cur.b, b, vn * sizeof *b);
     memcpy(pz.b, b, vn * sizeof *b);
     memset(u, 0, vn * sizeof *u);
-    if ((rc = start(G, &cur, err)) != CK_OK)
+    if ((rc = start(G, &cur, out, err)) != CK_OK)
         goto out;
     for (int64_t e = 0; e < d; e++)
         rho0 += cur.h[e * d + e] / (double)d;
@@ -1287,23 +1297,35 @@ ck_code ck_glm_fit(const ck_be *be, const ck_glm_opts *o, int64_t p,
             memcpy(b, start->b, (size_t)G.d * sizeof *b);
         G.h0 = start->h;
     }
-    switch (o->solver) {
-    case CK_GLM_NEWTON:
-        rc = fit_newton(&G, b, &oc, err);
-        break;
-    case CK_GLM_LBFGS:
-        rc = fit_lbfgs(&G, b, &oc, err);
-        break;
-    case CK_GLM_GRADIENT_DESCENT:
-        rc = fit_gd(&G, b, &oc, err);
-        break;
-    case CK_GLM_PROXIMAL_GRAD:
-        rc = fit_proximal(&G, b, &oc, err);
-        break;
-    case CK_GLM_ADMM:
-    default:
-        rc = fit_admm(&G, b, &oc, err);
-        break;
+    for (;;) {
+        switch (o->solver) {
+        case CK_GLM_NEWTON:
+            rc = fit_newton(&G, b, &oc, err);
+            break;
+        case CK_GLM_LBFGS:
+            rc = fit_lbfgs(&G, b, &oc, err);
+            break;
+        case CK_GLM_GRADIENT_DESCENT:
+            rc = fit_gd(&G, b, &oc, err);
+            break;
+        case CK_GLM_PROXIMAL_GRAD:
+            rc = fit_proximal(&G, b, &oc, err);
+            break;
+        case CK_GLM_ADMM:
+        default:
+            rc = fit_admm(&G, b, &oc, err);
+            break;
+        }
+        /* a given start can be too far out for poisson's exp on rows the
+         * start's maker did not see: start again from 0, as without it */
+        if (rc == CK_OK || !oc.bad_start || !start || !start->b ||
+            (o->solver != CK_GLM_NEWTON && o->solver != CK_GLM_LBFGS))
+            break;
+        memset(b, 0, (size_t)G.d * sizeof *b);
+        G.h0 = NULL;
+        start = NULL;
+        free(oc.h);
+        oc = (outcome){0};
     }
     if (rc != CK_OK) {
         free(b);

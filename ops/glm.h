@@ -106,7 +106,8 @@ typedef struct ck_glm_result {
     int converged;
     double objective; /* f(b), penalty included */
     /* newton: the last Hessian of the mean loss it computed (d x d), at
-     * b or at an iterate near it, owned; NULL for the other solvers */
+     * b or at an iterate near it, owned; NULL for the other solvers, and
+     * when newton stopped before its first step */
     double *h;
 } ck_glm_result;
 
@@ -118,7 +119,8 @@ typedef struct ck_glm_result {
  * as its initial model of the curvature in place of a scaled identity.
  * A newton fit on a sample of the rows gives both (see
  * chunkctl-glm-fit(1)); they change the path, not the optimum the solver
- * converges to. */
+ * converges to.  A start where the loss is not finite (poisson's exp
+ * overflowing on rows its maker did not see) is dropped for 0. */
 typedef struct ck_glm_start {
     const double *b;
     const double *h;

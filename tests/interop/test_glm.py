@@ -631,6 +631,33 @@ class GlmFromDisk(C.InteropCase):
                                                atol=1e-6)
                     self.assertLessEqual(abs(doc["intercept"] - cr), 1e-6)
 
+    def test_poisson_start_too_far_out_is_dropped(self):
+        # the sample (the first rows of each chunk) misses 10 rows per
+        # chunk with x0 = 800: its b0 makes exp(800 b0) overflow there, so
+        # the fit must start again from 0 rather than blame the data
+        rng = np.random.default_rng(20261209)
+        n = 700000  # 11 MB of X: read on every pass under --memory 32M
+        x = rng.standard_normal((n, 2))
+        y = rng.poisson(np.exp(x[:, 0] + 0.5 * x[:, 1])) * 1.0
+        for c in range(10):
+            r = c * 70000 + 60000
+            x[r:r + 10, 0] = 800
+            y[r:r + 10] = 0
+        src = self.path("pois.h5")
+        with h5py.File(src, "w") as f:
+            f.create_dataset("X", data=x, chunks=(70000, 2))
+            f.create_dataset("y", data=y, chunks=(70000,))
+        w, c = statsmodels_fit("poisson", x, y)
+        for solver in ("newton", "lbfgs"):
+            with self.subTest(solver=solver):
+                p = C.run("glm-fit", "--quiet", src + ":/X", src + ":/y",
+                          "--family", "poisson", "--solver", solver,
+                          "--memory", self.MEMORY)
+                doc = json.loads(p.stdout)
+                self.assertTrue(doc["converged"])
+                np.testing.assert_allclose(doc["coef"], w, rtol=0, atol=1e-6)
+                self.assertLessEqual(abs(doc["intercept"] - c), 1e-6)
+
     def test_l2_matches_scipy(self):
         lam = 0.01
         w, c = scipy_l2_fit("logistic", lam, self.x, self.y["logistic"])

@@ -163,6 +163,24 @@ class ZarrRead(C.InteropCase):
             with self.subTest(name=name):
                 self.check_both(name)
 
+    def test_zero_d_array_with_a_dtype_change(self):
+        # a 0-d array read as another dtype goes through the region read
+        # (its one chunk is not "whole" then): once a division by zero
+        src = self.path("scalar.zarr")
+        zarr.save_array(src, np.array(2.5, dtype="<f4"))
+        for ext in ("zarr", "h5"):
+            with self.subTest(to=ext):
+                out = self.fresh("scalar64." + ext)
+                C.copy(src, out, "--dtype", "float64")
+                if ext == "h5":
+                    with h5py.File(out, "r") as f:
+                        got = f["data"][()]
+                else:
+                    got = zarr.open(out, "r")[...]
+                self.assertEqual(got.shape, ())
+                self.assertEqual(got.dtype, np.float64)
+                self.assertEqual(float(got), 2.5)
+
     def test_fill_values_missing_chunks(self):
         # The fixture really lacks chunks: 2 of 16 written.
         self.assertEqual(len(C.chunk_files(
