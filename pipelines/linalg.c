@@ -533,6 +533,43 @@ static ck_code charge(xrun *r, int64_t bytes, const ck_node *nd,
 
 /* ---- svd ---- */
 
+/* A block's rows split into PASS_PARTS fixed parts, fn(ctx, k, i0, i1)
+ * run on each, on up to PASS_PARTS threads. */
+typedef ck_code (*part_fn)(void *ctx, int k, int64_t i0, int64_t i1,
+                           ck_err *err);
+
+typedef struct parts {
+    part_fn fn;
+    void *ctx;
+    int64_t nr, next;
+} parts;
+
+static ck_code parts_worker(void *ctx, int id, ck_par *par, ck_err *err)
+{
+    parts *w = ctx;
+    int64_t per = (w->nr + PASS_PARTS - 1) / PASS_PARTS;
+
+    (void)id;
+    while (!ck_par_stopped(par)) {
+        int64_t k = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED);
+        if (k >= PASS_PARTS)
+            break;
+        int64_t i0 = k * per < w->nr ? k * per : w->nr;
+        int64_t i1 = i0 + per < w->nr ? i0 + per : w->nr;
+        CK_TRY(w->fn(w->ctx, (int)k, i0, i1, err));
+    }
+    return CK_OK;
+}
+
+static ck_code run_parts(const xrun *r, int64_t nr, part_fn fn, void *ctx,
+                         ck_err *err)
+{
+    parts w = {.fn = fn, .ctx = ctx, .nr = nr};
+    int t = r->o->threads > 0 ? r->o->threads : ck_ncpus();
+
+    return ck_par_run(t < PASS_PARTS ? t : PASS_PARTS, parts_worker, &w, err);
+}
+
 /* TSQR: each part of a block is folded into its own R in sub-blocks of
  * 'sub' rows, [R_k; sub-block] -> R_k by a QR; the pass ends with R =
  * qr([R_0; R_1]).  A narrow array's sub-blocks fit the core's cache
@@ -549,8 +586,7 @@ typedef struct tsqr {
     double *stack[PASS_PARTS];  /* (max(sub, n) + n) x n col-major */
     double *rr[PASS_PARTS];     /* n x n col-major */
     double *colsum[PASS_PARTS]; /* n: L's column sums (wide inputs' signs) */
-    const double *blk;          /* the block, nr rows */
-    int64_t nr, next;
+    const double *blk;          /* the block */
 } tsqr;
 
 /* R_k <- the R of [R_k; h rows of L at x]. */
@@ -573,26 +609,19 @@ static ck_code tsqr_fold(tsqr *t, int k, const double *x, int64_t h,
     return ck_op_qr(&t->r->be, &q, err);
 }
 
-static ck_code tsqr_worker(void *ctx, int id, ck_par *par, ck_err *err)
+static ck_code tsqr_part(void *ctx, int k, int64_t i0, int64_t i1, ck_err *err)
 {
     tsqr *t = ctx;
-    int64_t n = t->n, per = (t->nr + PASS_PARTS - 1) / PASS_PARTS;
+    int64_t n = t->n;
+    const double *x = t->blk + i0 * n;
 
-    (void)id;
-    while (!ck_par_stopped(par)) {
-        int64_t k = __atomic_fetch_add(&t->next, 1, __ATOMIC_RELAXED);
-        if (k >= PASS_PARTS)
-            break;
-        int64_t i0 = k * per, i1 = i0 + per < t->nr ? i0 + per : t->nr;
-        const double *x = t->blk + i0 * n;
-        if (t->colsum[k])
-            for (int64_t i = 0; i < i1 - i0; i++)
-                for (int64_t j = 0; j < n; j++)
-                    t->colsum[k][j] += x[i * n + j];
-        for (int64_t i = i0; i < i1; i += t->sub)
-            CK_TRY(tsqr_fold(t, (int)k, t->blk + i * n,
-                             i1 - i < t->sub ? i1 - i : t->sub, err));
-    }
+    if (t->colsum[k])
+        for (int64_t i = 0; i < i1 - i0; i++)
+            for (int64_t j = 0; j < n; j++)
+                t->colsum[k][j] += x[i * n + j];
+    for (int64_t i = i0; i < i1; i += t->sub)
+        CK_TRY(tsqr_fold(t, k, t->blk + i * n,
+                         i1 - i < t->sub ? i1 - i : t->sub, err));
     return CK_OK;
 }
 
@@ -600,14 +629,11 @@ static ck_code tsqr_block(void *ctx, int64_t r0, int64_t nr, const double *blk,
                           const double *y, ck_err *err)
 {
     tsqr *t = ctx;
-    int th = t->r->o->threads > 0 ? t->r->o->threads : ck_ncpus();
 
     (void)r0;
     (void)y;
     t->blk = blk;
-    t->nr = nr;
-    t->next = 0;
-    return ck_par_run(th < PASS_PARTS ? th : PASS_PARTS, tsqr_worker, t, err);
+    return run_parts(t->r, nr, tsqr_part, t, err);
 }
 
 /* Randomized passes: z = L^T (L p) over the blocks, and with y, L p kept
@@ -623,34 +649,26 @@ typedef struct rpass {
     double *zt[PASS_PARTS]; /* l x n each */
     double *y;              /* m x l, or NULL */
     double *yb;             /* nr x l scratch */
-    const double *blk;      /* the block: rows r0.. r0 + nr - 1 */
-    int64_t r0, nr, next;
+    const double *blk;      /* the block, from row r0 */
+    int64_t r0;
 } rpass;
 
-static ck_code rpass_worker(void *ctx, int id, ck_par *par, ck_err *err)
+static ck_code rpass_part(void *ctx, int k, int64_t i0, int64_t i1, ck_err *err)
 {
     rpass *q = ctx;
-    int64_t per = (q->nr + PASS_PARTS - 1) / PASS_PARTS, l = q->l, n = q->n;
+    int64_t l = q->l, n = q->n;
 
-    (void)id;
-    while (!ck_par_stopped(par)) {
-        int64_t k = __atomic_fetch_add(&q->next, 1, __ATOMIC_RELAXED);
-        if (k >= PASS_PARTS)
-            break;
-        int64_t i0 = k * per, i1 = i0 + per < q->nr ? i0 + per : q->nr;
-        /* y_i^T = p^T L_i^T, then z^T += y_i^T L_i, a panel of rows at a
-         * time so the panel is still in cache for the second product */
-        for (int64_t i = i0; i < i1; i += RS_PANEL) {
-            int64_t h = i1 - i < RS_PANEL ? i1 - i : RS_PANEL;
-            const double *li = q->blk + i * n;
-            double *yt = q->yb + i * l; /* l x h */
-            CK_TRY(gemm(q->r, 0, 1, l, h, n, q->pt, n, li, n, 0, yt, h, err));
-            CK_TRY(
-                gemm(q->r, 0, 0, l, n, h, yt, h, li, n, 1, q->zt[k], n, err));
-            for (int64_t t = 0; q->y && t < h; t++)
-                for (int64_t j = 0; j < l; j++)
-                    q->y[(q->r0 + i + t) * l + j] = yt[j * h + t];
-        }
+    /* y_i^T = p^T L_i^T, then z^T += y_i^T L_i, a panel of rows at a time
+     * so the panel is still in cache for the second product */
+    for (int64_t i = i0; i < i1; i += RS_PANEL) {
+        int64_t h = i1 - i < RS_PANEL ? i1 - i : RS_PANEL;
+        const double *li = q->blk + i * n;
+        double *yt = q->yb + i * l; /* l x h */
+        CK_TRY(gemm(q->r, 0, 1, l, h, n, q->pt, n, li, n, 0, yt, h, err));
+        CK_TRY(gemm(q->r, 0, 0, l, n, h, yt, h, li, n, 1, q->zt[k], n, err));
+        for (int64_t t = 0; q->y && t < h; t++)
+            for (int64_t j = 0; j < l; j++)
+                q->y[(q->r0 + i + t) * l + j] = yt[j * h + t];
     }
     return CK_OK;
 }
@@ -659,14 +677,11 @@ static ck_code rpass_block(void *ctx, int64_t r0, int64_t nr, const double *blk,
                            const double *y, ck_err *err)
 {
     rpass *q = ctx;
-    int t = q->r->o->threads > 0 ? q->r->o->threads : ck_ncpus();
 
     (void)y;
     q->blk = blk;
     q->r0 = r0;
-    q->nr = nr;
-    q->next = 0;
-    return ck_par_run(t < PASS_PARTS ? t : PASS_PARTS, rpass_worker, q, err);
+    return run_parts(q->r, nr, rpass_part, q, err);
 }
 
 /* dask's convention: each row of Vt has a non-negative sum (a zero sum
