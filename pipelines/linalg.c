@@ -1041,6 +1041,12 @@ out:
     return rc;
 }
 
+/* One writer's share of U in chunks of 'lines' rows (ck_exec_run_svd). */
+static int64_t u_share(const xrun *r, const ck_node *nd, int64_t lines)
+{
+    return 4 * lines * nd->k * 8 + (int64_t)factor_bytes(r, nd, 1, lines);
+}
+
 ck_code ck_exec_run_svd(xrun *r, int i, ck_err *err)
 {
     const ck_node *nd = &r->p->node[i];
@@ -1064,19 +1070,18 @@ ck_code ck_exec_run_svd(xrun *r, int i, ck_err *err)
         ck_node *u = &r->p->node[i + 1];
         int64_t crows = an->chunks[0], left = r->budget.limit - r->budget.used;
         int t = r->o->threads > 0 ? r->o->threads : ck_ncpus();
-#define U_SHARE(c) (4 * (c)*nd->k * 8 + (int64_t)factor_bytes(r, nd, 1, (c)))
         if (crows > u->chunks[0] && crows <= an->shape[0] &&
-            an->shape[0] % crows == 0 && t * U_SHARE(crows) <= left)
+            an->shape[0] % crows == 0 && t * u_share(r, nd, crows) <= left)
             u->chunks[0] = crows;
-        while (u->chunks[0] > U_MIN_ROWS && t * U_SHARE(u->chunks[0]) > left)
+        while (u->chunks[0] > U_MIN_ROWS &&
+               t * u_share(r, nd, u->chunks[0]) > left)
             u->chunks[0] = (u->chunks[0] + 1) / 2;
         /* and no larger than U_MAX_BYTES: larger chunks are no faster to
          * write, and each worker holds a few of them and their rows of A */
         while (u->chunks[0] > 1 && u->chunks[0] * nd->k * 8 > U_MAX_BYTES)
             u->chunks[0] = (u->chunks[0] + 1) / 2;
-        while (u->chunks[0] > 1 && U_SHARE(u->chunks[0]) > left)
+        while (u->chunks[0] > 1 && u_share(r, nd, u->chunks[0]) > left)
             u->chunks[0] = (u->chunks[0] + 1) / 2;
-#undef U_SHARE
     }
     return CK_OK;
 }
