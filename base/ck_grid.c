@@ -255,6 +255,41 @@ static void fill_run(char *p, size_t elem, const void *value, int64_t n)
         memcpy(p + (size_t)i * elem, value, elem);
 }
 
+void ck_box_spread(int ndim, size_t elem, void *buf, const int64_t *full,
+                   const int64_t *box)
+{
+    int64_t idx[CK_MAX_DIMS], rows = 1;
+    int last = ndim - 1;
+    char *p = buf;
+
+    if (ndim < 1 || ndim > CK_MAX_DIMS)
+        return;
+    for (int d = 0; d < last; d++) {
+        if (box[d] == 0)
+            return;
+        idx[d] = box[d] - 1;
+        rows *= box[d];
+    }
+    size_t run = (size_t)box[last] * elem;
+    /* Row i of the box moves from i * box[last] to its place in full[]; a
+     * row never moves down, so going from the last row keeps every row
+     * not yet moved intact. */
+    for (int64_t i = rows - 1; i >= 0 && run > 0; i--) {
+        int64_t at = 0;
+        for (int d = 0; d < last; d++)
+            at = at * full[d] + idx[d];
+        at *= full[last];
+        if (at != i * box[last])
+            memmove(p + (size_t)at * elem, p + (size_t)(i * box[last]) * elem,
+                    run);
+        for (int d = last - 1; d >= 0; d--) {
+            if (--idx[d] >= 0)
+                break;
+            idx[d] = box[d] - 1;
+        }
+    }
+}
+
 void ck_box_pad(int ndim, size_t elem, void *buf, const int64_t *full,
                 const int64_t *box, const void *value)
 {

@@ -79,6 +79,14 @@ void ck_box_convert(int ndim, int dst_t, void *dst, const int64_t *dst_shape,
                     const int64_t *src_shape, const int64_t *src_off,
                     const int64_t *src_step, const int64_t *box);
 
+/* Moves the C-order box of shape box[] held densely at the start of buf to
+ * where it lies in buf seen as a C-order array of shape full[] (box[d] <=
+ * full[d], the box at the origin), in place, last row first: an edge chunk
+ * evaluated into its own buffer needs no second one.  The elements outside
+ * the box are left as they are (ck_box_pad sets them). */
+void ck_box_spread(int ndim, size_t elem, void *buf, const int64_t *full,
+                   const int64_t *box);
+
 /* Sets every element of buf (a C-order array of shape full[]) that lies
  * outside the box [0, box[d]) to the elem-byte value at 'value': how an
  * edge chunk read whole is given defined padding in place. */

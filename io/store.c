@@ -394,11 +394,109 @@ static size_t al64(size_t n)
     return (n + 63) & ~(size_t)63;
 }
 
-size_t ck_array_region_scratch_bytes(const ck_array *a)
+int ck_array_raw(ck_array *a)
 {
-    size_t n = (size_t)a->grid.chunk_nelem;
+    return a->grid.ndim > 0 && a->store->ops->raw && a->store->ops->raw(a);
+}
+
+/* A raw array's region is read through a bounce buffer when its values are
+ * converted or strided: whole outer rows of a chunk, at least this many
+ * bytes of them per read (one row of a small-rowed chunk is a few bytes). */
+enum { RAW_BOUNCE = 64 << 10 };
+
+/* Outer rows of a chunk one bounce read covers. */
+static int64_t bounce_rows(const ck_array *a)
+{
+    const ck_grid *g = &a->grid;
+    size_t row =
+        (size_t)(g->chunk_nelem / g->chunk[0]) * ck_dtype_size(a->info.dtype);
+    int64_t n = row >= RAW_BOUNCE ? 1 : (int64_t)(RAW_BOUNCE / row);
+    return n < g->chunk[0] ? n : g->chunk[0];
+}
+
+size_t ck_array_region_scratch_bytes(ck_array *a)
+{
+    const ck_grid *g = &a->grid;
+    size_t n = (size_t)g->chunk_nelem;
+
+    if (ck_array_raw(a))
+        n = (size_t)(bounce_rows(a) * (g->chunk_nelem / g->chunk[0]));
     return al64(n * ck_dtype_size(a->info.dtype)) +
            al64(ck_array_scratch_bytes(a)) + 128;
+}
+
+/* The part of a raw array's region in chunk cc: box elements from soff
+ * (steps st) to doff of dst (shape dsh).  Runs contiguous on both sides
+ * are read straight into dst; converted or strided values go through
+ * bounce, a group of outer rows at a time. */
+static ck_code raw_box(ck_array *a, const int64_t *cc, ck_dtype to, void *dst,
+                       const int64_t *dsh, const int64_t *doff,
+                       const int64_t *soff, const int64_t *st,
+                       const int64_t *box, void *bounce, ck_err *err)
+{
+    const ck_grid *g = &a->grid;
+    int nd = g->ndim, last = nd - 1;
+    ck_dtype from = a->info.dtype;
+    size_t isz = ck_dtype_size(from), osz = ck_dtype_size(to);
+    int64_t cs[CK_MAX_DIMS], ds[CK_MAX_DIMS], k[CK_MAX_DIMS] = {0};
+    int direct = to == from && st[last] == 1;
+
+    cs[last] = ds[last] = 1;
+    for (int d = last - 1; d >= 0; d--) {
+        cs[d] = cs[d + 1] * g->chunk[d + 1];
+        ds[d] = ds[d + 1] * dsh[d + 1];
+    }
+    for (int d = 1; d < nd; d++)
+        direct &= st[d] == 1;
+    if (!direct) {
+        int64_t cap = bounce_rows(a), tail = 0;
+        for (int d = 1; d < nd; d++)
+            tail += (soff[d] + (box[d] - 1) * st[d]) * cs[d];
+        for (int64_t k0 = 0; k0 < box[0];) {
+            int64_t k1 = k0 + 1 + (cap - 1) / st[0];
+            k1 = k1 < box[0] ? k1 : box[0];
+            int64_t r0 = soff[0] + k0 * st[0], nr = (k1 - 1 - k0) * st[0] + 1;
+            int64_t bsh[CK_MAX_DIMS], bof[CK_MAX_DIMS], bbox[CK_MAX_DIMS],
+                dof[CK_MAX_DIMS];
+            memcpy(bsh, g->chunk, sizeof bsh);
+            memcpy(bof, soff, sizeof bof);
+            memcpy(bbox, box, sizeof bbox);
+            memcpy(dof, doff, sizeof dof);
+            bsh[0] = nr;
+            bof[0] = 0;
+            bbox[0] = k1 - k0;
+            dof[0] = doff[0] + k0;
+            CK_TRY(a->store->ops->read_bytes(
+                a, cc, (size_t)(r0 * cs[0]) * isz,
+                (size_t)((nr - 1) * cs[0] + tail + 1) * isz, bounce, err));
+            ck_box_convert(nd, to, dst, dsh, dof, from, bounce, bsh, bof, st,
+                           bbox);
+            k0 = k1;
+        }
+        return CK_OK;
+    }
+    /* dims m.. are one run: full in the chunk and in dst below m */
+    int m = last;
+    while (m > 0 && box[m] == g->chunk[m] && box[m] == dsh[m] && st[m - 1] == 1)
+        m--;
+    size_t run = (size_t)(box[m] * cs[m]) * isz;
+    for (;;) {
+        int64_t so = 0, dof = 0;
+        for (int d = 0; d < nd; d++) {
+            so += (soff[d] + (d < m ? k[d] * st[d] : 0)) * cs[d];
+            dof += (doff[d] + (d < m ? k[d] : 0)) * ds[d];
+        }
+        CK_TRY(a->store->ops->read_bytes(a, cc, (size_t)so * isz, run,
+                                         (char *)dst + (size_t)dof * osz, err));
+        int d = m - 1;
+        for (; d >= 0; d--) {
+            if (++k[d] < box[d])
+                break;
+            k[d] = 0;
+        }
+        if (d < 0)
+            return CK_OK;
+    }
 }
 
 ck_code ck_array_read_region(ck_array *a, const int64_t *start,
@@ -407,7 +505,7 @@ ck_code ck_array_read_region(ck_array *a, const int64_t *start,
                              ck_arena *scratch, ck_err *err)
 {
     const ck_grid *g = &a->grid;
-    int nd = g->ndim;
+    int nd = g->ndim, raw = ck_array_raw(a);
     size_t in_sz = ck_dtype_size(a->info.dtype);
     int64_t st[CK_MAX_DIMS], nsel[CK_MAX_DIMS], c0[CK_MAX_DIMS],
         c1[CK_MAX_DIMS], cc[CK_MAX_DIMS];
@@ -435,7 +533,10 @@ ck_code ck_array_read_region(ck_array *a, const int64_t *start,
                 stop[d] - start[d] == g->chunk[d];
     if (whole)
         return ck_array_read_chunk(a, c0, dst, scratch, err);
-    chunk = ck_arena_alloc(scratch, (size_t)g->chunk_nelem * in_sz);
+    chunk = ck_arena_alloc(
+        scratch,
+        raw ? (size_t)(bounce_rows(a) * (g->chunk_nelem / g->chunk[0])) * in_sz
+            : (size_t)g->chunk_nelem * in_sz);
     if (!chunk)
         return ck_err_set(err, CK_ENOMEM,
                           "region read: scratch arena too small");
@@ -458,37 +559,19 @@ ck_code ck_array_read_region(ck_array *a, const int64_t *start,
             doff[d] = k0;
             box[d] = (ce - 1 - i0) / st[d] + 1;
         }
-        if (!empty) {
+        if (!empty && raw) {
+            CK_TRY(
+                raw_box(a, cc, to, dst, nsel, doff, soff, st, box, chunk, err));
+        } else if (!empty) {
             const void *data = chunk;
-            ck_chunk_view view = {0};
             int slot = -1;
-            ck_code rc = CK_OK;
             scratch->used = mark;
-            /* a chunk stored raw is seen in place, not copied: only its
-             * outermost rows the box touches are mapped, and the box is
-             * then read from the first of them */
-            int64_t vsoff[CK_MAX_DIMS];
-            memcpy(vsoff, soff, sizeof vsoff);
-            size_t row = nd > 0 && g->chunk[0] > 0
-                             ? (size_t)(g->chunk_nelem / g->chunk[0]) * in_sz
-                             : 0;
-            int64_t rows = nd > 0 ? (box[0] - 1) * st[0] + 1 : 0;
-            if (!cache && row > 0 &&
-                ck_array_view_chunk_bytes(a, cc, (size_t)soff[0] * row,
-                                          (size_t)rows * row, &view)) {
-                data = view.data;
-                vsoff[0] = 0;
-            } else if (cache)
-                rc = ck_chunk_cache_get(cache, cc, chunk, scratch, &data, &slot,
-                                        err);
-            else
-                rc = ck_array_read_chunk(a, cc, chunk, scratch, err);
-            if (rc != CK_OK)
-                return rc;
+            CK_TRY(cache ? ck_chunk_cache_get(cache, cc, chunk, scratch, &data,
+                                              &slot, err)
+                         : ck_array_read_chunk(a, cc, chunk, scratch, err));
             ck_box_convert(nd, to, dst, nsel, doff, a->info.dtype, data,
-                           g->chunk, view.base ? vsoff : soff, st, box);
+                           g->chunk, soff, st, box);
             ck_chunk_cache_put(cache, slot);
-            ck_chunk_view_release(&view);
         }
         /* Odometer over the chunk coordinates c0..c1. */
         int d = nd - 1;

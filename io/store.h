@@ -119,8 +119,15 @@ const ck_grid *ck_array_grid(const ck_array *a);
  * write_chunk on this array (ck_arena_reset between calls). */
 size_t ck_array_scratch_bytes(const ck_array *a);
 
-/* Scratch bytes for one ck_array_read_region. */
-size_t ck_array_region_scratch_bytes(const ck_array *a);
+/* 1 when a's chunks are stored raw where the store can find them without
+ * a lookup (HDF5 datasets with no filters and indexed chunk locations,
+ * see io/hdf5/h5.c): ck_array_read_region then reads a region's bytes
+ * straight from the file, and needs no chunk buffer. */
+int ck_array_raw(ck_array *a);
+
+/* Scratch bytes for one ck_array_read_region: a chunk, or for a raw array
+ * a few of its rows. */
+size_t ck_array_region_scratch_bytes(ck_array *a);
 
 /* Reads chunk 'coords' into caller-owned dst, which holds a full chunk
  * (info.chunks elements of info.dtype), decoded, native byte order, C
@@ -154,7 +161,8 @@ void ck_chunk_view_release(ck_chunk_view *v);
 /* Reads the region start[d] <= i < stop[d] taking every step[d]-th element
  * (step NULL: 1) into dst, C order, converted to dtype 'to'.  Chunks come
  * through cache when it is not NULL (a ck_chunk_cache of this array, see
- * io/cache.h).  scratch must hold ck_array_region_scratch_bytes(a). */
+ * io/cache.h) and the array is not raw.  scratch must hold
+ * ck_array_region_scratch_bytes(a). */
 struct ck_chunk_cache;
 ck_code ck_array_read_region(ck_array *a, const int64_t *start,
                              const int64_t *stop, const int64_t *step,

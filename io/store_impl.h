@@ -50,6 +50,14 @@ struct ck_store_ops {
      * the chunk's bytes, checked by the caller). */
     int (*view_chunk)(ck_array *a, const int64_t *coords, size_t off,
                       size_t len, ck_chunk_view *v);
+    /* Optional (NULL: never): 1 when every chunk of a is stored raw (no
+     * filters) at a place known without a lookup, so read_bytes serves it. */
+    int (*raw)(ck_array *a);
+    /* Bytes [off, off + len) of chunk coords as read_chunk gives them (off
+     * and len multiples of the element size, within the chunk) into dst,
+     * read from the file; a chunk not stored reads as the fill value. */
+    ck_code (*read_bytes)(ck_array *a, const int64_t *coords, size_t off,
+                          size_t len, void *dst, ck_err *err);
     /* Creates an empty store at s->tmp. */
     ck_code (*create)(ck_store *s, ck_err *err);
     /* Creates spec->name with its parent groups; fills a->info, a->impl. */

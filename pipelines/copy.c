@@ -41,11 +41,10 @@ static ck_code produce(void *vctx, const ck_chunk *c, void *buf,
 {
     copy_ctx *x = vctx;
     const ck_grid *g = x->dg;
-    int64_t stop[CK_MAX_DIMS], zero[CK_MAX_DIMS] = {0};
+    int64_t stop[CK_MAX_DIMS];
     size_t esz = ck_dtype_size(x->to);
     int edge = is_edge(g, c);
     unsigned char fill[8];
-    void *region;
 
     if (edge)
         ck_dtype_fill(x->to, fill, x->fill, 1);
@@ -60,17 +59,12 @@ static ck_code produce(void *vctx, const ck_chunk *c, void *buf,
     }
     for (int d = 0; d < g->ndim; d++)
         stop[d] = c->start[d] + c->shape[d];
-    if (!edge)
-        return ck_array_read_region(x->src, c->start, stop, NULL, x->to, buf,
-                                    x->cache, scratch, err);
-    region = ck_arena_alloc(scratch, (size_t)ck_chunk_nelem(g, c) * esz);
-    if (!region)
-        return ck_err_set(err, CK_ENOMEM, "copy: scratch arena too small");
-    CK_TRY(ck_array_read_region(x->src, c->start, stop, NULL, x->to, region,
+    CK_TRY(ck_array_read_region(x->src, c->start, stop, NULL, x->to, buf,
                                 x->cache, scratch, err));
-    ck_box_copy(g->ndim, esz, buf, g->chunk, zero, region, c->shape, zero, NULL,
-                c->shape);
-    ck_box_pad(g->ndim, esz, buf, g->chunk, c->shape, fill);
+    if (edge) { /* read dense at buf's start */
+        ck_box_spread(g->ndim, esz, buf, g->chunk, c->shape);
+        ck_box_pad(g->ndim, esz, buf, g->chunk, c->shape, fill);
+    }
     return CK_OK;
 }
 
@@ -91,8 +85,8 @@ static ck_code make_cache(copy_ctx *x, const ck_stream_job *job,
     int threads;
 
     *out = NULL;
-    if (sg->total_chunks == 0 || sg->ndim == 0)
-        return CK_OK;
+    if (sg->total_chunks == 0 || sg->ndim == 0 || ck_array_raw(x->src))
+        return CK_OK; /* a raw source's regions are read from the file */
     need = dg->chunk[0] / sg->chunk[0] + 2; /* source chunk rows per row */
     for (int d = 1; d < sg->ndim; d++)
         need *= sg->nchunks[d];
@@ -190,10 +184,8 @@ static ck_code copy_one(const ck_copy_opts *o, ck_store *in, const char *name,
         .dst = dst,
         .produce = produce,
         .ctx = &x,
-        .scratch = x.aligned
-                       ? ck_array_scratch_bytes(src)
-                       : (size_t)x.dg->chunk_nelem * ck_dtype_size(spec.dtype) +
-                             ck_array_region_scratch_bytes(src) + 128,
+        .scratch = x.aligned ? ck_array_scratch_bytes(src)
+                             : ck_array_region_scratch_bytes(src) + 128,
         .budget = budget,
         .threads = o->threads,
         .progress = o->progress,

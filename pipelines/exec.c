@@ -1309,21 +1309,17 @@ static ck_code produce(void *vctx, const ck_chunk *c, void *buf, ck_arena *a,
 {
     out_ctx *x = vctx;
     const ck_node *nd = &x->r->p->node[x->node];
-    size_t esz = ck_dtype_size(nd->dtype);
-    int64_t zero[CK_MAX_DIMS] = {0};
+    const ck_scalar zero = {0};
     int edge = 0;
-    void *tmp;
 
     for (int d = 0; d < x->g->ndim; d++)
         edge |= c->shape[d] != x->g->chunk[d];
-    if (!edge)
-        return ck_exec_eval(x->r, x->node, c->start, c->shape, buf, a, err);
-    if (!(tmp = ck_arena_alloc(a, (size_t)ck_chunk_nelem(x->g, c) * esz)))
-        return ck_exec_no_room(err);
-    CK_TRY(ck_exec_eval(x->r, x->node, c->start, c->shape, tmp, a, err));
-    memset(buf, 0, (size_t)x->g->chunk_nelem * esz);
-    ck_box_copy(x->g->ndim, esz, buf, x->g->chunk, zero, tmp, c->shape, zero,
-                NULL, c->shape);
+    CK_TRY(ck_exec_eval(x->r, x->node, c->start, c->shape, buf, a, err));
+    if (edge) { /* the box is dense at buf's start; zeros past the edge */
+        size_t esz = ck_dtype_size(nd->dtype);
+        ck_box_spread(x->g->ndim, esz, buf, x->g->chunk, c->shape);
+        ck_box_pad(x->g->ndim, esz, buf, x->g->chunk, c->shape, &zero);
+    }
     return CK_OK;
 }
 
@@ -1361,6 +1357,32 @@ static ck_code model_attrs(xrun *r, const ck_node *coef, ck_store *s,
     return CK_OK;
 }
 
+/* A matmul's tile is its output chunk (plan.c picks up to 2560 on a side):
+ * when one worker's tile, operand blocks and their scratch do not fit what
+ * --memory leaves, the longer side is halved until they do.  Only for a
+ * matmul no other step reads, whose boxes are its own chunks. */
+static void fit_tile(xrun *r, int i)
+{
+    ck_node *nd = &r->p->node[i];
+
+    if (nd->kind != CK_NODE_MATMUL)
+        return;
+    for (int j = 0; j < r->p->n; j++)
+        for (int k = 0; k < r->p->node[j].nargs; k++)
+            if (r->p->node[j].arg[k] == i)
+                return;
+    for (;;) {
+        size_t n = (size_t)(nd->chunks[0] * nd->chunks[1]);
+        size_t need = ck_exec_al(n * ck_dtype_size(nd->dtype)) +
+                      ck_exec_eval_bytes(r, i, n) + 4096;
+        int d = nd->chunks[0] >= nd->chunks[1] ? 0 : 1;
+        if ((int64_t)need <= r->budget.limit - r->budget.used ||
+            nd->chunks[d] <= 64)
+            return; /* fits, or the stream says what is short */
+        nd->chunks[d] = (nd->chunks[d] + 1) / 2;
+    }
+}
+
 static ck_code write_output(xrun *r, const ck_output *o, ck_store *s,
                             const char *name, ck_err *err)
 {
@@ -1370,6 +1392,7 @@ static ck_code write_output(xrun *r, const ck_output *o, ck_store *s,
     ck_code rc;
     out_ctx x;
 
+    fit_tile(r, o->node);
     memset(&spec, 0, sizeof spec);
     spec.name = name;
     spec.ndim = nd->ndim;
@@ -1391,9 +1414,7 @@ static ck_code write_output(xrun *r, const ck_output *o, ck_store *s,
         .dst = dst,
         .produce = produce,
         .ctx = &x,
-        .scratch =
-            ck_exec_al((size_t)x.g->chunk_nelem * ck_dtype_size(nd->dtype)) +
-            ck_exec_eval_bytes(r, o->node, (size_t)x.g->chunk_nelem),
+        .scratch = ck_exec_eval_bytes(r, o->node, (size_t)x.g->chunk_nelem),
         .budget = &r->budget,
         .threads = r->o->threads,
         .progress = r->o->progress,

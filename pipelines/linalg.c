@@ -1480,9 +1480,12 @@ size_t ck_exec_linalg_bytes(const xrun *r, int i, size_t n)
         (void)n;
         size_t ea = eval_bytes(r, nd->arg[0], nr * kb);
         size_t eb = eval_bytes(r, nd->arg[1], kb * cols);
-        /* the blocks, then the operands' scratch one at a time */
-        return al(nr * kb * ck_dtype_size(a->dtype)) + al(nr * kb * cs) +
-               al(kb * cols * ck_dtype_size(b->dtype)) + al(kb * cols * cs) +
+        /* the blocks (converted to the result's dtype if they differ),
+         * then the operands' scratch one at a time */
+        return al(nr * kb * ck_dtype_size(a->dtype)) +
+               (a->dtype != nd->dtype ? al(nr * kb * cs) : 0) +
+               al(kb * cols * ck_dtype_size(b->dtype)) +
+               (b->dtype != nd->dtype ? al(kb * cols * cs) : 0) +
                (ea > eb ? ea : eb) + 512;
     }
     case CK_NODE_PART: {

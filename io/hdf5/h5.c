@@ -1295,6 +1295,56 @@ static int h5_view_chunk(ck_array *a, const int64_t *coords, size_t off,
     return 1;
 }
 
+/* ck_array_raw: unfiltered chunks whose locations are indexed. */
+static int h5_raw(ck_array *a)
+{
+    h5_array *ha = a->impl;
+    uint64_t addr;
+    hsize_t size;
+    uint32_t mask;
+    int64_t zero[CK_MAX_DIMS] = {0};
+
+    return !ha->writing && ha->path == PATH_RAW_CHUNK && ha->nfilt == 0 &&
+           indexed(a, zero, &addr, &size, &mask);
+}
+
+/* ck_store_ops.read_bytes of a raw array (h5_raw). */
+static ck_code h5_read_bytes(ck_array *a, const int64_t *coords, size_t off,
+                             size_t len, void *dst, ck_err *err)
+{
+    h5_array *ha = a->impl;
+    const ck_array_info *info = &a->info;
+    uint64_t addr = 0;
+    hsize_t size = 0;
+    uint32_t mask = 0;
+    char cs[160];
+
+    if (!indexed(a, coords, &addr, &size, &mask))
+        return ck_err_set(err, CK_ENOTSUP, "%s:%s: chunk %s: not indexed",
+                          a->store->path, info->name,
+                          chunk_str(a, coords, cs, sizeof cs));
+    if (size == 0) {
+        ck_scalar zero = {0};
+        ck_dtype_fill(info->dtype, dst, info->has_fill ? info->fill : zero,
+                      len / ha->esize);
+        return CK_OK;
+    }
+    if (size != ha->chunk_bytes)
+        return ck_err_set(err, CK_ECORRUPT,
+                          "%s:%s: chunk %s: %llu bytes stored, expected %zu",
+                          a->store->path, info->name,
+                          chunk_str(a, coords, cs, sizeof cs),
+                          (unsigned long long)size, ha->chunk_bytes);
+    if (addr > UINT64_MAX - off)
+        return ck_err_set(err, CK_ECORRUPT, "%s:%s: chunk %s: bad address",
+                          a->store->path, info->name,
+                          chunk_str(a, coords, cs, sizeof cs));
+    CK_TRY(pread_all(a, coords, dst, len, addr + off, err));
+    if (ha->swap)
+        ck_byteswap(dst, ha->esize, len / ha->esize);
+    return CK_OK;
+}
+
 /* The fast path.  A dataset of at most INDEX_MAX chunks has their
  * locations indexed once (build_index) and its chunks are pread() without
  * the lock, so threads copy bytes out of the page cache side by side.
@@ -2402,6 +2452,8 @@ const ck_store_ops ck_h5_ops = {
     .scratch_bytes = h5_scratch_bytes,
     .read_chunk = h5_read_chunk,
     .view_chunk = h5_view_chunk,
+    .raw = h5_raw,
+    .read_bytes = h5_read_bytes,
     .create = h5_create,
     .array_create = h5_array_create,
     .write_chunk = h5_write_chunk,

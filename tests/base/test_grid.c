@@ -147,6 +147,31 @@ Test(grid, box_compact_moves_the_box_to_the_front_in_place)
                              "%d,%d,%d", i, j, k);
 }
 
+Test(grid, box_spread_moves_a_dense_box_to_its_place_in_place)
+{
+    /* the inverse of the above: the dense 2x3x4 box, element (i,j,k) =
+     * 100i + 10j + k at (i*3 + j)*4 + k, goes to (i*4 + j)*5 + k of a
+     * 3x4x5 chunk; elements outside the box are not the box's business */
+    int32_t buf[3 * 4 * 5];
+    int64_t full[] = {3, 4, 5}, box[] = {2, 3, 4};
+
+    for (int i = 0; i < 60; i++)
+        buf[i] = -1;
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 3; j++)
+            for (int k = 0; k < 4; k++)
+                buf[(i * 3 + j) * 4 + k] = i * 100 + j * 10 + k;
+    ck_box_spread(3, 4, buf, full, box);
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 3; j++)
+            for (int k = 0; k < 4; k++)
+                cr_assert_eq(buf[(i * 4 + j) * 5 + k], i * 100 + j * 10 + k,
+                             "%d,%d,%d", i, j, k);
+    ck_box_compact(3, 4, buf, full, box);
+    for (int i = 0; i < 24; i++)
+        cr_assert_eq(buf[i], i / 12 * 100 + i / 4 % 3 * 10 + i % 4, "%d", i);
+}
+
 Test(grid, box_convert_converts_only_the_box)
 {
     /* src 3x4 int16 holding 0..11; the box rows 1..2, cols 1..3 step 2

@@ -556,8 +556,8 @@ class Matmul(C.InteropCase):
 
 @C.unittest.skipIf(SANITIZED, "peak RSS is meaningless under sanitizers")
 class SvdMemory(C.InteropCase):
-    """svd's --memory is a contract on the whole process's peak RSS, read
-    by /usr/bin/time, as in test_memory.py."""
+    """svd's and matmul's --memory is a contract on the whole process's peak
+    RSS, read by /usr/bin/time, as in test_memory.py."""
 
     BUDGET = 32  # MiB, the smallest --memory chunkctl takes
     SHAPE = (350000, 100)  # 280 MB of float64: 8.3x the budget
@@ -575,17 +575,23 @@ class SvdMemory(C.InteropCase):
             # chunks of 1.6 MB (a twentieth of the budget), 80 MB in all
             f.create_dataset("mid", data=rng.standard_normal((100000, n)),
                              chunks=(2000, n))
+            # 2304 x 2304 (42 MB) in 1024 x 1024 chunks (8 MB, edges on
+            # both axes), stored raw: matmul tiles read their operands'
+            # regions straight from the file, no chunk buffers
+            f.create_dataset("sq", data=rng.standard_normal((2304, 2304)),
+                             chunks=(1024, 1024))
 
-    def peak(self, *args):
+    def peak(self, *args, budget=BUDGET):
+        """Runs chunkctl with args (which give --memory <budget>M)."""
         p = subprocess.run(["/usr/bin/time", "-f", "%M", C.CHUNKCTL] +
                            [str(a) for a in args],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            text=True, timeout=600)
         self.assertEqual(p.returncode, 0, p.stderr)
         peak = int(p.stderr.strip().splitlines()[-1]) * 1024
-        self.assertLess(peak, self.BUDGET << 20,
+        self.assertLess(peak, budget << 20,
                         "peak RSS %.1f MiB over --memory %dM"
-                        % (peak / 2**20, self.BUDGET))
+                        % (peak / 2**20, budget))
         return p
 
     def test_tall_svd_stays_under_budget(self):
@@ -609,6 +615,25 @@ class SvdMemory(C.InteropCase):
             u_part = f["U"][123000:125000]
         np.testing.assert_allclose(u_part * s, a[123000:125000] @ vt.T,
                                    rtol=0, atol=1e-10 * s[0])
+
+    def test_dot_a_at_stays_under_budget(self):
+        out = self.fresh("dot.h5")
+        pj = self.path("dot.json")
+        with open(pj, "w") as f:
+            f.write(json.dumps({
+                "inputs": {"a": self.src + ":/sq"},
+                "steps": [
+                    {"name": "at", "op": "transpose", "args": ["a"]},
+                    {"name": "b", "op": "add", "args": ["a", "at"]},
+                    {"name": "c", "op": "matmul", "args": ["a", "b"]}],
+                "outputs": {"c": out + ":/c"}}))
+        # C's tiles (at most 2560 on a side) are cut to fit
+        self.peak("run", "--quiet", "--memory", "40M", pj, budget=40)
+        with h5py.File(self.src, "r") as f:
+            a = f["sq"][()]
+        want = a @ (a + a.T)
+        np.testing.assert_allclose(read(out + ":/c"), want, rtol=0,
+                                   atol=1e-12 * np.abs(want).max())
 
     def test_chunks_a_twentieth_of_the_budget_are_not_refused(self):
         out = self.fresh("mid.svd.h5")
