@@ -170,7 +170,9 @@ typedef struct ck_syrk_args {
 
 /* Column-major a (m x n, m >= n, leading dimension lda) is factored as
  * a = Q R: R (n x n, upper triangular, zeros below) goes to r (leading
- * dimension ldr); when want_q, a is overwritten with Q's first n columns. */
+ * dimension ldr); when want_q, a is overwritten with Q's first n columns.
+ * two_r (without want_q): a is two upper triangles stacked (m = 2n, the
+ * zeros below each there), as when two R factors are folded into one. */
 typedef struct ck_qr_args {
     int64_t m, n;
     double *a;
@@ -178,11 +180,13 @@ typedef struct ck_qr_args {
     double *r;
     int64_t ldr;
     int want_q;
+    int two_r;
 } ck_qr_args;
 
 /* Thin SVD of column-major a (m x n, destroyed): s gets min(m, n) values
  * in decreasing order, u (m x min, ldu) and vt (min x n, ldvt) the vectors,
- * column-major. */
+ * column-major.  With no_u, u is only scratch of the same size: the caller
+ * needs s and vt (an R factor's left vectors, when A's come from A V). */
 typedef struct ck_svd_args {
     int64_t m, n;
     double *a;
@@ -192,6 +196,7 @@ typedef struct ck_svd_args {
     int64_t ldu;
     double *vt;
     int64_t ldvt;
+    int no_u;
 } ck_svd_args;
 
 /* Solves a x = b for symmetric positive definite a (n x n, destroyed) and

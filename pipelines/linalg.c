@@ -589,8 +589,9 @@ typedef struct tsqr {
     const double *blk;          /* the block */
 } tsqr;
 
-/* R_k <- the R of [R_k; h rows of L at x]. */
-static ck_code tsqr_fold(tsqr *t, int k, const double *x, int64_t h,
+/* R_k <- the R of [R_k; h rows of L at x]; with tri, x is an upper
+ * triangle (h = n), another part's R. */
+static ck_code tsqr_fold(tsqr *t, int k, const double *x, int64_t h, int tri,
                          ck_err *err)
 {
     /* a part's first sub-block of at least n rows needs no R above it */
@@ -604,8 +605,13 @@ static ck_code tsqr_fold(tsqr *t, int k, const double *x, int64_t h,
             c[top + i] = x[i * n + j];
     }
     t->have[k] = 1;
-    ck_qr_args q = {
-        .m = ld, .n = n, .a = st, .lda = ld, .r = rr, .ldr = n, .want_q = 0};
+    ck_qr_args q = {.m = ld,
+                    .n = n,
+                    .a = st,
+                    .lda = ld,
+                    .r = rr,
+                    .ldr = n,
+                    .two_r = tri && top == n};
     return ck_op_qr(&t->r->be, &q, err);
 }
 
@@ -621,7 +627,7 @@ static ck_code tsqr_part(void *ctx, int k, int64_t i0, int64_t i1, ck_err *err)
                 t->colsum[k][j] += x[i * n + j];
     for (int64_t i = i0; i < i1; i += t->sub)
         CK_TRY(tsqr_fold(t, k, t->blk + i * n,
-                         i1 - i < t->sub ? i1 - i : t->sub, err));
+                         i1 - i < t->sub ? i1 - i : t->sub, 0, err));
     return CK_OK;
 }
 
@@ -749,7 +755,7 @@ static ck_code svd_exact(xrun *r, int i, int transpose, ck_err *err)
         for (int64_t ii = 0; ii < n; ii++) /* R_q's rows, in u */
             for (int64_t j = 0; j < n; j++)
                 u[ii * n + j] = t.rr[q][ii + j * n];
-        rc = tsqr_fold(&t, 0, u, n, err);
+        rc = tsqr_fold(&t, 0, u, n, 1, err);
         for (int64_t j = 0; transpose && j < n; j++)
             t.colsum[0][j] += t.colsum[q][j];
     }
@@ -764,7 +770,8 @@ static ck_code svd_exact(xrun *r, int i, int transpose, ck_err *err)
                       .u = u,
                       .ldu = n,
                       .vt = vt,
-                      .ldvt = n};
+                      .ldvt = n,
+                      .no_u = 1};
     if ((rc = ck_op_svd(&r->be, &sv, err)) != CK_OK)
         goto out;
     /* V[c][j] = vt[j + c*n] (col-major) */
