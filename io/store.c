@@ -400,9 +400,12 @@ int ck_array_raw(ck_array *a)
 }
 
 /* A raw array's region is read through a bounce buffer when its values are
- * converted or strided: whole outer rows of a chunk, at least this many
- * bytes of them per read (one row of a small-rowed chunk is a few bytes). */
-enum { RAW_BOUNCE = 64 << 10 };
+ * converted or strided, or its runs are short: whole outer rows of a
+ * chunk, at least RAW_BOUNCE bytes of them per read (one row of a
+ * small-rowed chunk is a few bytes).  Runs of RAW_RUN bytes or more are
+ * read straight into the result, one pread each: a column of a (10^6, 2)
+ * chunk would otherwise take 10^6 of them. */
+enum { RAW_BOUNCE = 64 << 10, RAW_RUN = 2048 };
 
 /* Outer rows of a chunk one bounce read covers. */
 static int64_t bounce_rows(const ck_array *a)
@@ -426,9 +429,9 @@ size_t ck_array_region_scratch_bytes(ck_array *a)
 }
 
 /* The part of a raw array's region in chunk cc: box elements from soff
- * (steps st) to doff of dst (shape dsh).  Runs contiguous on both sides
- * are read straight into dst; converted or strided values go through
- * bounce, a group of outer rows at a time. */
+ * (steps st) to doff of dst (shape dsh).  Long runs contiguous on both
+ * sides are read straight into dst; converted or strided values and short
+ * runs go through bounce, a group of outer rows at a time. */
 static ck_code raw_box(ck_array *a, const int64_t *cc, ck_dtype to, void *dst,
                        const int64_t *dsh, const int64_t *doff,
                        const int64_t *soff, const int64_t *st,
@@ -439,7 +442,7 @@ static ck_code raw_box(ck_array *a, const int64_t *cc, ck_dtype to, void *dst,
     ck_dtype from = a->info.dtype;
     size_t isz = ck_dtype_size(from), osz = ck_dtype_size(to);
     int64_t cs[CK_MAX_DIMS], ds[CK_MAX_DIMS], k[CK_MAX_DIMS] = {0};
-    int direct = to == from && st[last] == 1;
+    int direct = to == from && st[last] == 1, m = last;
 
     cs[last] = ds[last] = 1;
     for (int d = last - 1; d >= 0; d--) {
@@ -448,7 +451,12 @@ static ck_code raw_box(ck_array *a, const int64_t *cc, ck_dtype to, void *dst,
     }
     for (int d = 1; d < nd; d++)
         direct &= st[d] == 1;
-    if (!direct) {
+    /* dims m.. are one run: full in the chunk and in dst below m */
+    while (direct && m > 0 && box[m] == g->chunk[m] && box[m] == dsh[m] &&
+           st[m - 1] == 1)
+        m--;
+    size_t run = (size_t)(box[m] * cs[m]) * isz;
+    if (!direct || run < RAW_RUN) {
         int64_t cap = bounce_rows(a), tail = 0;
         for (int d = 1; d < nd; d++)
             tail += (soff[d] + (box[d] - 1) * st[d]) * cs[d];
@@ -475,11 +483,6 @@ static ck_code raw_box(ck_array *a, const int64_t *cc, ck_dtype to, void *dst,
         }
         return CK_OK;
     }
-    /* dims m.. are one run: full in the chunk and in dst below m */
-    int m = last;
-    while (m > 0 && box[m] == g->chunk[m] && box[m] == dsh[m] && st[m - 1] == 1)
-        m--;
-    size_t run = (size_t)(box[m] * cs[m]) * isz;
     for (;;) {
         int64_t so = 0, dof = 0;
         for (int d = 0; d < nd; d++) {

