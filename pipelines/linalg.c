@@ -48,8 +48,11 @@ enum { U_MIN_ROWS = 4096, U_MAX_BYTES = 16 << 20 };
 
 /* Parts a pass's block is split into, each summed on a thread into its
  * own partial result (part k always gets the same rows, and the partials
- * are combined in order, so results do not depend on --threads). */
-enum { PASS_PARTS = 2 };
+ * are combined in order, so results do not depend on --threads).  TSQR's
+ * parts are its R factors, one per thread; the randomized passes' are
+ * cheap to add up, and finer parts even out the threads when the reader
+ * takes a core's share from one of them (3 threads on 2 cores). */
+enum { PASS_PARTS = 2, RS_PARTS = 8 };
 
 /* Rows of a randomized-SVD panel: 32 was fastest of 4..1000 on 20000 x
  * 5000 (k + oversample = 20) with p and z transposed (0.61 s against
@@ -533,8 +536,8 @@ static ck_code charge(xrun *r, int64_t bytes, const ck_node *nd,
 
 /* ---- svd ---- */
 
-/* A block's rows split into PASS_PARTS fixed parts, fn(ctx, k, i0, i1)
- * run on each, on up to PASS_PARTS threads. */
+/* A block's rows split into np fixed parts, fn(ctx, k, i0, i1) run on
+ * each, taken in turn by up to np threads. */
 typedef ck_code (*part_fn)(void *ctx, int k, int64_t i0, int64_t i1,
                            ck_err *err);
 
@@ -542,17 +545,18 @@ typedef struct parts {
     part_fn fn;
     void *ctx;
     int64_t nr, next;
+    int np;
 } parts;
 
 static ck_code parts_worker(void *ctx, int id, ck_par *par, ck_err *err)
 {
     parts *w = ctx;
-    int64_t per = (w->nr + PASS_PARTS - 1) / PASS_PARTS;
+    int64_t per = (w->nr + w->np - 1) / w->np;
 
     (void)id;
     while (!ck_par_stopped(par)) {
         int64_t k = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED);
-        if (k >= PASS_PARTS)
+        if (k >= w->np)
             break;
         int64_t i0 = k * per < w->nr ? k * per : w->nr;
         int64_t i1 = i0 + per < w->nr ? i0 + per : w->nr;
@@ -561,13 +565,13 @@ static ck_code parts_worker(void *ctx, int id, ck_par *par, ck_err *err)
     return CK_OK;
 }
 
-static ck_code run_parts(const xrun *r, int64_t nr, part_fn fn, void *ctx,
-                         ck_err *err)
+static ck_code run_parts(const xrun *r, int64_t nr, int np, part_fn fn,
+                         void *ctx, ck_err *err)
 {
-    parts w = {.fn = fn, .ctx = ctx, .nr = nr};
+    parts w = {.fn = fn, .ctx = ctx, .nr = nr, .np = np};
     int t = r->o->threads > 0 ? r->o->threads : ck_ncpus();
 
-    return ck_par_run(t < PASS_PARTS ? t : PASS_PARTS, parts_worker, &w, err);
+    return ck_par_run(t < np ? t : np, parts_worker, &w, err);
 }
 
 /* TSQR: each part of a block is folded into its own R in sub-blocks of
@@ -656,23 +660,23 @@ static ck_code tsqr_block(void *ctx, int64_t r0, int64_t nr, const double *blk,
     (void)r0;
     (void)y;
     t->blk = blk;
-    return run_parts(t->r, nr, tsqr_part, t, err);
+    return run_parts(t->r, nr, PASS_PARTS, tsqr_part, t, err);
 }
 
 /* Randomized passes: z = L^T (L p) over the blocks, and with y, L p kept
  * too (m x l).  p and z are held transposed (l x n), so both products
  * take the panel's rows along their long side (the small-matrix kernels
- * are fastest so).  A block's rows are split into PASS_PARTS parts summed
+ * are fastest so).  A block's rows are split into RS_PARTS parts summed
  * on the threads into their own partial z (zt[k] always gets part k's
  * rows, so the sums do not depend on --threads). */
 typedef struct rpass {
     xrun *r;
     int64_t n, l;
-    const double *pt;       /* l x n */
-    double *zt[PASS_PARTS]; /* l x n each */
-    double *y;              /* m x l, or NULL */
-    double *yb;             /* nr x l scratch */
-    const double *blk;      /* the block, from row r0 */
+    const double *pt;  /* l x n */
+    double *zt;        /* RS_PARTS partials, l x n each */
+    double *y;         /* m x l, or NULL */
+    double *yb;        /* nr x l scratch */
+    const double *blk; /* the block, from row r0 */
     int64_t r0;
 } rpass;
 
@@ -688,7 +692,8 @@ static ck_code rpass_part(void *ctx, int k, int64_t i0, int64_t i1, ck_err *err)
         const double *li = q->blk + i * n;
         double *yt = q->yb + i * l; /* l x h */
         CK_TRY(gemm(q->r, 0, 1, l, h, n, q->pt, n, li, n, 0, yt, h, err));
-        CK_TRY(gemm(q->r, 0, 0, l, n, h, yt, h, li, n, 1, q->zt[k], n, err));
+        CK_TRY(gemm(q->r, 0, 0, l, n, h, yt, h, li, n, 1, q->zt + k * l * n, n,
+                    err));
         for (int64_t t = 0; q->y && t < h; t++)
             for (int64_t j = 0; j < l; j++)
                 q->y[(q->r0 + i + t) * l + j] = yt[j * h + t];
@@ -704,7 +709,7 @@ static ck_code rpass_block(void *ctx, int64_t r0, int64_t nr, const double *blk,
     (void)y;
     q->blk = blk;
     q->r0 = r0;
-    return run_parts(q->r, nr, rpass_part, q, err);
+    return run_parts(q->r, nr, RS_PARTS, rpass_part, q, err);
 }
 
 /* dask's convention: each row of Vt has a non-negative sum (a zero sum
@@ -864,7 +869,7 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
     int64_t n = transpose ? an->shape[0] : an->shape[1];
     int64_t m = transpose ? an->shape[1] : an->shape[0], k = nd->k;
     int64_t l = k + nd->oversample < n ? k + nd->oversample : n;
-    double *p = NULL, *z = NULL, *pt = NULL, *zt0 = NULL, *zt1 = NULL;
+    double *p = NULL, *z = NULL, *pt = NULL, *zt = NULL;
     double *y = NULL, *yb = NULL;
     double *col = NULL, *rr = NULL, *u = NULL, *s = NULL, *vt = NULL;
     double *sum = NULL;
@@ -872,9 +877,9 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
     rows w = {0};
     ck_code rc;
 
-    /* in memory: y (m x l), p, z, their transposes and z's partial (n x
+    /* in memory: y (m x l), p, z, p's transpose and z's partials (n x
      * l), QR scratch (the larger of m and n, x l), the small SVDs */
-    fixed = (m * l * 2 + n * l * 6 + 4 * l * l + 4 * l) * 8;
+    fixed = (m * l * 2 + n * l * (4 + RS_PARTS) + 4 * l * l + 4 * l) * 8;
     if ((rc = charge(r, fixed, nd,
                      "the randomized range: (rows + columns) x (k + "
                      "oversample) values",
@@ -893,8 +898,7 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
     p = malloc((size_t)(n * l) * 8);
     z = malloc((size_t)(n * l) * 8);
     pt = malloc((size_t)(n * l) * 8);
-    zt0 = malloc((size_t)(n * l) * 8);
-    zt1 = malloc((size_t)(n * l) * 8);
+    zt = malloc((size_t)(n * l) * RS_PARTS * 8);
     y = malloc((size_t)(m * l) * 8);
     yb = malloc((size_t)(nr * l) * 8);
     col = malloc((size_t)((m > n ? m : n) * l) * 8);
@@ -903,8 +907,8 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
     vt = malloc((size_t)(l * l) * 8);
     s = malloc((size_t)l * 8);
     sum = calloc((size_t)l, 8);
-    if (!p || !z || !pt || !zt0 || !zt1 || !y || !yb || !col || !rr || !u ||
-        !vt || !s || !sum) {
+    if (!p || !z || !pt || !zt || !y || !yb || !col || !rr || !u || !vt || !s ||
+        !sum) {
         rc = ck_err_set(err, CK_ENOMEM, "out of memory");
         goto out;
     }
@@ -925,18 +929,19 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
                    .n = n,
                    .l = l,
                    .pt = pt,
-                   .zt = {zt0, zt1},
+                   .zt = zt,
                    .y = last ? y : NULL,
                    .yb = yb};
         for (int64_t c = 0; c < n; c++)
             for (int64_t j = 0; j < l; j++)
                 pt[j * n + c] = p[c * l + j];
-        memset(zt0, 0, (size_t)(n * l) * 8);
-        memset(zt1, 0, (size_t)(n * l) * 8);
+        memset(zt, 0, (size_t)(n * l) * RS_PARTS * 8);
         rc = rows_run(&w, rpass_block, &q, err);
-        for (int64_t c = 0; rc == CK_OK && c < n; c++)
+        memset(z, 0, (size_t)(n * l) * 8);
+        for (int h = 0; rc == CK_OK && h < RS_PARTS; h++)
             for (int64_t j = 0; j < l; j++)
-                z[c * l + j] = zt0[j * n + c] + zt1[j * n + c];
+                for (int64_t c = 0; c < n; c++)
+                    z[c * l + j] += zt[(h * l + j) * n + c];
         if (rc == CK_OK && !last) {
             memcpy(p, z, (size_t)(n * l) * 8);
             rc = orth(r, p, n, l, col, rr, err);
@@ -1052,8 +1057,7 @@ out:
     free(p);
     free(z);
     free(pt);
-    free(zt0);
-    free(zt1);
+    free(zt);
     free(y);
     free(yb);
     free(col);
