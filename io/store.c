@@ -417,14 +417,19 @@ static int64_t bounce_rows(const ck_array *a)
     return n < g->chunk[0] ? n : g->chunk[0];
 }
 
-size_t ck_array_region_scratch_bytes(ck_array *a)
+/* A region read's buffer: a chunk, or a raw array's bounce rows. */
+static size_t region_buf_bytes(const ck_array *a, int raw)
 {
     const ck_grid *g = &a->grid;
-    size_t n = (size_t)g->chunk_nelem;
+    int64_t n =
+        raw ? bounce_rows(a) * (g->chunk_nelem / g->chunk[0]) : g->chunk_nelem;
 
-    if (ck_array_raw(a))
-        n = (size_t)(bounce_rows(a) * (g->chunk_nelem / g->chunk[0]));
-    return al64(n * ck_dtype_size(a->info.dtype)) +
+    return (size_t)n * ck_dtype_size(a->info.dtype);
+}
+
+size_t ck_array_region_scratch_bytes(ck_array *a)
+{
+    return al64(region_buf_bytes(a, ck_array_raw(a))) +
            al64(ck_array_scratch_bytes(a)) + 128;
 }
 
@@ -509,7 +514,6 @@ ck_code ck_array_read_region(ck_array *a, const int64_t *start,
 {
     const ck_grid *g = &a->grid;
     int nd = g->ndim, raw = ck_array_raw(a);
-    size_t in_sz = ck_dtype_size(a->info.dtype);
     int64_t st[CK_MAX_DIMS], nsel[CK_MAX_DIMS], c0[CK_MAX_DIMS],
         c1[CK_MAX_DIMS], cc[CK_MAX_DIMS];
     void *chunk;
@@ -536,10 +540,7 @@ ck_code ck_array_read_region(ck_array *a, const int64_t *start,
                 stop[d] - start[d] == g->chunk[d];
     if (whole)
         return ck_array_read_chunk(a, c0, dst, scratch, err);
-    chunk = ck_arena_alloc(
-        scratch,
-        raw ? (size_t)(bounce_rows(a) * (g->chunk_nelem / g->chunk[0])) * in_sz
-            : (size_t)g->chunk_nelem * in_sz);
+    chunk = ck_arena_alloc(scratch, region_buf_bytes(a, raw));
     if (!chunk)
         return ck_err_set(err, CK_ENOMEM,
                           "region read: scratch arena too small");

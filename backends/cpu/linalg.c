@@ -129,8 +129,8 @@ static lapack_int svd_vt(const ck_svd_args *a)
     lapack_int m = (lapack_int)a->m, n = (lapack_int)a->n, info;
     lapack_int lda = (lapack_int)a->lda, ldvt = (lapack_int)a->ldvt;
     lapack_int *iw = malloc(sizeof *iw * 8 * (size_t)(n > 0 ? n : 1));
-    double q1 = 0, q2 = 0, *v = calloc(3 * (size_t)n, 8), *e = v, *tq = v + n,
-           *tp = v + 2 * n, *work = NULL;
+    double q1 = 0, q2 = 0, *v = calloc(3 * (size_t)(n > 0 ? n : 1), 8), *e = v,
+           *tq = v + n, *tp = v + 2 * n, *work = NULL;
 
     info = LAPACKE_dgebrd_work(LAPACK_COL_MAJOR, m, n, a->a, lda, a->s, e, tq,
                                tp, &q1, -1);
