@@ -1295,6 +1295,15 @@ static int h5_view_chunk(ck_array *a, const int64_t *coords, size_t off,
     return 1;
 }
 
+/* n elements of a chunk never written: the fill value, 0 when none. */
+static void fill_missing(const ck_array *a, void *dst, size_t n)
+{
+    ck_scalar zero = {0};
+
+    ck_dtype_fill(a->info.dtype, dst, a->info.has_fill ? a->info.fill : zero,
+                  n);
+}
+
 /* ck_array_raw: unfiltered chunks whose locations are indexed. */
 static int h5_raw(ck_array *a)
 {
@@ -1324,9 +1333,7 @@ static ck_code h5_read_bytes(ck_array *a, const int64_t *coords, size_t off,
                           a->store->path, info->name,
                           chunk_str(a, coords, cs, sizeof cs));
     if (size == 0) {
-        ck_scalar zero = {0};
-        ck_dtype_fill(info->dtype, dst, info->has_fill ? info->fill : zero,
-                      len / ha->esize);
+        fill_missing(a, dst, len / ha->esize);
         return CK_OK;
     }
     if (size != ha->chunk_bytes)
@@ -1420,9 +1427,7 @@ static ck_code read_raw_chunk(ck_array *a, const int64_t *coords, void *dst,
     if (rc != CK_OK)
         return rc;
     if (missing) {
-        ck_scalar zero = {0};
-        ck_dtype_fill(info->dtype, dst, info->has_fill ? info->fill : zero,
-                      cb / ha->esize);
+        fill_missing(a, dst, cb / ha->esize);
         return CK_OK;
     }
 
