@@ -36,6 +36,8 @@ static ck_code bad(ck_err *err, const char *path, const char *where,
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    if (!where[0]) /* a one-step command's own step or operand */
+        return ck_err_set(err, CK_EUSAGE, "%s: %s", path, msg);
     return ck_err_set(err, CK_EUSAGE, "%s: %s: %s", path, where, msg);
 }
 
@@ -63,7 +65,8 @@ static ck_code add_node(ck_plan *p, const char *path, const char *where,
     n = &p->node[p->n++];
     memset(n, 0, sizeof *n);
     snprintf(n->name, sizeof n->name, "%s", name);
-    snprintf(n->where, sizeof n->where, "%s", where);
+    /* a one-step command's node is spoken of as the command */
+    snprintf(n->where, sizeof n->where, "%.47s", where[0] ? where : path);
     for (int k = 0; k < CK_MAX_ARGS; k++)
         n->arg[k] = -1;
     n->weights = -1;
@@ -80,9 +83,13 @@ static ck_code parse_input(ck_plan *p, const char *path, const cJSON *item,
     ck_node *n;
     ck_code rc;
 
-    snprintf(where, sizeof where, "inputs.%.30s", item->string);
+    snprintf(where, sizeof where, "%s%.30s", p->onestep ? "" : "inputs.",
+             p->onestep ? "" : item->string);
     if (!cJSON_IsString(item))
         return bad(err, path, where, "expected \"PATH[:DATASET]\"");
+    if (strlen(item->valuestring) >= sizeof n->source)
+        return bad(err, path, where, "a path of %zu bytes (at most %zu)",
+                   strlen(item->valuestring), sizeof n->source - 1);
     CK_TRY(add_node(p, path, where, item->string, &n, err));
     n->kind = CK_NODE_INPUT;
     snprintf(n->source, sizeof n->source, "%s", item->valuestring);
@@ -97,8 +104,10 @@ static ck_code parse_input(ck_plan *p, const char *path, const cJSON *item,
     }
     ck_array_close(a);
     ck_store_close(s);
-    if (rc != CK_OK)
+    if (rc != CK_OK && where[0])
         ck_err_prefix(err, "%s: %s", path, where);
+    else if (rc != CK_OK)
+        ck_err_prefix(err, "%s", path);
     return rc;
 }
 
@@ -1308,6 +1317,16 @@ static ck_code parse_predict(ck_plan *p, const char *path, const char *where,
     return CK_OK;
 }
 
+/* Where step i is, for messages: "steps[2]", or nothing for a one-step
+ * command, whose user gave options, not steps. */
+static void step_where(const ck_plan *p, int i, char *buf, size_t n)
+{
+    if (p->onestep)
+        buf[0] = '\0';
+    else
+        snprintf(buf, n, "steps[%d]", i);
+}
+
 static ck_code parse_step(ck_plan *p, const char *path, int i,
                           const cJSON *step, ck_err *err)
 {
@@ -1318,7 +1337,7 @@ static ck_code parse_step(ck_plan *p, const char *path, int i,
     ck_ew_op ew;
     ck_red_op red;
 
-    snprintf(where, sizeof where, "steps[%d]", i);
+    step_where(p, i, where, sizeof where);
     if (!cJSON_IsObject(step))
         return bad(err, path, where, "expected an object");
     if (!cJSON_IsString(name))
@@ -1419,7 +1438,7 @@ static ck_code parse_one(steps_ctx *s, int i, const char *via, ck_err *err)
 
     if (s->state[i] == 2)
         return CK_OK;
-    snprintf(where, sizeof where, "steps[%d]", i);
+    step_where(s->p, i, where, sizeof where);
     if (s->state[i] == 1)
         return bad(err, s->path, where,
                    "'%s' depends on itself (its args lead back to it)", via);
@@ -1444,8 +1463,7 @@ static ck_code parse_one(steps_ctx *s, int i, const char *via, ck_err *err)
             CK_TRY(parse_one(s, j, w->valuestring, err));
     }
     CK_TRY(parse_step(s->p, s->path, i, step, err));
-    CK_TRY(check_mask_use(s->p, s->path, s->p->node[s->p->n - 1].where,
-                          &s->p->node[s->p->n - 1], err));
+    CK_TRY(check_mask_use(s->p, s->path, where, &s->p->node[s->p->n - 1], err));
     s->state[i] = 2;
     return CK_OK;
 }
@@ -1480,9 +1498,7 @@ ck_code ck_plan_parse(const char *path, const char *text, ck_plan **out,
 {
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
-    const cJSON *inputs, *steps, *outputs, *it;
-    ck_plan *p;
-    ck_code rc = CK_OK;
+    ck_code rc;
 
     if (!root) {
         int line = 1, col = 1;
@@ -1497,10 +1513,22 @@ ck_code ck_plan_parse(const char *path, const char *text, ck_plan **out,
         return ck_err_set(err, CK_EUSAGE, "%s: line %d column %d: invalid JSON",
                           path, line, col);
     }
-    if (!(p = calloc(1, sizeof *p))) {
-        cJSON_Delete(root);
+    rc = ck_plan_build(path, root, 0, out, err);
+    cJSON_Delete(root);
+    return rc;
+}
+
+ck_code ck_plan_build(const char *path, const cJSON *root, unsigned flags,
+                      ck_plan **out, ck_err *err)
+{
+    const cJSON *inputs, *steps, *outputs, *it;
+    const char *ow;
+    ck_plan *p;
+    ck_code rc = CK_OK;
+
+    if (!(p = calloc(1, sizeof *p)))
         return ck_err_set(err, CK_ENOMEM, "out of memory");
-    }
+    p->onestep = (flags & CK_PLAN_ONESTEP) != 0;
     inputs = cJSON_GetObjectItem(root, "inputs");
     steps = cJSON_GetObjectItem(root, "steps");
     outputs = cJSON_GetObjectItem(root, "outputs");
@@ -1523,21 +1551,28 @@ ck_code ck_plan_parse(const char *path, const char *text, ck_plan **out,
     for (it = outputs ? outputs->child : NULL; rc == CK_OK && it;
          it = it->next) {
         ck_output *o = &p->out[p->nout];
-        snprintf(o->where, sizeof o->where, "outputs.%.30s", it->string);
+        if (p->onestep)
+            snprintf(o->where, sizeof o->where, "%.47s", path);
+        else
+            snprintf(o->where, sizeof o->where, "outputs.%.30s", it->string);
+        ow = p->onestep ? "" : o->where; /* bad() names the command */
         if ((o->node = find(p, it->string)) < 0)
-            rc = bad(err, path, o->where, "no step named '%s'", it->string);
+            rc = bad(err, path, ow, "no step named '%s'", it->string);
         else if (p->node[o->node].kind == CK_NODE_SVD)
-            rc = bad(err, path, o->where,
+            rc = bad(err, path, ow,
                      "an svd step has three results: write '%s.U', '%s.S' "
                      "and '%s.Vt'",
                      it->string, it->string, it->string);
         else if (p->node[o->node].kind == CK_NODE_GLM)
-            rc = bad(err, path, o->where,
+            rc = bad(err, path, ow,
                      "a glm_fit step has two results: write '%s.coef' and "
                      "'%s.intercept'",
                      it->string, it->string);
         else if (!cJSON_IsString(it) || !it->valuestring[0])
-            rc = bad(err, path, o->where, "expected \"PATH[:DATASET]\"");
+            rc = bad(err, path, ow, "expected \"PATH[:DATASET]\"");
+        else if (strlen(it->valuestring) >= sizeof o->target)
+            rc = bad(err, path, ow, "a path of %zu bytes (at most %zu)",
+                     strlen(it->valuestring), sizeof o->target - 1);
         else
             snprintf(o->target, sizeof o->target, "%s", it->valuestring);
         p->nout++;
@@ -1549,9 +1584,10 @@ ck_code ck_plan_parse(const char *path, const char *text, ck_plan **out,
         pr = NULL;
     cJSON_ArrayForEach(it, pr)
     {
-        char w[48];
+        char w[48] = "";
         int k;
-        snprintf(w, sizeof w, "print[%d]", p->nprint);
+        if (!p->onestep)
+            snprintf(w, sizeof w, "print[%d]", p->nprint);
         if (!cJSON_IsString(it) || (k = find(p, it->valuestring)) < 0) {
             rc = bad(err, path, w, "no step named '%s'",
                      cJSON_IsString(it) ? it->valuestring : "?");
@@ -1580,7 +1616,6 @@ ck_code ck_plan_parse(const char *path, const char *text, ck_plan **out,
                          p->out[a].target);
     for (int k = 0; k < p->n; k++)
         p->order[k] = k; /* parse_steps created operands first */
-    cJSON_Delete(root);
     if (rc != CK_OK) {
         ck_plan_free(p);
         return rc;

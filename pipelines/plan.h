@@ -105,6 +105,7 @@ typedef struct ck_plan {
     int order[CK_MAX_NODES]; /* nodes in an order where operands come first */
     int nprint;
     int print[CK_MAX_NODES]; /* "print": results handed back to the caller */
+    int onestep;             /* built for a one-step command */
 } ck_plan;
 
 /* Parses and validates the pipeline in text (from file 'path', for
@@ -115,6 +116,17 @@ typedef struct ck_plan {
 ck_code ck_plan_parse(const char *path, const char *text, ck_plan **out,
                       ck_err *err);
 void ck_plan_free(ck_plan *p);
+
+/* ck_plan_parse of a document already parsed (a cJSON tree, borrowed): how
+ * the one-step commands build their pipeline, with no JSON text between.
+ * With CK_PLAN_ONESTEP the messages name no place in a file ("reduce: axis
+ * 5 out of range ..." rather than "reduce: steps[0]: axis ..."), as the
+ * user of a one-step command gave options, not steps; 'path' is then the
+ * command's name. */
+enum { CK_PLAN_ONESTEP = 1 };
+struct cJSON;
+ck_code ck_plan_build(const char *path, const struct cJSON *doc, unsigned flags,
+                      ck_plan **out, ck_err *err);
 
 /* 1 if name is an op a pipeline step can use, and for ck_plan_prints if
  * its result is small enough to print (reductions and histograms). */
