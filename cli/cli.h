@@ -29,6 +29,28 @@ typedef struct cli_common {
         "help", no_argument, 0, 'h'                                            \
     }
 
+/* A command's options, for cli_getopt.  Its own option values (the 'val'
+ * of each struct option, and its short letters) must not be M, T, q, f or
+ * h: those are the common options'. */
+typedef struct cli_cmd_opts {
+    const char *name;           /* the command, for messages */
+    const char *help;           /* what --help and -h print */
+    const char *shorts;         /* its own short options ("o:k:"), or NULL */
+    const struct option *longs; /* its own long options, {0} ended, or NULL */
+    /* Called with each of its own options; a code other than CK_OK ends
+     * the parse with that code. */
+    ck_code (*on)(void *ctx, int opt, const char *arg, ck_err *err);
+} cli_cmd_opts;
+
+/* Parses argv (argv[0] is the command) with getopt_long: the command's
+ * own options go to o->on with ctx, the common ones (--memory, --threads,
+ * --quiet, --force) to *c; -h or --help prints o->help.  On CK_OK *first
+ * is the index of the first operand, or 0 when the help was printed (the
+ * command then has nothing more to do).  CK_EUSAGE names an unknown
+ * option or one missing its value. */
+ck_code cli_getopt(const cli_cmd_opts *o, void *ctx, int argc, char **argv,
+                   cli_common *c, int *first, ck_err *err);
+
 /* Handles one of the common options; returns 1 if opt was one of them.
  * On a bad value sets *rc to CK_EUSAGE. */
 int cli_common_opt(int opt, const char *arg, cli_common *c, ck_code *rc,

@@ -31,53 +31,44 @@ static const char help[] =
     "example: chunkctl copy data.h5:/x x.zarr --chunks 1000,1000 "
     "--compress blosc:lz4:5\n";
 
+static ck_code copy_opt(void *ctx, int opt, const char *arg, ck_err *err)
+{
+    ck_copy_opts *o = ctx;
+
+    switch (opt) {
+    case 'c':
+        return ck_parse_ints(arg, "--chunks", o->chunks, CK_MAX_DIMS,
+                             &o->chunks_ndim, err);
+    case 'z':
+        o->has_codec = 1;
+        return ck_codec_parse(arg, &o->codec, err);
+    default: /* 'd' */
+        return ck_dtype_parse(arg, &o->dtype, err);
+    }
+}
+
 ck_code cmd_copy(int argc, char **argv, cli_common *c, ck_err *err)
 {
-    static const struct option opts[] = {
+    static const struct option longs[] = {
         {"chunks", required_argument, 0, 'c'},
         {"compress", required_argument, 0, 'z'},
         {"dtype", required_argument, 0, 'd'},
-        CLI_COMMON_OPTS,
         {0, 0, 0, 0}};
+    static const cli_cmd_opts opts = {"copy", help, NULL, longs, copy_opt};
     ck_copy_opts o;
-    ck_code rc = CK_OK;
-    int opt;
+    ck_code rc;
+    int first;
 
     memset(&o, 0, sizeof o);
-    optind = 1;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (opt) {
-        case 'h':
-            fputs(help, stdout);
-            return CK_OK;
-        case 'c':
-            rc = ck_parse_ints(optarg, "--chunks", o.chunks, CK_MAX_DIMS,
-                               &o.chunks_ndim, err);
-            break;
-        case 'z':
-            rc = ck_codec_parse(optarg, &o.codec, err);
-            o.has_codec = 1;
-            break;
-        case 'd':
-            rc = ck_dtype_parse(optarg, &o.dtype, err);
-            break;
-        default:
-            if (!cli_common_opt(opt, optarg, c, &rc, err))
-                return ck_err_set(err, CK_EUSAGE,
-                                  "copy: unknown or incomplete option '%s' "
-                                  "(see chunkctl copy --help)",
-                                  argv[optind - 1]);
-        }
-        if (rc != CK_OK)
-            return rc;
-    }
-    if (optind != argc - 2)
+    if ((rc = cli_getopt(&opts, &o, argc, argv, c, &first, err)) != CK_OK ||
+        !first)
+        return rc;
+    if (first != argc - 2)
         return ck_err_set(err, CK_EUSAGE,
                           "copy: expected SRC and DST (see chunkctl copy "
                           "--help)");
-    o.src = argv[optind];
-    o.dst = argv[optind + 1];
+    o.src = argv[first];
+    o.dst = argv[first + 1];
     o.force = c->force;
     o.memory = c->memory;
     o.threads = c->threads;

@@ -39,9 +39,63 @@ static ck_code parse_double(const char *s, const char *what, double *out,
     return CK_OK;
 }
 
+typedef struct gen_cli {
+    ck_gen_opts o;
+    int have_shape, have_a, have_b;
+} gen_cli;
+
+static ck_code gen_opt(void *ctx, int opt, const char *arg, ck_err *err)
+{
+    gen_cli *g = ctx;
+    ck_gen_opts *o = &g->o;
+    char *end;
+
+    switch (opt) {
+    case 's':
+        g->have_shape = 1;
+        return ck_parse_ints(arg, "--shape", o->shape, CK_MAX_DIMS, &o->ndim,
+                             err);
+    case 'c':
+        return ck_parse_ints(arg, "--chunks", o->chunks, CK_MAX_DIMS,
+                             &o->chunks_ndim, err);
+    case 'D':
+        if (strcmp(arg, "uniform") == 0)
+            o->dist = CK_DIST_UNIFORM;
+        else if (strcmp(arg, "normal") == 0)
+            o->dist = CK_DIST_NORMAL;
+        else if (strcmp(arg, "integers") == 0)
+            o->dist = CK_DIST_INTEGERS;
+        else
+            return ck_err_set(err, CK_EUSAGE,
+                              "--dist '%s': expected uniform, normal or "
+                              "integers",
+                              arg);
+        return CK_OK;
+    case 'a':
+        g->have_a = 1;
+        return parse_double(arg, "--low/--mean", &o->a, err);
+    case 'b':
+        g->have_b = 1;
+        return parse_double(arg, "--high/--std", &o->b, err);
+    case 'S':
+        errno = 0;
+        o->seed = strtoull(arg, &end, 0);
+        if (errno || end == arg || *end || arg[0] == '-')
+            return ck_err_set(err, CK_EUSAGE,
+                              "--seed '%s': expected a non-negative "
+                              "integer",
+                              arg);
+        return CK_OK;
+    case 'd':
+        return ck_dtype_parse(arg, &o->dtype, err);
+    default: /* 'z' */
+        return ck_codec_parse(arg, &o->codec, err);
+    }
+}
+
 ck_code cmd_gen(int argc, char **argv, cli_common *c, ck_err *err)
 {
-    static const struct option opts[] = {
+    static const struct option longs[] = {
         {"shape", required_argument, 0, 's'},
         {"chunks", required_argument, 0, 'c'},
         {"dist", required_argument, 0, 'D'},
@@ -52,97 +106,38 @@ ck_code cmd_gen(int argc, char **argv, cli_common *c, ck_err *err)
         {"seed", required_argument, 0, 'S'},
         {"dtype", required_argument, 0, 'd'},
         {"compress", required_argument, 0, 'z'},
-        CLI_COMMON_OPTS,
         {0, 0, 0, 0}};
-    ck_gen_opts o;
-    ck_code rc = CK_OK;
-    int opt, have_shape = 0, have_a = 0, have_b = 0;
-    char *end;
+    static const cli_cmd_opts opts = {"gen", help, NULL, longs, gen_opt};
+    gen_cli g;
+    ck_gen_opts *o = &g.o;
+    ck_code rc;
+    int first;
 
-    memset(&o, 0, sizeof o);
-    o.dtype = CK_F64;
-    o.codec.id = CK_CODEC_ZSTD;
-    o.codec.level = 3;
-    optind = 1;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (opt) {
-        case 'h':
-            fputs(help, stdout);
-            return CK_OK;
-        case 's':
-            rc = ck_parse_ints(optarg, "--shape", o.shape, CK_MAX_DIMS, &o.ndim,
-                               err);
-            have_shape = 1;
-            break;
-        case 'c':
-            rc = ck_parse_ints(optarg, "--chunks", o.chunks, CK_MAX_DIMS,
-                               &o.chunks_ndim, err);
-            break;
-        case 'D':
-            if (strcmp(optarg, "uniform") == 0)
-                o.dist = CK_DIST_UNIFORM;
-            else if (strcmp(optarg, "normal") == 0)
-                o.dist = CK_DIST_NORMAL;
-            else if (strcmp(optarg, "integers") == 0)
-                o.dist = CK_DIST_INTEGERS;
-            else
-                rc = ck_err_set(err, CK_EUSAGE,
-                                "--dist '%s': expected uniform, normal or "
-                                "integers",
-                                optarg);
-            break;
-        case 'a':
-            rc = parse_double(optarg, "--low/--mean", &o.a, err);
-            have_a = 1;
-            break;
-        case 'b':
-            rc = parse_double(optarg, "--high/--std", &o.b, err);
-            have_b = 1;
-            break;
-        case 'S':
-            errno = 0;
-            o.seed = strtoull(optarg, &end, 0);
-            if (errno || end == optarg || *end || optarg[0] == '-')
-                rc = ck_err_set(err, CK_EUSAGE,
-                                "--seed '%s': expected a non-negative "
-                                "integer",
-                                optarg);
-            break;
-        case 'd':
-            rc = ck_dtype_parse(optarg, &o.dtype, err);
-            break;
-        case 'z':
-            rc = ck_codec_parse(optarg, &o.codec, err);
-            break;
-        default:
-            if (!cli_common_opt(opt, optarg, c, &rc, err))
-                return ck_err_set(err, CK_EUSAGE,
-                                  "gen: unknown or incomplete option '%s' "
-                                  "(see chunkctl gen --help)",
-                                  argv[optind - 1]);
-        }
-        if (rc != CK_OK)
-            return rc;
-    }
-    if (!have_shape)
+    memset(&g, 0, sizeof g);
+    o->dtype = CK_F64;
+    o->codec.id = CK_CODEC_ZSTD;
+    o->codec.level = 3;
+    if ((rc = cli_getopt(&opts, &g, argc, argv, c, &first, err)) != CK_OK ||
+        !first)
+        return rc;
+    if (!g.have_shape)
         return ck_err_set(err, CK_EUSAGE, "gen: --shape is required");
-    if (optind != argc - 1)
+    if (first != argc - 1)
         return ck_err_set(err, CK_EUSAGE,
                           "gen: expected one DST (see chunkctl gen --help)");
-    if (!have_a)
-        o.a = 0;
-    if (!have_b)
-        o.b = o.dist == CK_DIST_INTEGERS ? 100 : 1;
-    if (o.dist != CK_DIST_NORMAL && !(o.b > o.a))
+    if (!g.have_a)
+        o->a = 0;
+    if (!g.have_b)
+        o->b = o->dist == CK_DIST_INTEGERS ? 100 : 1;
+    if (o->dist != CK_DIST_NORMAL && !(o->b > o->a))
         return ck_err_set(err, CK_EUSAGE, "gen: --high must exceed --low");
-    if (o.dist == CK_DIST_NORMAL && !(o.b >= 0))
+    if (o->dist == CK_DIST_NORMAL && !(o->b >= 0))
         return ck_err_set(err, CK_EUSAGE, "gen: --std must be >= 0");
-    o.dst = argv[optind];
-    o.force = c->force;
-    o.memory = c->memory;
-    o.threads = c->threads;
+    o->dst = argv[first];
+    o->force = c->force;
+    o->memory = c->memory;
+    o->threads = c->threads;
     cli_progress_begin(c, "gen");
-    o.progress = c->progress;
-    return ck_gen(&o, err);
+    o->progress = c->progress;
+    return ck_gen(o, err);
 }

@@ -18,36 +18,32 @@ static const char help[] =
     "               chunkctl run does (default: a quarter of RAM)\n"
     "  --help       this text\n";
 
+static ck_code plan_opt(void *ctx, int opt, const char *arg, ck_err *err)
+{
+    (void)opt; /* 'D', the only one */
+    (void)arg;
+    (void)err;
+    *(int *)ctx = 1;
+    return CK_OK;
+}
+
 ck_code cmd_plan(int argc, char **argv, cli_common *c, ck_err *err)
 {
-    static const struct option opts[] = {
-        {"dot", no_argument, 0, 'D'}, CLI_COMMON_OPTS, {0, 0, 0, 0}};
+    static const struct option longs[] = {{"dot", no_argument, 0, 'D'},
+                                          {0, 0, 0, 0}};
+    static const cli_cmd_opts opts = {"plan", help, NULL, longs, plan_opt};
     ck_plan *p = NULL;
-    ck_code rc = CK_OK;
-    int opt, dot = 0;
+    ck_code rc;
+    int first, dot = 0;
 
-    optind = 1;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        if (opt == 'h') {
-            fputs(help, stdout);
-            return CK_OK;
-        } else if (opt == 'D') {
-            dot = 1;
-        } else if (!cli_common_opt(opt, optarg, c, &rc, err)) {
-            return ck_err_set(err, CK_EUSAGE,
-                              "plan: unknown or incomplete option '%s' (see "
-                              "chunkctl plan --help)",
-                              argv[optind - 1]);
-        }
-        if (rc != CK_OK)
-            return rc;
-    }
-    if (optind != argc - 1)
+    if ((rc = cli_getopt(&opts, &dot, argc, argv, c, &first, err)) != CK_OK ||
+        !first)
+        return rc;
+    if (first != argc - 1)
         return ck_err_set(err, CK_EUSAGE,
                           "plan: expected one PIPELINE.json (see chunkctl "
                           "plan --help)");
-    CK_TRY(ck_plan_load(argv[optind], &p, err));
+    CK_TRY(ck_plan_load(argv[first], &p, err));
     if (dot)
         ck_plan_dot(p, stdout);
     else

@@ -22,42 +22,45 @@ static const char help[] =
     "  --quiet            no progress bar or notes\n"
     "  --help             this text\n";
 
+typedef struct run_opts {
+    const char *backend;
+    int json;
+} run_opts;
+
+static ck_code run_opt(void *ctx, int opt, const char *arg, ck_err *err)
+{
+    run_opts *o = ctx;
+
+    (void)err;
+    if (opt == 'B')
+        o->backend = arg;
+    else /* 'j' */
+        o->json = 1;
+    return CK_OK;
+}
+
 ck_code cmd_run(int argc, char **argv, cli_common *c, ck_err *err)
 {
-    static const struct option opts[] = {{"backend", required_argument, 0, 'B'},
-                                         {"json", no_argument, 0, 'j'},
-                                         CLI_COMMON_OPTS,
-                                         {0, 0, 0, 0}};
+    static const struct option longs[] = {
+        {"backend", required_argument, 0, 'B'},
+        {"json", no_argument, 0, 'j'},
+        {0, 0, 0, 0}};
+    static const cli_cmd_opts opts = {"run", help, NULL, longs, run_opt};
+    run_opts ro = {"cpu", 0};
     ck_exec_opts o = {0};
     ck_plan *p = NULL;
-    ck_code rc = CK_OK;
-    int opt, json = 0;
+    ck_code rc;
+    int first;
 
-    o.backend = "cpu";
-    optind = 1;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        if (opt == 'h') {
-            fputs(help, stdout);
-            return CK_OK;
-        } else if (opt == 'B') {
-            o.backend = optarg;
-        } else if (opt == 'j') {
-            json = 1;
-        } else if (!cli_common_opt(opt, optarg, c, &rc, err)) {
-            return ck_err_set(err, CK_EUSAGE,
-                              "run: unknown or incomplete option '%s' (see "
-                              "chunkctl run --help)",
-                              argv[optind - 1]);
-        }
-        if (rc != CK_OK)
-            return rc;
-    }
-    if (optind != argc - 1)
+    if ((rc = cli_getopt(&opts, &ro, argc, argv, c, &first, err)) != CK_OK ||
+        !first)
+        return rc;
+    if (first != argc - 1)
         return ck_err_set(err, CK_EUSAGE,
                           "run: expected one PIPELINE.json (see chunkctl run "
                           "--help)");
-    CK_TRY(ck_plan_load(argv[optind], &p, err));
+    CK_TRY(ck_plan_load(argv[first], &p, err));
+    o.backend = ro.backend;
     o.memory = c->memory;
     o.threads = c->threads;
     o.force = c->force;
@@ -67,7 +70,7 @@ ck_code cmd_run(int argc, char **argv, cli_common *c, ck_err *err)
     rc = ck_exec_run(p, &o, &res, err);
     cli_progress_end(c);
     if (rc == CK_OK)
-        cli_print_results(&res, json);
+        cli_print_results(&res, ro.json);
     ck_results_release(&res);
     ck_plan_free(p);
     return rc;

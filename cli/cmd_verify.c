@@ -17,34 +17,22 @@ static const char help[] =
 
 ck_code cmd_verify(int argc, char **argv, cli_common *c, ck_err *err)
 {
-    static const struct option opts[] = {CLI_COMMON_OPTS, {0, 0, 0, 0}};
+    static const cli_cmd_opts opts = {"verify", help, NULL, NULL, NULL};
     ck_verify_opts o = {0};
     ck_verify_report rep;
-    ck_code rc = CK_OK;
+    ck_code rc;
     struct timespec t0, t1;
     char sz[32];
-    int opt;
+    int first;
 
-    optind = 1;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        if (opt == 'h') {
-            fputs(help, stdout);
-            return CK_OK;
-        }
-        if (!cli_common_opt(opt, optarg, c, &rc, err))
-            return ck_err_set(err, CK_EUSAGE,
-                              "verify: unknown or incomplete option '%s' "
-                              "(see chunkctl verify --help)",
-                              argv[optind - 1]);
-        if (rc != CK_OK)
-            return rc;
-    }
-    if (optind != argc - 1)
+    if ((rc = cli_getopt(&opts, NULL, argc, argv, c, &first, err)) != CK_OK ||
+        !first)
+        return rc;
+    if (first != argc - 1)
         return ck_err_set(err, CK_EUSAGE,
                           "verify: expected one PATH[:DATASET] (see "
                           "chunkctl verify --help)");
-    o.target = argv[optind];
+    o.target = argv[first];
     o.memory = c->memory;
     o.threads = c->threads;
     cli_progress_begin(c, "verify");
