@@ -20,15 +20,6 @@ typedef struct cli_common {
     ck_progress *progress; /* NULL unless stderr is a terminal */
 } cli_common;
 
-/* Long options every command accepts, to append to its own table. */
-#define CLI_COMMON_OPTS                                                        \
-    {"memory", required_argument, 0, 'M'},                                     \
-        {"threads", required_argument, 0, 'T'},                                \
-        {"quiet", no_argument, 0, 'q'}, {"force", no_argument, 0, 'f'},        \
-    {                                                                          \
-        "help", no_argument, 0, 'h'                                            \
-    }
-
 /* A command's options, for cli_getopt.  Its own option values (the 'val'
  * of each struct option, and its short letters) must not be M, T, q, f or
  * h: those are the common options'. */
@@ -68,21 +59,74 @@ void cli_progress_end(cli_common *c);
 struct ck_results;
 void cli_print_results(const struct ck_results *res, int json);
 
-/* Appends s to buf (n bytes) as a JSON string. */
-void cli_json_str(char *buf, size_t n, const char *s);
+/* printf arguments for "%.*s%s" that show what a user typed in a message
+ * of ck_err's bounded length: at most CLI_SHOW_MAX bytes of s (cut at a
+ * UTF-8 character's start), then "..." when there is more. */
+enum { CLI_SHOW_MAX = 64 };
+#define CLI_SHOW(s) cli_show_len(s), (s), cli_show_more(s)
+int cli_show_len(const char *s);
+const char *cli_show_more(const char *s);
 
-/* Completes json (the text of a pipeline up to and including its "steps"
- * list, without the closing brace) with outputs - step 'step' to out, or
- * printed when out is NULL - then runs it and prints what it prints.
- * Errors name the command (label), not the generated file. */
-ck_code cli_run_onestep(const char *label, const char *step, const char *json,
+/* Writes s to stdout as a JSON string. */
+void cli_print_json_str(const char *s);
+
+/* A one-step pipeline (what reduce, histogram, svd, glm-fit, glm-predict
+ * and every op as a command run), built as a cJSON tree for
+ * ck_plan_build, never as text:
+ *   {"inputs": {NAME: TARGET, ...},
+ *    "steps": [{"name": ..., "op": ..., "args": [...], KEY: VALUE, ...}],
+ *    "outputs": {RESULT: TARGET, ...}, "print": [RESULT, ...]}
+ * The cli_step_* calls that add to it cannot fail: an allocation that
+ * does is remembered and reported by cli_step_run as CK_ENOMEM. */
+struct cJSON;
+typedef struct cli_step {
+    struct cJSON *doc, *inputs, *step, *args, *outputs, *print;
+    int oom; /* an addition failed for want of memory */
+} cli_step;
+
+/* Starts {"inputs": {}, "steps": [{"name": name, "op": op, "args": []}],
+ * "outputs": {}}.  cli_step_release(s) after, whatever this returns. */
+ck_code cli_step_init(cli_step *s, const char *name, const char *op,
+                      ck_err *err);
+void cli_step_release(cli_step *s);
+/* Adds the input name: target and, when arg, name to the step's args. */
+void cli_step_input(cli_step *s, const char *name, const char *target, int arg);
+/* Appends the number v to the step's args. */
+void cli_step_arg_num(cli_step *s, double v);
+/* Sets the step's key to item, which it takes (NULL: out of memory),
+ * replacing an earlier value: the option given last counts.  Not for
+ * "name", "op" or "args", which the calls above own. */
+void cli_step_key(cli_step *s, const char *key, struct cJSON *item);
+/* Writes the step's result (its name, or "name.part") to target. */
+void cli_step_output(cli_step *s, const char *result, const char *target);
+/* Hands the step's result back to be printed. */
+void cli_step_print(cli_step *s, const char *result);
+
+/* Plans s with CK_PLAN_ONESTEP (errors name label, the command, and no
+ * place in a file) and runs it; results of its "print" list go to *res
+ * (the caller releases them). */
+ck_code cli_step_run(cli_step *s, const char *label, cli_common *c,
+                     struct ck_results *res, ck_err *err);
+
+/* Writes result to out (refused as "label: -o: a path of ..." when too
+ * long), or prints it when out is NULL (as JSON with print_json), running
+ * s as cli_step_run does. */
+ck_code cli_run_onestep(cli_step *s, const char *label, const char *result,
                         const char *out, cli_common *c, int print_json,
                         ck_err *err);
 
-/* Parses pipeline text doc and runs it; results of its "print" list go
- * to *res (the caller releases them).  Errors name label. */
-ck_code cli_run_doc(const char *label, const char *doc, cli_common *c,
-                    struct ck_results *res, ck_err *err);
+/* CK_EUSAGE "label: what: a path of N bytes (at most M)" when path is too
+ * long for a plan to hold, naming what the user gave ("SRC", "-o"). */
+ck_code cli_check_path(const char *label, const char *what, const char *path,
+                       ck_err *err);
+
+/* ck_target_split into buffers sized from target (*path and *dataset are
+ * malloc'd; the caller frees them, also on error). */
+ck_code cli_target_split(const char *target, char **path, char **dataset,
+                         ck_err *err);
+
+/* "path:dataset/leaf", malloc'd, or NULL when out of memory. */
+char *cli_target_join(const char *path, const char *dataset, const char *leaf);
 
 /* Prints usage text for a command to stdout. */
 typedef struct cmd_help {

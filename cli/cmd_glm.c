@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "cli/cli.h"
-#include "io/store.h"
-#include "ops/glm.h"
 #include "pipelines/exec.h"
 
 static const char fit_help[] =
@@ -56,18 +56,87 @@ static const char predict_help[] =
     "example:\n"
     "  chunkctl glm-predict model.h5 new.h5:/X -o pred.h5\n";
 
-static void num(char *buf, size_t n, double v)
+/* A number as JSON: NaN and the infinities have no JSON spelling. */
+static void num(double v)
 {
-    size_t u = strlen(buf);
     if (isfinite(v))
-        snprintf(buf + u, n - u, "%.17g", v);
+        printf("%.17g", v);
     else
-        snprintf(buf + u, n - u, "null");
+        printf("null");
+}
+
+typedef struct fit_opts {
+    cli_step *s;
+    const char *dst;
+} fit_opts;
+
+static ck_code fit_opt(void *ctx, int opt, const char *arg, ck_err *err)
+{
+    fit_opts *o = ctx;
+    const char *key = NULL, *flag = NULL;
+    char *end;
+    double v;
+
+    switch (opt) {
+    case 'o':
+        o->dst = arg;
+        return CK_OK;
+    case 'F':
+        cli_step_key(o->s, "family", cJSON_CreateString(arg));
+        return CK_OK;
+    case 'S':
+        cli_step_key(o->s, "solver", cJSON_CreateString(arg));
+        return CK_OK;
+    case 'R':
+        cli_step_key(o->s, "regularizer", cJSON_CreateString(arg));
+        return CK_OK;
+    case 'I':
+        cli_step_key(o->s, "fit_intercept", cJSON_CreateFalse());
+        return CK_OK;
+    case 'L':
+        key = "lambda";
+        break;
+    case 'A':
+        key = "l1_ratio", flag = "l1-ratio";
+        break;
+    case 'N':
+        key = "max_iter", flag = "max-iter";
+        break;
+    default: /* 't' */
+        key = "tol";
+        break;
+    }
+    v = strtod(arg, &end);
+    if (end == arg || *end || !isfinite(v))
+        return ck_err_set(err, CK_EUSAGE,
+                          "glm-fit: --%s '%.*s%s': expected a number",
+                          flag ? flag : key, CLI_SHOW(arg));
+    cli_step_key(o->s, key, cJSON_CreateNumber(v));
+    return CK_OK;
+}
+
+/* Prints the fit as one JSON object. */
+static void print_fit(const ck_results *res)
+{
+    const double *w = res->v[0].data, *ic = res->v[1].data;
+
+    printf("{\"coef\": [");
+    for (int64_t j = 0; j < res->v[0].shape[0]; j++) {
+        if (j)
+            printf(", ");
+        num(w[j]);
+    }
+    printf("], \"intercept\": ");
+    num(ic[0]);
+    printf(", \"iterations\": %d, \"converged\": %s, \"objective\": ",
+           (int)res->v[0].fit[0], res->v[0].fit[1] ? "true" : "false");
+    num(res->v[0].fit[2]);
+    printf("}\n");
 }
 
 ck_code cmd_glm_fit(int argc, char **argv, cli_common *c, ck_err *err)
 {
-    static const struct option opts[] = {
+    static const struct option longs[] = {
         {"family", required_argument, 0, 'F'},
         {"solver", required_argument, 0, 'S'},
         {"regularizer", required_argument, 0, 'R'},
@@ -77,177 +146,112 @@ ck_code cmd_glm_fit(int argc, char **argv, cli_common *c, ck_err *err)
         {"max-iter", required_argument, 0, 'N'},
         {"tol", required_argument, 0, 't'},
         {"output", required_argument, 0, 'o'},
-        CLI_COMMON_OPTS,
         {0, 0, 0, 0}};
-    char keys[2048] = "", doc[16384];
-    const char *dst = NULL;
+    static const cli_cmd_opts opts = {"glm-fit", fit_help, "o:", longs,
+                                      fit_opt};
+    static const char *const parts[] = {"coef", "intercept"};
+    cli_step s;
+    fit_opts o = {&s, NULL};
+    char *dp = NULL, *dn = NULL;
     ck_results res = {0};
-    ck_code rc = CK_OK;
-    int opt;
+    ck_code rc;
+    int first;
 
-    optind = 1;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
-        size_t u = strlen(keys);
-        const char *key = NULL, *flag = NULL;
-        int str = 0;
-        switch (opt) {
-        case 'o':
-            dst = optarg;
-            continue;
-        case 'F':
-            key = "family", str = 1;
-            break;
-        case 'S':
-            key = "solver", str = 1;
-            break;
-        case 'R':
-            key = "regularizer", str = 1;
-            break;
-        case 'L':
-            key = "lambda";
-            break;
-        case 'A':
-            key = "l1_ratio", flag = "l1-ratio";
-            break;
-        case 'N':
-            key = "max_iter", flag = "max-iter";
-            break;
-        case 't':
-            key = "tol";
-            break;
-        case 'I':
-            snprintf(keys + u, sizeof keys - u, ", \"fit_intercept\": false");
-            continue;
-        case 'h':
-            fputs(fit_help, stdout);
-            return CK_OK;
-        case '?':
-            return ck_err_set(err, CK_EUSAGE,
-                              "glm-fit: unknown or incomplete option '%s' "
-                              "(run 'chunkctl glm-fit --help')",
-                              argv[optind - 1]);
-        default:
-            if (!cli_common_opt(opt, optarg, c, &rc, err))
-                return ck_err_set(err, CK_EUSAGE, "glm-fit: bad option");
-            if (rc != CK_OK)
-                return rc;
-            continue;
-        }
-        snprintf(keys + u, sizeof keys - u, ", \"%s\": ", key);
-        if (str) {
-            cli_json_str(keys, sizeof keys, optarg);
-        } else {
-            char *end;
-            double v = strtod(optarg, &end);
-            if (end == optarg || *end || !isfinite(v))
-                return ck_err_set(err, CK_EUSAGE,
-                                  "glm-fit: --%s '%s': expected a number",
-                                  flag ? flag : key, optarg);
-            u = strlen(keys);
-            snprintf(keys + u, sizeof keys - u, "%s", optarg);
-        }
+    /* the options set the step's keys as they come */
+    if ((rc = cli_step_init(&s, "m", "glm_fit", err)) != CK_OK ||
+        (rc = cli_getopt(&opts, &o, argc, argv, c, &first, err)) != CK_OK ||
+        !first)
+        goto out;
+    if (first != argc - 2) {
+        rc = ck_err_set(err, CK_EUSAGE,
+                        "glm-fit: expected X and Y (run 'chunkctl glm-fit "
+                        "--help')");
+        goto out;
     }
-    if (optind != argc - 2)
-        return ck_err_set(err, CK_EUSAGE,
-                          "glm-fit: expected X and Y (run 'chunkctl glm-fit "
-                          "--help')");
-    snprintf(doc, sizeof doc, "{\"inputs\": {\"X\": ");
-    cli_json_str(doc, sizeof doc, argv[optind]);
-    strcat(doc, ", \"y\": ");
-    cli_json_str(doc, sizeof doc, argv[optind + 1]);
-    size_t u = strlen(doc);
-    snprintf(doc + u, sizeof doc - u,
-             "}, \"steps\": [{\"name\": \"m\", \"op\": \"glm_fit\", "
-             "\"args\": [\"X\", \"y\"]%s}], \"outputs\": {",
-             keys);
-    if (dst) {
-        char dp[4096], dn[512], t[4700];
-        CK_TRY(ck_target_split(dst, dp, dn, sizeof dp, err));
+    if ((rc = cli_check_path("glm-fit", "X", argv[first], err)) != CK_OK ||
+        (rc = cli_check_path("glm-fit", "Y", argv[first + 1], err)) != CK_OK)
+        goto out;
+    cli_step_input(&s, "X", argv[first], 1);
+    cli_step_input(&s, "y", argv[first + 1], 1);
+    if (o.dst) {
+        if ((rc = cli_check_path("glm-fit", "-o", o.dst, err)) != CK_OK ||
+            (rc = cli_target_split(o.dst, &dp, &dn, err)) != CK_OK)
+            goto out;
         size_t dl = strlen(dn);
         while (dl > 0 && dn[dl - 1] == '/')
             dn[--dl] = '\0';
-        snprintf(t, sizeof t, "%s:%s/coef", dp, dn);
-        strcat(doc, "\"m.coef\": ");
-        cli_json_str(doc, sizeof doc, t);
-        snprintf(t, sizeof t, "%s:%s/intercept", dp, dn);
-        strcat(doc, ", \"m.intercept\": ");
-        cli_json_str(doc, sizeof doc, t);
-    }
-    strcat(doc, "}, \"print\": [\"m.coef\", \"m.intercept\"]}");
-    rc = cli_run_doc("glm-fit", doc, c, &res, err);
-    if (rc == CK_OK && res.n == 2 && res.v[0].has_fit) {
-        static char out[1 << 20];
-        const double *w = res.v[0].data, *ic = res.v[1].data;
-        out[0] = '\0';
-        strcat(out, "{\"coef\": [");
-        for (int64_t j = 0; j < res.v[0].shape[0]; j++) {
-            if (j)
-                strcat(out, ", ");
-            num(out, sizeof out, w[j]);
-            if (strlen(out) > sizeof out - 64)
-                break;
+        for (int k = 0; k < 2; k++) {
+            char *t = cli_target_join(dp, dn, parts[k]);
+            char result[16];
+            snprintf(result, sizeof result, "m.%s", parts[k]);
+            if (t)
+                cli_step_output(&s, result, t);
+            else
+                s.oom = 1;
+            free(t);
         }
-        strcat(out, "], \"intercept\": ");
-        num(out, sizeof out, ic[0]);
-        size_t o = strlen(out);
-        snprintf(out + o, sizeof out - o,
-                 ", \"iterations\": %d, \"converged\": %s, \"objective\": ",
-                 (int)res.v[0].fit[0], res.v[0].fit[1] ? "true" : "false");
-        num(out, sizeof out, res.v[0].fit[2]);
-        strcat(out, "}");
-        puts(out);
     }
+    cli_step_print(&s, "m.coef");
+    cli_step_print(&s, "m.intercept");
+    rc = cli_step_run(&s, "glm-fit", c, &res, err);
+    if (rc == CK_OK && res.n == 2 && res.v[0].has_fit)
+        print_fit(&res);
+out:
     ck_results_release(&res);
+    cli_step_release(&s);
+    free(dp);
+    free(dn);
     return rc;
+}
+
+typedef struct predict_opts {
+    const char *dst;
+} predict_opts;
+
+static ck_code predict_opt(void *ctx, int opt, const char *arg, ck_err *err)
+{
+    (void)opt; /* 'o', the only one */
+    (void)err;
+    ((predict_opts *)ctx)->dst = arg;
+    return CK_OK;
 }
 
 ck_code cmd_glm_predict(int argc, char **argv, cli_common *c, ck_err *err)
 {
-    static const struct option opts[] = {
-        {"output", required_argument, 0, 'o'}, CLI_COMMON_OPTS, {0, 0, 0, 0}};
-    const char *dst = NULL;
-    char doc[16384];
+    static const struct option longs[] = {{"output", required_argument, 0, 'o'},
+                                          {0, 0, 0, 0}};
+    static const cli_cmd_opts opts = {"glm-predict", predict_help, "o:", longs,
+                                      predict_opt};
+    predict_opts o = {NULL};
+    cli_step s = {0};
     ck_results res = {0};
-    ck_code rc = CK_OK;
-    int opt;
+    ck_code rc;
+    int first;
 
-    optind = 1;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
-        if (opt == 'o') {
-            dst = optarg;
-        } else if (opt == 'h') {
-            fputs(predict_help, stdout);
-            return CK_OK;
-        } else if (opt == '?') {
-            return ck_err_set(err, CK_EUSAGE,
-                              "glm-predict: unknown or incomplete option '%s' "
-                              "(run 'chunkctl glm-predict --help')",
-                              argv[optind - 1]);
-        } else if (!cli_common_opt(opt, optarg, c, &rc, err)) {
-            return ck_err_set(err, CK_EUSAGE, "glm-predict: bad option");
-        } else if (rc != CK_OK) {
-            return rc;
-        }
-    }
-    if (optind != argc - 2)
+    if ((rc = cli_getopt(&opts, &o, argc, argv, c, &first, err)) != CK_OK ||
+        !first)
+        return rc;
+    if (first != argc - 2)
         return ck_err_set(err, CK_EUSAGE,
                           "glm-predict: expected MODEL and X (run 'chunkctl "
                           "glm-predict --help')");
-    if (!dst)
+    if (!o.dst)
         return ck_err_set(err, CK_EUSAGE,
                           "glm-predict: give -o DST[:DATASET] for the "
                           "predictions");
-    snprintf(doc, sizeof doc, "{\"inputs\": {\"X\": ");
-    cli_json_str(doc, sizeof doc, argv[optind + 1]);
-    strcat(doc, "}, \"steps\": [{\"name\": \"pred\", \"op\": \"glm_predict\", "
-                "\"args\": [\"X\"], \"model\": ");
-    cli_json_str(doc, sizeof doc, argv[optind]);
-    strcat(doc, "}], \"outputs\": {\"pred\": ");
-    cli_json_str(doc, sizeof doc, dst);
-    strcat(doc, "}}");
-    rc = cli_run_doc("glm-predict", doc, c, &res, err);
+    if ((rc = cli_check_path("glm-predict", "MODEL", argv[first], err)) !=
+            CK_OK ||
+        (rc = cli_check_path("glm-predict", "X", argv[first + 1], err)) !=
+            CK_OK ||
+        (rc = cli_check_path("glm-predict", "-o", o.dst, err)) != CK_OK ||
+        (rc = cli_step_init(&s, "pred", "glm_predict", err)) != CK_OK)
+        goto out;
+    cli_step_input(&s, "X", argv[first + 1], 1);
+    cli_step_key(&s, "model", cJSON_CreateString(argv[first]));
+    cli_step_output(&s, "pred", o.dst);
+    rc = cli_step_run(&s, "glm-predict", c, &res, err);
+out:
     ck_results_release(&res);
+    cli_step_release(&s);
     return rc;
 }

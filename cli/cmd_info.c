@@ -45,22 +45,6 @@ static const char *layout_name(ck_layout l)
                                      : "chunked";
 }
 
-/* Writes s as a JSON string. */
-static void json_str(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            printf("\\%c", ch);
-        else if (ch < 0x20)
-            printf("\\u%04x", ch);
-        else
-            putchar(ch);
-    }
-    putchar('"');
-}
-
 static void json_ints(int nd, const int64_t *v)
 {
     putchar('[');
@@ -89,14 +73,14 @@ static void json_fill(const ck_array_info *a)
 static void print_json(const char *path, const ck_info_list *l)
 {
     printf("{\"path\": ");
-    json_str(path);
+    cli_print_json_str(path);
     printf(", \"format\": \"%s\", \"arrays\": [",
            l->kind == CK_KIND_HDF5 ? "hdf5" : "zarr");
     for (int i = 0; i < l->n; i++) {
         const ck_array_info *a = &l->v[i];
         double raw = raw_bytes(a);
         printf("%s\n  {\"name\": ", i ? "," : "");
-        json_str(a->name);
+        cli_print_json_str(a->name);
         printf(", \"shape\": ");
         json_ints(a->ndim, a->shape);
         printf(", \"dtype\": \"%s\", \"chunks\": ", ck_dtype_name(a->dtype));
@@ -110,7 +94,7 @@ static void print_json(const char *path, const ck_info_list *l)
         else
             printf("\"ratio\": null, ");
         printf("\"compressor\": ");
-        json_str(a->compressor);
+        cli_print_json_str(a->compressor);
         printf(", \"layout\": \"%s\", \"order\": \"%c\", \"byteorder\": "
                "\"%s\", \"fill_value\": ",
                layout_name(a->layout), a->order ? a->order : 'C',
@@ -175,40 +159,36 @@ static void print_table(const char *path, const ck_info_list *l)
         printf("... and %d more (use --json for all)\n", l->n - rows);
 }
 
+static ck_code info_opt(void *ctx, int opt, const char *arg, ck_err *err)
+{
+    (void)opt; /* 'j', the only one */
+    (void)arg;
+    (void)err;
+    *(int *)ctx = 1;
+    return CK_OK;
+}
+
 ck_code cmd_info(int argc, char **argv, cli_common *c, ck_err *err)
 {
-    static const struct option opts[] = {
-        {"json", no_argument, 0, 'j'}, CLI_COMMON_OPTS, {0, 0, 0, 0}};
+    static const struct option longs[] = {{"json", no_argument, 0, 'j'},
+                                          {0, 0, 0, 0}};
+    static const cli_cmd_opts opts = {"info", help, NULL, longs, info_opt};
     ck_info_list l;
-    ck_code rc = CK_OK;
-    int json = 0, opt;
+    ck_code rc;
+    int json = 0, first;
 
-    optind = 1;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        if (opt == 'h') {
-            fputs(help, stdout);
-            return CK_OK;
-        } else if (opt == 'j') {
-            json = 1;
-        } else if (!cli_common_opt(opt, optarg, c, &rc, err)) {
-            return ck_err_set(err, CK_EUSAGE,
-                              "info: unknown or incomplete option '%s' "
-                              "(see chunkctl info --help)",
-                              argv[optind - 1]);
-        }
-        if (rc != CK_OK)
-            return rc;
-    }
-    if (optind != argc - 1)
+    if ((rc = cli_getopt(&opts, &json, argc, argv, c, &first, err)) != CK_OK ||
+        !first)
+        return rc;
+    if (first != argc - 1)
         return ck_err_set(err, CK_EUSAGE,
                           "info: expected one PATH[:DATASET] (see chunkctl "
                           "info --help)");
-    CK_TRY(ck_info_collect(argv[optind], &l, err));
+    CK_TRY(ck_info_collect(argv[first], &l, err));
     if (json)
-        print_json(argv[optind], &l);
+        print_json(argv[first], &l);
     else
-        print_table(argv[optind], &l);
+        print_table(argv[first], &l);
     ck_info_release(&l);
     return CK_OK;
 }

@@ -5,12 +5,15 @@
  * 5]}.  Positional arguments are the op's args (arrays, or numbers);
  * --KEY VALUE become the step's keys: "1,2,3" a list, "7,11;-5,5" a list
  * of lists, a number a number, true/false/null themselves, a value
- * starting with [ or { raw JSON, anything else a string; --KEY alone is
- * true.  The pipeline format (chunkctl-pipeline(5)) is the reference.
+ * starting with [ or { JSON (the one place a user types JSON), anything
+ * else a string; --KEY alone is true.  The pipeline format
+ * (chunkctl-pipeline(5)) is the reference.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cjson/cJSON.h>
 
 #include "cli/cli.h"
 #include "pipelines/plan.h"
@@ -24,44 +27,103 @@ static int is_number(const char *s)
     return *end == '\0';
 }
 
-/* Appends v to buf as JSON following the rules at the top. */
-static int json_value(char *buf, size_t n, const char *v)
+/* One element of a list value: a number, true, false or null.  1 when s
+ * (n bytes) is one of them, 0 when not, -1 when out of memory. */
+static int element(const char *s, size_t n, cJSON **out)
 {
-    size_t u = strlen(buf);
+    char *t = malloc(n + 1);
+    int r = 1;
 
-    if (v[0] == '[' || v[0] == '{' || !strcmp(v, "true") ||
-        !strcmp(v, "false") || !strcmp(v, "null") || is_number(v)) {
-        snprintf(buf + u, n - u, "%s", v);
-        return 1;
-    }
-    if (strpbrk(v, ",;")) { /* lists of numbers, ';' between rows */
-        char tmp[4096];
-        const char *p = v;
-        size_t t = 0;
-        int rows = strchr(v, ';') != NULL;
-        if (strlen(v) * 2 + 8 > sizeof tmp)
-            return 0;
-        tmp[t++] = '[';
-        if (rows)
-            tmp[t++] = '[';
-        for (; *p; p++) {
-            if (*p == ';') {
-                tmp[t++] = ']';
-                tmp[t++] = ',';
-                tmp[t++] = '[';
-            } else {
-                tmp[t++] = *p;
+    *out = NULL;
+    if (!t)
+        return -1;
+    memcpy(t, s, n);
+    t[n] = '\0';
+    if (!strcmp(t, "true") || !strcmp(t, "false"))
+        *out = cJSON_CreateBool(t[0] == 't');
+    else if (!strcmp(t, "null"))
+        *out = cJSON_CreateNull();
+    else if (is_number(t))
+        *out = cJSON_CreateNumber(strtod(t, NULL));
+    else
+        r = 0;
+    free(t);
+    return r && !*out ? -1 : r;
+}
+
+/* "1,2,3" -> [1, 2, 3]; "7,11;-5,5" -> [[7, 11], [-5, 5]]. */
+static ck_code list_value(const char *op, const char *key, const char *v,
+                          cJSON **out, ck_err *err)
+{
+    int rows = strchr(v, ';') != NULL, oom = 0;
+    cJSON *top = cJSON_CreateArray(), *row = top;
+    const char *p = v;
+
+    if (!top)
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    for (;;) {
+        size_t n = strcspn(p, ",;");
+        cJSON *item;
+        int got;
+        if (rows && row == top) {
+            if (!(row = cJSON_CreateArray()) ||
+                !cJSON_AddItemToArray(top, row)) {
+                cJSON_Delete(row);
+                oom = 1;
+                break;
             }
         }
-        if (rows)
-            tmp[t++] = ']';
-        tmp[t++] = ']';
-        tmp[t] = '\0';
-        snprintf(buf + u, n - u, "%s", tmp);
-        return 1;
+        if ((got = element(p, n, &item)) != 1) {
+            oom = got < 0;
+            break;
+        }
+        if (!cJSON_AddItemToArray(row, item)) {
+            cJSON_Delete(item);
+            oom = 1;
+            break;
+        }
+        p += n;
+        if (!*p) {
+            *out = top;
+            return CK_OK;
+        }
+        if (*p++ == ';')
+            row = top; /* the next element starts a new row */
     }
-    cli_json_str(buf, n, v);
-    return 1;
+    cJSON_Delete(top);
+    if (oom)
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    return ck_err_set(err, CK_EUSAGE,
+                      "%s: --%.*s%s '%.*s%s': expected numbers like 1,2,3 "
+                      "or 7,11;-5,5",
+                      op, CLI_SHOW(key), CLI_SHOW(v));
+}
+
+/* v as a step's value, following the rules at the top. */
+static ck_code value(const char *op, const char *key, const char *v,
+                     cJSON **out, ck_err *err)
+{
+    if (v[0] == '[' || v[0] == '{') {
+        if (!(*out = cJSON_ParseWithOpts(v, NULL, 1)))
+            return ck_err_set(err, CK_EUSAGE,
+                              "%s: --%.*s%s '%.*s%s': not valid JSON (a "
+                              "value starting with [ or { is read as JSON)",
+                              op, CLI_SHOW(key), CLI_SHOW(v));
+        return CK_OK;
+    }
+    if (!strcmp(v, "true") || !strcmp(v, "false"))
+        *out = cJSON_CreateBool(v[0] == 't');
+    else if (!strcmp(v, "null"))
+        *out = cJSON_CreateNull();
+    else if (is_number(v))
+        *out = cJSON_CreateNumber(strtod(v, NULL));
+    else if (strpbrk(v, ",;")) /* lists of numbers, ';' between rows */
+        return list_value(op, key, v, out, err);
+    else
+        *out = cJSON_CreateString(v);
+    if (!*out)
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    return CK_OK;
 }
 
 static const char op_help[] =
@@ -82,25 +144,29 @@ static const char op_help[] =
 
 ck_code cmd_op(int argc, char **argv, cli_common *c, ck_err *err)
 {
-    static char json[1 << 20];
-    char inputs[1 << 14] = "", args[1 << 14] = "", keys[1 << 16] = "";
     const char *op = argv[0], *out = NULL;
-    int nin = 0, nargs = 0, pj = 0;
-    ck_code rc = CK_OK;
+    int nin = 0, npos = 0, pj = 0;
+    cli_step s;
+    ck_code rc;
 
-    json[0] = '\0';
-    for (int i = 1; i < argc; i++) {
+    /* the dataset's default name is the op's */
+    if ((rc = cli_step_init(&s, op, op, err)) != CK_OK)
+        goto done;
+    if (strcmp(op, "random") == 0) { /* a source: no args */
+        cJSON_DeleteItemFromObject(s.step, "args");
+        s.args = NULL;
+    }
+    for (int i = 1; i < argc && rc == CK_OK; i++) {
         const char *a = argv[i];
-        char key[128];
-        const char *val = NULL, *eq;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             fputs(op_help, stdout);
-            return CK_OK;
+            goto done;
         }
         if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
             if (++i == argc)
-                return ck_err_set(err, CK_EUSAGE, "%s: -o needs a DST", op);
-            out = argv[i];
+                rc = ck_err_set(err, CK_EUSAGE, "%s: -o needs a DST", op);
+            else
+                out = argv[i];
             continue;
         }
         if (!strcmp(a, "--json")) {
@@ -115,69 +181,69 @@ ck_code cmd_op(int argc, char **argv, cli_common *c, ck_err *err)
                                     : 'T';
             const char *arg = NULL;
             if (opt == 'M' || opt == 'T') {
-                if (++i == argc)
-                    return ck_err_set(err, CK_EUSAGE, "%s: %s needs a value",
-                                      op, a);
+                if (++i == argc) {
+                    rc = ck_err_set(err, CK_EUSAGE, "%s: %s needs a value", op,
+                                    a);
+                    continue;
+                }
                 arg = argv[i];
             }
             cli_common_opt(opt, arg, c, &rc, err);
-            if (rc != CK_OK)
-                return rc;
             continue;
         }
         if (!strncmp(a, "--", 2) && a[2]) {
-            eq = strchr(a, '=');
-            snprintf(key, sizeof key, "%.*s",
-                     (int)(eq ? (size_t)(eq - a - 2) : strlen(a + 2)), a + 2);
+            const char *eq = strchr(a, '='), *val;
+            size_t kn = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+            char *key = malloc(kn + 1);
+            cJSON *item = NULL;
+            if (!key) {
+                rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+                continue;
+            }
+            memcpy(key, a + 2, kn);
+            key[kn] = '\0';
             if (eq)
                 val = eq + 1;
             else if (i + 1 < argc && strncmp(argv[i + 1], "--", 2))
                 val = argv[++i];
             else
                 val = "true";
-            size_t u = strlen(keys);
-            snprintf(keys + u, sizeof keys - u, ", ");
-            cli_json_str(keys, sizeof keys, key);
-            u = strlen(keys);
-            snprintf(keys + u, sizeof keys - u, ": ");
-            if (!json_value(keys, sizeof keys, val))
-                return ck_err_set(err, CK_EUSAGE, "%s: --%s: value too long",
-                                  op, key);
+            if (!strcmp(key, "name") || !strcmp(key, "op") ||
+                !strcmp(key, "args"))
+                rc = ck_err_set(err, CK_EUSAGE,
+                                "%s: --%s: the command sets it (give the "
+                                "op's args as positional arguments)",
+                                op, key);
+            else if ((rc = value(op, key, val, &item, err)) == CK_OK)
+                cli_step_key(&s, key, item);
+            free(key);
             continue;
         }
         /* a positional argument: a number or an array */
-        size_t u = strlen(args);
-        snprintf(args + u, sizeof args - u, "%s", nargs ? ", " : "");
+        npos++;
         if (is_number(a)) {
-            u = strlen(args);
-            snprintf(args + u, sizeof args - u, "%s", a);
+            if (s.args)
+                cli_step_arg_num(&s, strtod(a, NULL));
         } else {
-            char name[16];
+            char name[16], what[32];
             snprintf(name, sizeof name, "a%d", nin);
-            u = strlen(inputs);
-            snprintf(inputs + u, sizeof inputs - u,
-                     "%s\"%s\": ", nin ? ", " : "", name);
-            cli_json_str(inputs, sizeof inputs, a);
-            u = strlen(args);
-            snprintf(args + u, sizeof args - u, "\"%s\"", name);
+            snprintf(what, sizeof what, "argument %d", npos);
+            if ((rc = cli_check_path(op, what, a, err)) == CK_OK)
+                cli_step_input(&s, name, a, s.args != NULL);
             nin++;
         }
-        nargs++;
     }
-    if (!ck_plan_prints(op) && !out)
-        return ck_err_set(err, CK_EUSAGE,
-                          "%s: give -o DST[:DATASET] (only reductions and "
-                          "histograms print their result)",
-                          op);
-    snprintf(json, sizeof json,
-             "{\"inputs\": {%s}, \"steps\": [{\"name\": ", inputs);
-    cli_json_str(json, sizeof json, op); /* the dataset's default name */
-    strcat(json, ", \"op\": ");
-    cli_json_str(json, sizeof json, op);
-    size_t u = strlen(json);
-    if (strcmp(op, "random") != 0)
-        snprintf(json + u, sizeof json - u, ", \"args\": [%s]", args);
-    u = strlen(json);
-    snprintf(json + u, sizeof json - u, "%s}]", keys);
-    return cli_run_onestep(op, op, json, out, c, pj, err);
+    if (rc != CK_OK)
+        goto done;
+    if (!ck_plan_prints(op) && !out) {
+        rc = ck_err_set(err, CK_EUSAGE,
+                        "%s: give -o DST[:DATASET] (only reductions and "
+                        "histograms print their result)",
+                        op);
+        goto done;
+    }
+    rc = cli_run_onestep(&s, op, op, out, c, pj, err);
+done:
+    cli_step_release(&s);
+    return rc;
 }

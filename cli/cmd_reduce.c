@@ -5,44 +5,50 @@
  * -o is given.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
-#include "pipelines/exec.h"
-#include "pipelines/plan.h"
+#include <cjson/cJSON.h>
 
-/* "1,-2" -> "[1,-2]" after checking it is a list of numbers; 0 if not. */
-static int num_list(const char *s, int ints, char *out, size_t n)
+#include "cli/cli.h"
+
+/* "1,-2" -> the list [1, -2] in *out (NULL when absent), after checking
+ * that s is a list of integers (ints) or finite numbers; CK_EUSAGE "label:
+ * opt 's': expected what" when it is not. */
+static ck_code num_list(const char *label, const char *opt, const char *s,
+                        int ints, const char *what, cJSON **out, ck_err *err)
 {
     const char *p = s;
-    size_t u = 1;
+    cJSON *l = cJSON_CreateArray();
 
-    if (!*s || strlen(s) + 3 > n)
-        return 0;
-    out[0] = '[';
+    if (!l)
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
     while (*p) {
         char *end;
+        double v;
         errno = 0;
-        if (ints)
-            (void)strtoll(p, &end, 10);
-        else
-            (void)strtod(p, &end);
-        if (end == p || errno || (*end && *end != ','))
-            return 0;
-        memcpy(out + u, p, (size_t)(end - p));
-        u += (size_t)(end - p);
-        p = end;
-        if (*p == ',') {
-            out[u++] = ',';
-            if (!*++p)
-                return 0;
+        v = ints ? (double)strtoll(p, &end, 10) : strtod(p, &end);
+        if (end == p || errno || !isfinite(v) || (*end && *end != ',') ||
+            (*end == ',' && !end[1]))
+            break;
+        cJSON *item = cJSON_CreateNumber(v);
+        if (!item || !cJSON_AddItemToArray(l, item)) {
+            cJSON_Delete(item);
+            cJSON_Delete(l);
+            return ck_err_set(err, CK_ENOMEM, "out of memory");
         }
+        p = *end ? end + 1 : end;
     }
-    out[u++] = ']';
-    out[u] = '\0';
-    return 1;
+    if (!*s || *p) {
+        cJSON_Delete(l);
+        return ck_err_set(err, CK_EUSAGE, "%s: %s '%.*s%s': expected %s", label,
+                          opt, CLI_SHOW(s), what);
+    }
+    cJSON_Delete(*out); /* the option given last counts */
+    *out = l;
+    return CK_OK;
 }
 
 static const char reduce_help[] =
@@ -60,78 +66,86 @@ static const char reduce_help[] =
     "  --memory SIZE, --threads N, --force, --quiet, --help\n\n"
     "example: chunkctl reduce mean data.h5:/x --axis 0 -o out.h5:/m\n";
 
+typedef struct reduce_opts {
+    cJSON *axis; /* NULL: all axes */
+    int keep, pj;
+    int has_ddof;
+    double ddof;
+    const char *out;
+} reduce_opts;
+
+static ck_code reduce_opt(void *ctx, int opt, const char *arg, ck_err *err)
+{
+    reduce_opts *o = ctx;
+    char *end;
+
+    switch (opt) {
+    case 'a':
+        return num_list("reduce", "--axis", arg, 1, "integers like 0 or 0,-1",
+                        &o->axis, err);
+    case 'k':
+        o->keep = 1;
+        return CK_OK;
+    case 'd':
+        errno = 0;
+        o->ddof = strtod(arg, &end);
+        if (errno || end == arg || *end || !(o->ddof >= 0) ||
+            !isfinite(o->ddof))
+            return ck_err_set(err, CK_EUSAGE,
+                              "reduce: --ddof '%.*s%s': expected a number >= 0",
+                              CLI_SHOW(arg));
+        o->has_ddof = 1;
+        return CK_OK;
+    case 'o':
+        o->out = arg;
+        return CK_OK;
+    default: /* 'j' */
+        o->pj = 1;
+        return CK_OK;
+    }
+}
+
 ck_code cmd_reduce(int argc, char **argv, cli_common *c, ck_err *err)
 {
-    static const struct option opts[] = {{"axis", required_argument, 0, 'a'},
-                                         {"keepdims", no_argument, 0, 'k'},
-                                         {"ddof", required_argument, 0, 'd'},
-                                         {"output", required_argument, 0, 'o'},
-                                         {"json", no_argument, 0, 'j'},
-                                         CLI_COMMON_OPTS,
-                                         {0, 0, 0, 0}};
-    char json[16384] = "", axis[512] = "", *end;
-    const char *out = NULL, *ddof = NULL;
-    int opt, keep = 0, pj = 0;
-    ck_code rc = CK_OK;
+    static const struct option longs[] = {{"axis", required_argument, 0, 'a'},
+                                          {"keepdims", no_argument, 0, 'k'},
+                                          {"ddof", required_argument, 0, 'd'},
+                                          {"output", required_argument, 0, 'o'},
+                                          {"json", no_argument, 0, 'j'},
+                                          {0, 0, 0, 0}};
+    static const cli_cmd_opts opts = {"reduce", reduce_help, "o:", longs,
+                                      reduce_opt};
+    reduce_opts o = {0};
+    cli_step s = {0};
+    ck_code rc;
+    int first;
 
-    optind = 1;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
-        switch (opt) {
-        case 'h':
-            fputs(reduce_help, stdout);
-            return CK_OK;
-        case 'a':
-            if (!num_list(optarg, 1, axis, sizeof axis))
-                return ck_err_set(err, CK_EUSAGE,
-                                  "--axis '%s': expected integers like 0 or "
-                                  "0,-1",
-                                  optarg);
-            break;
-        case 'k':
-            keep = 1;
-            break;
-        case 'd':
-            ddof = optarg;
-            if (strtod(ddof, &end) < 0 || end == ddof || *end)
-                return ck_err_set(err, CK_EUSAGE,
-                                  "--ddof '%s': expected a number >= 0", ddof);
-            break;
-        case 'o':
-            out = optarg;
-            break;
-        case 'j':
-            pj = 1;
-            break;
-        default:
-            if (!cli_common_opt(opt, optarg, c, &rc, err))
-                return ck_err_set(err, CK_EUSAGE,
-                                  "reduce: unknown or incomplete option '%s' "
-                                  "(see chunkctl reduce --help)",
-                                  argv[optind - 1]);
-        }
-        if (rc != CK_OK)
-            return rc;
+    if ((rc = cli_getopt(&opts, &o, argc, argv, c, &first, err)) != CK_OK ||
+        !first)
+        goto out;
+    if (first != argc - 2) {
+        rc = ck_err_set(err, CK_EUSAGE,
+                        "reduce: expected OP and SRC (see chunkctl reduce "
+                        "--help)");
+        goto out;
     }
-    if (optind != argc - 2)
-        return ck_err_set(err, CK_EUSAGE,
-                          "reduce: expected OP and SRC (see chunkctl reduce "
-                          "--help)");
-    strcat(json, "{\"inputs\": {\"x\": ");
-    cli_json_str(json, sizeof json, argv[optind + 1]);
-    strcat(json, "}, \"steps\": [{\"name\": \"result\", \"op\": ");
-    cli_json_str(json, sizeof json, argv[optind]);
-    strcat(json, ", \"args\": [\"x\"]");
-    if (axis[0])
-        snprintf(json + strlen(json), sizeof json - strlen(json),
-                 ", \"axis\": %s", axis);
-    if (keep)
-        strcat(json, ", \"keepdims\": true");
-    if (ddof)
-        snprintf(json + strlen(json), sizeof json - strlen(json),
-                 ", \"ddof\": %s", ddof);
-    strcat(json, "}]");
-    return cli_run_onestep("reduce", "result", json, out, c, pj, err);
+    if ((rc = cli_check_path("reduce", "SRC", argv[first + 1], err)) != CK_OK ||
+        (rc = cli_step_init(&s, "result", argv[first], err)) != CK_OK)
+        goto out;
+    cli_step_input(&s, "x", argv[first + 1], 1);
+    if (o.axis) {
+        cli_step_key(&s, "axis", o.axis);
+        o.axis = NULL; /* taken */
+    }
+    if (o.keep)
+        cli_step_key(&s, "keepdims", cJSON_CreateTrue());
+    if (o.has_ddof)
+        cli_step_key(&s, "ddof", cJSON_CreateNumber(o.ddof));
+    rc = cli_run_onestep(&s, "reduce", "result", o.out, c, o.pj, err);
+out:
+    cJSON_Delete(o.axis);
+    cli_step_release(&s);
+    return rc;
 }
 
 static const char hist_help[] =
@@ -148,103 +162,104 @@ static const char hist_help[] =
     "  --memory SIZE, --threads N, --force, --quiet, --help\n\n"
     "example: chunkctl histogram data.h5:/x --bins 100 --range -9,11\n";
 
+typedef struct hist_opts {
+    long bins; /* 0: the op's default */
+    cJSON *range, *edges;
+    int density, pj;
+    const char *weights, *out;
+} hist_opts;
+
+static ck_code hist_opt(void *ctx, int opt, const char *arg, ck_err *err)
+{
+    hist_opts *o = ctx;
+    char *end;
+
+    switch (opt) {
+    case 'b':
+        errno = 0;
+        o->bins = strtol(arg, &end, 10);
+        if (errno || end == arg || *end || o->bins < 1 || o->bins > 100000000)
+            return ck_err_set(err, CK_EUSAGE,
+                              "histogram: --bins '%.*s%s': expected a "
+                              "positive integer",
+                              CLI_SHOW(arg));
+        return CK_OK;
+    case 'r':
+        return num_list("histogram", "--range", arg, 0, "LO,HI", &o->range,
+                        err);
+    case 'e':
+        return num_list("histogram", "--edges", arg, 0, "numbers like 0,1,2.5",
+                        &o->edges, err);
+    case 'D':
+        o->density = 1;
+        return CK_OK;
+    case 'w':
+        o->weights = arg;
+        return CK_OK;
+    case 'o':
+        o->out = arg;
+        return CK_OK;
+    default: /* 'j' */
+        o->pj = 1;
+        return CK_OK;
+    }
+}
+
 ck_code cmd_histogram(int argc, char **argv, cli_common *c, ck_err *err)
 {
-    static const struct option opts[] = {{"bins", required_argument, 0, 'b'},
-                                         {"range", required_argument, 0, 'r'},
-                                         {"edges", required_argument, 0, 'e'},
-                                         {"density", no_argument, 0, 'D'},
-                                         {"weights", required_argument, 0, 'w'},
-                                         {"output", required_argument, 0, 'o'},
-                                         {"json", no_argument, 0, 'j'},
-                                         CLI_COMMON_OPTS,
-                                         {0, 0, 0, 0}};
-    static char json[1 << 20];
-    static char edges[1 << 19];
-    char range[256] = "", bins[32] = "", *end;
-    const char *out = NULL, *w = NULL;
-    int opt, dens = 0, pj = 0;
-    ck_code rc = CK_OK;
+    static const struct option longs[] = {
+        {"bins", required_argument, 0, 'b'},
+        {"range", required_argument, 0, 'r'},
+        {"edges", required_argument, 0, 'e'},
+        {"density", no_argument, 0, 'D'},
+        {"weights", required_argument, 0, 'w'},
+        {"output", required_argument, 0, 'o'},
+        {"json", no_argument, 0, 'j'},
+        {0, 0, 0, 0}};
+    static const cli_cmd_opts opts = {"histogram", hist_help, "o:", longs,
+                                      hist_opt};
+    hist_opts o = {0};
+    cli_step s = {0};
+    ck_code rc;
+    int first;
 
-    json[0] = edges[0] = '\0';
-    optind = 1;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
-        switch (opt) {
-        case 'h':
-            fputs(hist_help, stdout);
-            return CK_OK;
-        case 'b': {
-            long v = strtol(optarg, &end, 10);
-            if (end == optarg || *end || v < 1 || v > 100000000)
-                return ck_err_set(err, CK_EUSAGE,
-                                  "--bins '%s': expected a positive integer",
-                                  optarg);
-            snprintf(bins, sizeof bins, "%ld", v);
-            break;
-        }
-        case 'r':
-            if (!num_list(optarg, 0, range, sizeof range))
-                return ck_err_set(err, CK_EUSAGE,
-                                  "--range '%s': expected LO,HI", optarg);
-            break;
-        case 'e':
-            if (!num_list(optarg, 0, edges, sizeof edges))
-                return ck_err_set(err, CK_EUSAGE,
-                                  "--edges '%s': expected numbers like "
-                                  "0,1,2.5",
-                                  optarg);
-            break;
-        case 'D':
-            dens = 1;
-            break;
-        case 'w':
-            w = optarg;
-            break;
-        case 'o':
-            out = optarg;
-            break;
-        case 'j':
-            pj = 1;
-            break;
-        default:
-            if (!cli_common_opt(opt, optarg, c, &rc, err))
-                return ck_err_set(err, CK_EUSAGE,
-                                  "histogram: unknown or incomplete option "
-                                  "'%s' (see chunkctl histogram --help)",
-                                  argv[optind - 1]);
-        }
-        if (rc != CK_OK)
-            return rc;
+    if ((rc = cli_getopt(&opts, &o, argc, argv, c, &first, err)) != CK_OK ||
+        !first)
+        goto out;
+    if (first != argc - 1) {
+        rc = ck_err_set(err, CK_EUSAGE,
+                        "histogram: expected one SRC (see chunkctl "
+                        "histogram --help)");
+        goto out;
     }
-    if (optind != argc - 1)
-        return ck_err_set(err, CK_EUSAGE,
-                          "histogram: expected one SRC (see chunkctl "
-                          "histogram --help)");
-    if (!edges[0] && !range[0])
-        return ck_err_set(err, CK_EUSAGE,
-                          "histogram: give --range LO,HI or --edges");
-    strcat(json, "{\"inputs\": {\"x\": ");
-    cli_json_str(json, sizeof json, argv[optind]);
-    if (w) {
-        strcat(json, ", \"w\": ");
-        cli_json_str(json, sizeof json, w);
+    if (!o.edges && !o.range) {
+        rc = ck_err_set(err, CK_EUSAGE,
+                        "histogram: give --range LO,HI or --edges");
+        goto out;
     }
-    strcat(json, "}, \"steps\": [{\"name\": \"histogram\", \"op\": "
-                 "\"histogram\", \"args\": [\"x\"]");
-    if (bins[0])
-        snprintf(json + strlen(json), sizeof json - strlen(json),
-                 ", \"bins\": %s", bins);
-    if (range[0])
-        snprintf(json + strlen(json), sizeof json - strlen(json),
-                 ", \"range\": %s", range);
-    if (edges[0])
-        snprintf(json + strlen(json), sizeof json - strlen(json),
-                 ", \"edges\": %s", edges);
-    if (dens)
-        strcat(json, ", \"density\": true");
-    if (w)
-        strcat(json, ", \"weights\": \"w\"");
-    strcat(json, "}]");
-    return cli_run_onestep("histogram", "histogram", json, out, c, pj, err);
+    if ((rc = cli_check_path("histogram", "SRC", argv[first], err)) != CK_OK ||
+        (o.weights && (rc = cli_check_path("histogram", "--weights", o.weights,
+                                           err)) != CK_OK) ||
+        (rc = cli_step_init(&s, "histogram", "histogram", err)) != CK_OK)
+        goto out;
+    cli_step_input(&s, "x", argv[first], 1);
+    if (o.weights)
+        cli_step_input(&s, "w", o.weights, 0);
+    if (o.bins)
+        cli_step_key(&s, "bins", cJSON_CreateNumber((double)o.bins));
+    if (o.range)
+        cli_step_key(&s, "range", o.range);
+    if (o.edges)
+        cli_step_key(&s, "edges", o.edges);
+    o.range = o.edges = NULL; /* taken */
+    if (o.density)
+        cli_step_key(&s, "density", cJSON_CreateTrue());
+    if (o.weights)
+        cli_step_key(&s, "weights", cJSON_CreateString("w"));
+    rc = cli_run_onestep(&s, "histogram", "histogram", o.out, c, o.pj, err);
+out:
+    cJSON_Delete(o.range);
+    cJSON_Delete(o.edges);
+    cli_step_release(&s);
+    return rc;
 }

@@ -7,8 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "cli/cli.h"
-#include "io/store.h"
 #include "pipelines/exec.h"
 
 static const char svd_help[] =
@@ -37,28 +38,88 @@ static const char svd_help[] =
     "  chunkctl svd data.h5\n"
     "  chunkctl svd big.h5:/x --k 10 --randomized -o x.svd.h5 --memory 256M\n";
 
-/* data.h5 -> data.svd.h5; store.zarr -> store.svd.zarr; x -> x.svd.h5 */
-static void default_dst(const char *src, char *out, size_t n)
+/* data.h5 -> data.svd.h5; store.zarr -> store.svd.zarr; x -> x.svd.h5
+ * (malloc'd, or NULL when out of memory) */
+static char *default_dst(const char *src)
 {
-    char path[4096], ds[512];
+    char *path = NULL, *ds = NULL, *out = NULL;
     const char *dot, *slash;
+    size_t len, n;
 
-    if (ck_target_split(src, path, ds, sizeof path, NULL) != CK_OK)
-        snprintf(path, sizeof path, "%s", src);
-    size_t len = strlen(path);
+    if (cli_target_split(src, &path, &ds, NULL) != CK_OK && path)
+        strcpy(path, src); /* sized strlen(src) + 2 */
+    if (!path)
+        goto done;
+    len = strlen(path);
     while (len > 1 && path[len - 1] == '/')
         path[--len] = '\0';
     dot = strrchr(path, '.');
     slash = strrchr(path, '/');
+    n = len + sizeof ".svd.h5";
+    if (!(out = malloc(n)))
+        goto done;
     if (dot && (!slash || dot > slash + 1))
         snprintf(out, n, "%.*s.svd%s", (int)(dot - path), path, dot);
     else
         snprintf(out, n, "%s.svd.h5", path);
+done:
+    free(path);
+    free(ds);
+    return out;
+}
+
+typedef struct svd_opts {
+    cli_step *s;
+    const char *dst;
+    int no_u, json;
+} svd_opts;
+
+static ck_code svd_opt(void *ctx, int opt, const char *arg, ck_err *err)
+{
+    svd_opts *o = ctx;
+    const char *key = NULL, *flag = NULL;
+    char *end;
+    double v;
+
+    switch (opt) {
+    case 'o':
+        o->dst = arg;
+        return CK_OK;
+    case 'k':
+        key = "k";
+        break;
+    case 'O':
+        key = "oversample";
+        break;
+    case 'P':
+        key = "power_iters", flag = "power-iters";
+        break;
+    case 'S':
+        key = "seed";
+        break;
+    case 'r':
+        cli_step_key(o->s, "method", cJSON_CreateString("randomized"));
+        return CK_OK;
+    case 'U':
+        o->no_u = 1;
+        return CK_OK;
+    default: /* 'j' */
+        o->json = 1;
+        return CK_OK;
+    }
+    v = strtod(arg, &end);
+    if (end == arg || *end || !(v >= 0) || v > 9.2e18 ||
+        v != (double)(long long)v)
+        return ck_err_set(err, CK_EUSAGE,
+                          "svd: --%s '%.*s%s': expected an integer >= 0",
+                          flag ? flag : key, CLI_SHOW(arg));
+    cli_step_key(o->s, key, cJSON_CreateNumber(v));
+    return CK_OK;
 }
 
 ck_code cmd_svd(int argc, char **argv, cli_common *c, ck_err *err)
 {
-    static const struct option opts[] = {
+    static const struct option longs[] = {
         {"output", required_argument, 0, 'o'},
         {"k", required_argument, 0, 'k'},
         {"randomized", no_argument, 0, 'r'},
@@ -67,120 +128,77 @@ ck_code cmd_svd(int argc, char **argv, cli_common *c, ck_err *err)
         {"seed", required_argument, 0, 'S'},
         {"no-u", no_argument, 0, 'U'},
         {"json", no_argument, 0, 'j'},
-        CLI_COMMON_OPTS,
         {0, 0, 0, 0}};
-    const char *dst = NULL;
-    char keys[512] = "", dflt[4200], doc[16384];
-    int no_u = 0, json = 0, opt;
+    static const cli_cmd_opts opts = {"svd", svd_help, "o:k:", longs, svd_opt};
+    static const char *const parts[] = {"U", "S", "Vt"};
+    cli_step s;
+    svd_opts o = {&s, NULL, 0, 0};
+    char *dflt = NULL, *dp = NULL, *dn = NULL;
     ck_results res = {0};
-    ck_code rc = CK_OK;
+    ck_code rc;
+    int first;
 
-    optind = 1;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "o:k:", opts, NULL)) != -1) {
-        size_t u = strlen(keys);
-        const char *key = NULL, *flag = NULL;
-        switch (opt) {
-        case 'o':
-            dst = optarg;
-            continue;
-        case 'k':
-            key = "k";
-            break;
-        case 'O':
-            key = "oversample";
-            break;
-        case 'P':
-            key = "power_iters", flag = "power-iters";
-            break;
-        case 'S':
-            key = "seed";
-            break;
-        case 'r':
-            snprintf(keys + u, sizeof keys - u, ", \"method\": \"randomized\"");
-            continue;
-        case 'U':
-            no_u = 1;
-            continue;
-        case 'j':
-            json = 1;
-            continue;
-        case 'h':
-            fputs(svd_help, stdout);
-            return CK_OK;
-        case '?':
-            return ck_err_set(err, CK_EUSAGE,
-                              "svd: unknown or incomplete option '%s' (run "
-                              "'chunkctl svd --help')",
-                              argv[optind - 1]);
-        default:
-            if (!cli_common_opt(opt, optarg, c, &rc, err))
-                return ck_err_set(err, CK_EUSAGE, "svd: bad option");
-            if (rc != CK_OK)
-                return rc;
-            continue;
-        }
-        char *end;
-        double v = strtod(optarg, &end);
-        if (end == optarg || *end || v < 0 || v != (double)(long long)v)
-            return ck_err_set(err, CK_EUSAGE,
-                              "svd: --%s '%s': expected an integer >= 0",
-                              flag ? flag : key, optarg);
-        snprintf(keys + u, sizeof keys - u, ", \"%s\": %s", key, optarg);
+    /* the options set the step's keys as they come */
+    if ((rc = cli_step_init(&s, "svd", "svd", err)) != CK_OK ||
+        (rc = cli_getopt(&opts, &o, argc, argv, c, &first, err)) != CK_OK ||
+        !first)
+        goto out;
+    if (first != argc - 1) {
+        rc = ck_err_set(err, CK_EUSAGE,
+                        "svd: expected one SRC[:DATASET] (run 'chunkctl svd "
+                        "--help')");
+        goto out;
     }
-    if (optind != argc - 1)
-        return ck_err_set(err, CK_EUSAGE,
-                          "svd: expected one SRC[:DATASET] (run 'chunkctl svd "
-                          "--help')");
-    if (!dst) {
-        default_dst(argv[optind], dflt, sizeof dflt);
-        dst = dflt;
+    if ((rc = cli_check_path("svd", "SRC", argv[first], err)) != CK_OK)
+        goto out;
+    if (!o.dst && !(o.dst = dflt = default_dst(argv[first]))) {
+        rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+        goto out;
     }
     /* the outputs' datasets: DST:/U etc., or under DST's group */
-    char dp[4096], dn[512];
-    CK_TRY(ck_target_split(dst, dp, dn, sizeof dp, err));
+    if ((rc = cli_check_path("svd", "-o", o.dst, err)) != CK_OK ||
+        (rc = cli_target_split(o.dst, &dp, &dn, err)) != CK_OK)
+        goto out;
     size_t dl = strlen(dn);
     while (dl > 0 && dn[dl - 1] == '/')
         dn[--dl] = '\0';
-    snprintf(doc, sizeof doc, "{\"inputs\": {\"a\": ");
-    cli_json_str(doc, sizeof doc, argv[optind]);
-    size_t u = strlen(doc);
-    snprintf(doc + u, sizeof doc - u,
-             "}, \"steps\": [{\"name\": \"svd\", \"op\": \"svd\", "
-             "\"args\": [\"a\"]%s}], \"outputs\": {",
-             keys);
-    static const char *const parts[] = {"U", "S", "Vt"};
-    for (int k = no_u ? 1 : 0; k < 3; k++) {
-        char t[4700];
-        snprintf(t, sizeof t, "%s:%s/%s", dp, dn, parts[k]);
-        u = strlen(doc);
-        snprintf(doc + u, sizeof doc - u,
-                 "%s\"svd.%s\": ", k > (no_u ? 1 : 0) ? ", " : "", parts[k]);
-        cli_json_str(doc, sizeof doc, t);
+    cli_step_input(&s, "a", argv[first], 1);
+    for (int k = o.no_u ? 1 : 0; k < 3; k++) {
+        char *t = cli_target_join(dp, dn, parts[k]);
+        char result[8];
+        snprintf(result, sizeof result, "svd.%s", parts[k]);
+        if (t)
+            cli_step_output(&s, result, t);
+        else
+            s.oom = 1;
+        free(t);
     }
-    u = strlen(doc);
-    snprintf(doc + u, sizeof doc - u, "}, \"print\": [\"svd.S\"]}");
-    rc = cli_run_doc("svd", doc, c, &res, err);
+    cli_step_print(&s, "svd.S");
+    rc = cli_step_run(&s, "svd", c, &res, err);
     if (rc == CK_OK && res.n == 1) {
-        const double *s = res.v[0].data;
+        const double *sv = res.v[0].data;
         int64_t k = res.v[0].shape[0];
-        if (json) {
+        if (o.json) {
             printf("{\"output\": ");
-            char q[4200] = "";
-            cli_json_str(q, sizeof q, dp);
-            printf("%s, \"S\": [", q);
+            cli_print_json_str(dp);
+            printf(", \"S\": [");
             for (int64_t j = 0; j < k; j++)
-                printf("%s%.17g", j ? ", " : "", s[j]);
+                printf("%s%.17g", j ? ", " : "", sv[j]);
             printf("]}\n");
         } else {
-            printf("wrote %s: U, S, Vt%s\n", dp, no_u ? " (no U)" : "");
+            printf("wrote %s: U, S, Vt%s\n", dp, o.no_u ? " (no U)" : "");
             printf("singular values (%lld):\n", (long long)k);
             for (int64_t j = 0; j < k && j < 10; j++)
-                printf("  %3lld  %.10g\n", (long long)j, s[j]);
+                printf("  %3lld  %.10g\n", (long long)j, sv[j]);
             if (k > 10)
                 printf("  ... %lld more in %s:S\n", (long long)(k - 10), dp);
         }
     }
+out:
     ck_results_release(&res);
+    cli_step_release(&s);
+    free(dflt);
+    free(dp);
+    free(dn);
     return rc;
 }

@@ -52,9 +52,9 @@ ck_code cli_getopt(const cli_cmd_opts *o, void *ctx, int argc, char **argv,
         }
         if (opt == '?' || opt == ':')
             return ck_err_set(err, CK_EUSAGE,
-                              "%s: unknown or incomplete option '%s' (see "
-                              "chunkctl %s --help)",
-                              o->name, argv[optind - 1], o->name);
+                              "%s: unknown or incomplete option '%.*s%s' "
+                              "(see chunkctl %s --help)",
+                              o->name, CLI_SHOW(argv[optind - 1]), o->name);
         if (!cli_common_opt(opt, optarg, c, &rc, err))
             rc = o->on(ctx, opt, optarg, err);
         if (rc != CK_OK)

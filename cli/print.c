@@ -1,7 +1,7 @@
 /*
  * cli/print.c - small results on stdout: histograms as a table of bins,
  * reductions as values (a scalar alone on a line, arrays one value per
- * line in C order), or one JSON object with --json.
+ * line in C order), or one JSON object with --json; and JSON strings.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -54,6 +54,38 @@ static void value(ck_dtype t, const void *data, int64_t i, int json)
             fputs(shortest(f, buf, sizeof buf), stdout);
         }
     }
+}
+
+int cli_show_len(const char *s)
+{
+    size_t n = strnlen(s, CLI_SHOW_MAX + 1);
+
+    if (n <= CLI_SHOW_MAX)
+        return (int)n;
+    n = CLI_SHOW_MAX;
+    while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+        n--; /* not inside a UTF-8 sequence */
+    return (int)n;
+}
+
+const char *cli_show_more(const char *s)
+{
+    return strnlen(s, CLI_SHOW_MAX + 1) > CLI_SHOW_MAX ? "..." : "";
+}
+
+void cli_print_json_str(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            printf("\\%c", ch);
+        else if (ch < 0x20)
+            printf("\\u%04x", ch);
+        else
+            putchar(ch);
+    }
+    putchar('"');
 }
 
 static int64_t count(const ck_result *r)
