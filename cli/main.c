@@ -46,10 +46,13 @@ static void usage(FILE *f)
                "out of core.\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\npipeline ops (chunkctl-pipeline(5)), each also a command, "
+               "chunkctl OP ARGS...:\n");
+    ck_plan_ops_help(f);
     fprintf(f, "\nArrays are named PATH[:DATASET], e.g. data.h5:/group/x, "
                "store.zarr.\n"
-               "Every pipeline op is a command too: chunkctl OP ARGS... (run "
-               "'chunkctl add --help').\n"
+               "Run 'chunkctl add --help' for how an op's args and keys are "
+               "given as a command.\n"
                "Run 'chunkctl COMMAND --help' or 'man chunkctl-COMMAND' for "
                "details.\n"
                "Exit status: 0 success, 1 runtime or data error, 2 usage "
