@@ -300,7 +300,7 @@ class ExactSvd(SvdCase):
         cases = [
             (("--k", "38"), ("38", "min(m, n)")),
             (("--randomized",), ("needs k",)),
-            (("--k", "x"), ("--k",)),
+            (("--k", "x"), ("--k 'x': expected an integer",)),
         ]
         for opts, needles in cases:
             with self.subTest(opts=opts):
