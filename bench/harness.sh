@@ -318,10 +318,11 @@ h_profile() {
     fi
 }
 
-# h_save_run / h_load_run: what --report-only needs from the measuring run.
+# h_save_run VAR... / h_load_run: what --report-only needs from the measuring
+# run, as `declare -p` wrote it.  h_load_run reads it inside a function, where
+# a plain declare would make the variables local, hence the -g.
 h_save_run() { declare -p BUILD_INFO BASELINE_INFO LOAD_BEFORE LOAD_AFTER ELAPSED "$@" > "$LOG/run.env"; }
-# shellcheck disable=SC1091
-h_load_run() { . "$LOG/run.env"; }
+h_load_run() { eval "$(sed 's/^declare /declare -g /' "$LOG/run.env")"; }
 
 # h_meta_machine: the meta.tsv lines about the machine and the binaries.
 h_meta_machine() {
