@@ -52,7 +52,11 @@
 #   the data), VERIFY=0 (skip the output check), DISTURBED=0.15,
 #   MEMSTATE=hot|cold|none, PREFAULT (MiB), SETTLE (s), MAX_REDO=3 (see harness.sh), CHUNKCTL=path,
 #   RESULTS=bench/RESULTS.md (the script rewrites only its own section there,
-#   between <!-- copy_bench:begin --> and <!-- copy_bench:end -->).
+#   between <!-- copy_bench:begin --> and <!-- copy_bench:end -->),
+#   BASELINE=path/to/other/chunkctl (its plugins from BASELINE_PLUGINS, default
+#   its ../plugins; BASELINE_NAME="main at 70676ba"): every chunkctl sample is
+#   also taken with that binary in the same round, and each chunkctl row gets
+#   a "(baseline)" row beside it (see harness.sh).
 # Needs: /usr/bin/python3 with numpy, h5py, zarr (v2); zstd; /usr/bin/time.
 # Do not run other heavy jobs meanwhile: the machine has 2 cores.
 
@@ -186,6 +190,7 @@ stored_of() { find "$(path_of "$1")" -type f -printf '%s\n' | awk '{ n += $1 } E
     echo "runs	$RUNS"
     echo "memory	$MEMORY"
     echo "disturbed	$DISTURBED"
+    echo "max_redo	$MAX_REDO"
     h_meta_memstate "$PREFAULT MiB written and deleted just before each sample"
     echo "raw_bytes	$RAW_BYTES"
     echo "shape	$ROWS x $COLS float64, chunks $CHUNK_ROWS x $COLS"

@@ -15,7 +15,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True     # no __pycache__ in the checkout
-from _report import Samples, machine_rows, parse_size, read_commands, read_meta, write_section  # noqa: E402
+from _report import BASE, BASE_LABEL, Samples, is_base, machine_rows, parse_size, read_commands, read_meta, write_section  # noqa: E402
 
 
 TARGET_ZSTD_GBS = 2.8
@@ -74,7 +74,7 @@ def main(meta_path, samples_path, cmds_path, disturbed_path, results_path):
         "| interference | %d of %d samples redone because other work used > %s of a core during them; "
         "%s; other work in the kept samples: %.1f CPU s over %.0f s timed |" % (
             smp.n_redone, smp.n_samples, meta["disturbed"],
-            "none kept disturbed" if not smp.kept_disturbed else "kept disturbed after 3 redos: " + ", ".join(smp.kept_disturbed),
+            "none kept disturbed" if not smp.kept_disturbed else "kept disturbed after %s redos: " % meta.get("max_redo", "3") + ", ".join(smp.kept_disturbed),
             smp.other_total, smp.wall_total),
         "| outputs | %s |" % meta["verified"],
         "| free memory | this VM hands memory the guest frees back to its host within ~1-5 s; touching it again costs "
@@ -116,7 +116,9 @@ def main(meta_path, samples_path, cmds_path, disturbed_path, results_path):
     for i in INPUTS:
         pid, lib = peer_of(i)
         for tool, k in variants(i):
-            out.append(row(tool, i, k, None, gbs[k] / gbs[pid], gbs[k] / load_only_gbs(i)))
+            for lab, kk in ((tool, k), (tool + BASE_LABEL, k + BASE)):
+                if kk in walls:
+                    out.append(row(lab, i, kk, None, gbs[kk] / gbs[pid], gbs[kk] / load_only_gbs(i)))
         out.append(row(lib + " load" if lib == "h5py" else "zarr-python load", i, pid, load_only_gbs(i), 1.0))
 
     out += [
@@ -178,7 +180,7 @@ def main(meta_path, samples_path, cmds_path, disturbed_path, results_path):
             "; ".join("%s %.2f GB/s = %.2fx whole / %.2fx load-only" % (name(k), gbs[k], gbs[k] / gbs[pid], gbs[k] / lo) for k in ks),
             summary([(name(k), gbs[k] / gbs[pid] >= x) for k in ks]),
             summary([(name(k), gbs[k] / lo >= x) for k in ks])))
-    ck = [k for k in walls if k.startswith(("copy:", "verify:"))]
+    ck = [k for k in walls if k.startswith(("copy:", "verify:")) and not is_base(k)]
     worst_rss = max(max(rss[k]) for k in ck) * 1024
     out.append("| peak RSS under `--memory %s` | max over all %d chunkctl runs: %.0f MiB | %s |" % (
         meta["memory"], sum(len(walls[k]) for k in ck), worst_rss / 2**20, verdict(worst_rss <= mem_cap)))
@@ -204,6 +206,7 @@ def main(meta_path, samples_path, cmds_path, disturbed_path, results_path):
     spread = smp.spread(0.1)
     if spread:
         notes.append("Spread: max > 1.3x median for " + ", ".join(spread) + "; the rates above use medians.")
+    notes += smp.baseline_note()
     if notes:
         out += ["", "### Notes (computed from this run)", ""] + ["- " + n for n in notes]
 

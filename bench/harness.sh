@@ -85,15 +85,15 @@ h_new_log() {
     for f in "$SAMPLES" "$CMDS" "$REDONE" "$@"; do : > "$f"; done
 }
 
-# build_info BINARY REPO: which commit and build a binary is.  REPO's
-# uncommitted changes outside bench/ are named; "" for REPO: not known.
+# build_info BINARY [REPO]: which build a binary is, and which commit of REPO
+# (its uncommitted changes outside bench/ named).
 build_info() {
-    local changed="" commit="?"
-    if [ -n "$2" ]; then
+    local changed commit=""
+    if [ -n "${2:-}" ]; then
         changed=$(git -C "$2" diff --name-only HEAD -- . ':!bench' 2>/dev/null | tr '\n' ' ')
-        commit=$(git -C "$2" rev-parse --short HEAD 2>/dev/null || echo '?')
+        commit="commit $(git -C "$2" rev-parse --short HEAD 2>/dev/null || echo '?')${changed:+ + uncommitted changes to ${changed% }}; "
     fi
-    echo "commit $commit${changed:+ + uncommitted changes to ${changed% }}; binary built $(date -u -r "$1" '+%Y-%m-%d %H:%M UTC'), sha256 $(sha256sum "$1" | cut -c1-12)"
+    echo "${commit}binary built $(date -u -r "$1" '+%Y-%m-%d %H:%M UTC'), sha256 $(sha256sum "$1" | cut -c1-12)"
 }
 
 # h_snapshot CHUNKCTL REPO [PLUGINS]: run copies of the binary (and of the
@@ -127,7 +127,7 @@ h_snapshot() {
     [ -n "$BASELINE" ] || return 0
     mkdir -p "$BIN/baseline"
     cp "$BASELINE" "$H_BASE"
-    BASELINE_INFO="${BASELINE_NAME:+$BASELINE_NAME: }$BASELINE; $(build_info "$BASELINE" "")"
+    BASELINE_INFO="${BASELINE_NAME:+$BASELINE_NAME: }$BASELINE; $(build_info "$BASELINE")"
     if [ -n "$plugins" ]; then
         local bp=${BASELINE_PLUGINS:-$(dirname "$BASELINE")/../plugins}
         ls "$bp"/*.so > /dev/null 2>&1 || die "no HDF5 plugins for BASELINE in $bp (set BASELINE_PLUGINS)"

@@ -91,7 +91,10 @@
 #   CHUNKCTL=build/cli/chunkctl   (run from a snapshot copy)
 #   MEMORY=256M (chunkctl's --memory), MEMSTATE=hot|cold|none (small: none),
 #   DISTURBED=0.15, MAX_REDO=3 (small: 0), PERF=1 (small: 0),
-#   RESULTS=bench/RESULTS.md (full scale only)
+#   RESULTS=bench/RESULTS.md (full scale only),
+#   BASELINE=path/to/other/chunkctl (BASELINE_NAME="main at 70676ba"): every
+#   chunkctl sample is also taken with that binary in the same round, and
+#   each chunkctl row gets a "(baseline)" row beside it (see harness.sh)
 # Needs: /usr/bin/python3 with numpy, h5py, dask, scipy, sklearn, statsmodels;
 # /usr/bin/time; bash >= 5; perf (optional).
 

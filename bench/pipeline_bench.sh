@@ -61,7 +61,11 @@
 #   folded into the histogram it needed 1G), MEMORY_WIDE=2G
 #   (an extra chunkctl row for ex2 and ex4 with room for 2 workers, to show
 #   what the 256M cap costs; "" leaves it out), MEMSTATE=hot|cold|none, DISTURBED=0.15,
-#   PERF=1 (0: no profiles), CHUNKCTL=path, RESULTS=bench/RESULTS.md.
+#   PERF=1 (0: no profiles), CHUNKCTL=path, RESULTS=bench/RESULTS.md,
+#   MAX_REDO=3, BASELINE=path/to/other/chunkctl (BASELINE_NAME="main at
+#   70676ba"): every chunkctl sample is also taken with that binary in the
+#   same round, and each chunkctl row gets a "(baseline)" row beside it (see
+#   harness.sh).
 # Needs: /usr/bin/python3 with numpy, h5py, dask; /usr/bin/time; perf (optional).
 # Do not run other heavy jobs meanwhile: the machine has 2 cores.
 
@@ -325,6 +329,7 @@ fi
     echo "memory_wide	$MEMORY_WIDE"
     echo "notes	$NOTES"
     echo "disturbed	$DISTURBED"
+    echo "max_redo	$MAX_REDO"
     h_meta_memstate "before each sample $PF1 MiB (ex1, ex3), $PF2 MiB (ex2), $PF4 MiB (ex4) touched and freed by dd (a memory buffer, no file)"
     echo "only	$ONLY"
     echo "n4	$N4"

@@ -15,7 +15,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True     # no __pycache__ in the checkout
-from _report import (Samples, machine_rows, median, parse_size, profiles,  # noqa: E402
+from _report import (BASE, BASE_LABEL, Samples, machine_rows, median, parse_size, profiles,  # noqa: E402
                      read_commands, read_lines, read_meta, write_section)
 
 BEGIN, END = "<!-- pipeline_bench:begin -->", "<!-- pipeline_bench:end -->"
@@ -74,7 +74,7 @@ def main(logdir, pipedir, results_path):
         "| interference | %d redos (%d samples kept) because other work used > %s of a core during them; %s; "
         "other work in the kept samples: %.1f CPU s over %.0f s timed |" % (
             smp.n_redone, smp.n_samples, meta["disturbed"],
-            "none kept disturbed" if not smp.kept_disturbed else "kept disturbed after 3 redos: " + ", ".join(smp.kept_disturbed),
+            "none kept disturbed" if not smp.kept_disturbed else "kept disturbed after %s redos: " % meta.get("max_redo", "3") + ", ".join(smp.kept_disturbed),
             smp.other_total, smp.wall_total),
         "",
         "Stored input sizes: " + ", ".join("%s.h5 %.2f GB" % (n, int(meta["stored:" + n]) / 1e9)
@@ -111,10 +111,13 @@ def main(logdir, pipedir, results_path):
                 if tid == "dask" and ex == "ex3b":
                     out.append("| %s | fails | | | | | | | |" % label)
                 continue
-            out.append("| %s | %.3f | %.3f | %.3f | %.0f | %.0f | %s | %s | %s |" % (
-                label, med[k], min(walls[k]), max(walls[k]), mb(k), median(cpu[k]), us(k),
-                "%.2f" % (med[npk] / med[k]) if npk in med else "",
-                "%.2f" % (med[dk] / med[k]) if dk in med else "fails"))
+            for lab, kk in ((label, k), (label + BASE_LABEL, k + BASE)):
+                if kk not in walls:
+                    continue
+                out.append("| %s | %.3f | %.3f | %.3f | %.0f | %.0f | %s | %s | %s |" % (
+                    lab, med[kk], min(walls[kk]), max(walls[kk]), mb(kk), median(cpu[kk]), us(kk),
+                    "%.2f" % (med[npk] / med[kk]) if npk in med else "",
+                    "%.2f" % (med[dk] / med[kk]) if dk in med else "fails"))
         if ex == "ex3b":
             out += ["", "dask: `%s` (x.reshape((1000, 5000, 5)).to_hdf5(...), run once, untimed)." % meta["dask3b"]]
         if ex == "ex3a":
@@ -140,8 +143,10 @@ def main(logdir, pipedir, results_path):
             continue
         st = int(meta["stored:" + n])
         out.append(frow("`cat %s.h5` (%s; page cache)" % (n, used), "cat:" + n, "%.2f GB/s" % (st / 1e9 / med["cat:" + n])))
-        out.append(frow("`chunkctl verify --quiet %s.h5:/x` (read + decode only)" % n, "verify:" + n,
-                        "%.2f GB/s" % (st / 1e9 / med["verify:" + n])))
+        for lab, k in (("", "verify:" + n), (BASE_LABEL, "verify:" + n + BASE)):
+            if k in walls:
+                out.append(frow("`chunkctl verify --quiet %s.h5:/x` (read + decode only)%s" % (n, lab), k,
+                                "%.2f GB/s" % (st / 1e9 / med[k])))
     if "write:e3" in walls:
         out.append(frow("write floor: `dd if=/dev/zero bs=8M count=25` (210 MB, buffered, like ex3's output)",
                         "write:e3", "%.2f GB/s" % (25 * 8 * 2**20 / 1e9 / med["write:e3"])))
@@ -191,6 +196,7 @@ def main(logdir, pipedir, results_path):
     if spread:
         notes.append("Spread: max > 1.3x median for " + ", ".join(spread) + "; the tables use medians.")
     notes += [l for l in meta.get("notes", "").split(" || ") if l]
+    notes += smp.baseline_note()
     for ex in exs:      # peak RSS against the plan's estimate
         est = [l for l in notes if l.startswith("chunkctl plan") and (" on %s:" % ex) in l]
         if est and "MiB" in est[0]:
