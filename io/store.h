@@ -121,7 +121,7 @@ size_t ck_array_scratch_bytes(const ck_array *a);
 
 /* 1 when a's chunks are stored raw where the store can find them without
  * a lookup (HDF5 datasets with no filters and indexed chunk locations,
- * see io/hdf5/h5.c): ck_array_read_region then reads a region's bytes
+ * see io/hdf5/h5_read.c): ck_array_read_region then reads a region's bytes
  * straight from the file, and needs no chunk buffer. */
 int ck_array_raw(ck_array *a);
 
@@ -148,7 +148,7 @@ typedef struct ck_chunk_view {
 /* 1 with v set when chunk 'coords' can be seen in place: it is stored
  * whole, raw (no filters) in this machine's byte order, at an address
  * aligned for its elements, inside the file (HDF5 datasets whose chunk
- * locations are indexed; see io/hdf5/h5.c).  0 otherwise, or when the
+ * locations are indexed; see io/hdf5/h5_read.c).  0 otherwise, or when the
  * mapping fails: then read it with ck_array_read_chunk, which reports
  * what is wrong.  Release the view with ck_chunk_view_release. */
 int ck_array_view_chunk(ck_array *a, const int64_t *coords, ck_chunk_view *v);
