@@ -6,6 +6,7 @@
  * job (io/hdf5, io/zarr); codecs are io/codec.c's.
  */
 #define _XOPEN_SOURCE 700
+#include "io/store.h"
 #include "io/store_impl.h"
 
 #include <errno.h>
@@ -20,33 +21,6 @@
 
 #include "base/ck_log.h"
 #include "io/cache.h"
-
-ck_code ck_names_push(ck_names *l, const char *s, ck_err *err)
-{
-    if (l->n == l->cap) {
-        int cap = l->cap ? 2 * l->cap : 16;
-        char **v = realloc(l->v, sizeof *v * (size_t)cap);
-        if (!v)
-            return ck_err_set(err, CK_ENOMEM, "out of memory listing arrays");
-        l->v = v;
-        l->cap = cap;
-    }
-    if (!(l->v[l->n] = strdup(s)))
-        return ck_err_set(err, CK_ENOMEM, "out of memory listing arrays");
-    l->n++;
-    return CK_OK;
-}
-
-void ck_names_release(ck_names *l)
-{
-    if (!l)
-        return;
-    for (int i = 0; i < l->n; i++)
-        free(l->v[i]);
-    free(l->v);
-    l->v = NULL;
-    l->n = l->cap = 0;
-}
 
 ck_code ck_target_split(const char *target, char *path, char *dataset, size_t n,
                         ck_err *err)
