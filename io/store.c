@@ -7,6 +7,7 @@
  */
 #define _XOPEN_SOURCE 700
 #include "io/store.h"
+#include "io/oserr.h"
 #include "io/store_impl.h"
 
 #include <errno.h>
@@ -91,7 +92,7 @@ ck_code ck_store_open(const char *path, ck_store **out, ck_err *err)
     ck_code rc;
 
     if (stat(path, &st) != 0)
-        return ck_err_set(err, CK_EIO, "%s: %s", path, strerror(errno));
+        return ck_os_fail(err, CK_EIO, errno, "%s", path);
     /* Every directory goes to the Zarr reader, which says why one is not
      * a store it can read (no .zarray, or a Zarr v3 zarr.json). */
     if (S_ISDIR(st.st_mode))
@@ -762,16 +763,16 @@ ck_code ck_store_commit(ck_store *s, ck_err *err)
     if (lstat(s->path, &st) == 0) {
         snprintf(old, sizeof old, "%s.ck-old-%ld", s->tmp, (long)getpid());
         if (rename(s->path, old) != 0)
-            return ck_err_set(err, CK_EIO, "%s: cannot replace: %s", s->path,
-                              strerror(errno));
+            return ck_os_fail(err, CK_EIO, errno, "%s: cannot replace",
+                              s->path);
         replaced = 1;
     }
     if (rename(s->tmp, s->path) != 0) {
         int e = errno;
         if (replaced)
             rename(old, s->path);
-        return ck_err_set(err, CK_EIO, "%s: cannot rename from %s: %s", s->path,
-                          s->tmp, strerror(e));
+        return ck_os_fail(err, CK_EIO, e, "%s: cannot rename from %s", s->path,
+                          s->tmp);
     }
     s->committed = 1;
     if (replaced && remove_tree(old) != 0)

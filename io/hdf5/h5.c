@@ -32,6 +32,7 @@
 
 #include "base/ck_log.h"
 #include "io/hdf5/h5_impl.h"
+#include "io/oserr.h"
 #include "io/hdf5/zstd_filter.h"
 
 static pthread_mutex_t h5_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -248,7 +249,7 @@ static ck_code h5_open(ck_store *s, ck_err *err)
     hs->file = -1;
     hs->fd = open(s->path, O_RDONLY | O_CLOEXEC);
     if (hs->fd < 0) {
-        rc = ck_err_set(err, CK_EIO, "%s: %s", s->path, strerror(errno));
+        rc = ck_os_fail(err, CK_EIO, errno, "%s", s->path);
         free(hs);
         return rc;
     }

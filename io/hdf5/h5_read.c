@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "io/hdf5/h5_impl.h"
+#include "io/oserr.h"
 #include "io/hdf5/zstd_filter.h"
 
 /* Reads the element box of chunk 'coords' with H5Dread into dst (a full
@@ -86,10 +87,9 @@ static ck_code pread_all(ck_array *a, const int64_t *coords, void *buf,
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0)
-            return ck_err_set(err, CK_EIO, "%s:%s: chunk %s: %s",
+            return ck_os_fail(err, CK_EIO, errno, "%s:%s: chunk %s",
                               a->store->path, a->info.name,
-                              ck_h5_chunk_str(a, coords, cs, sizeof cs),
-                              strerror(errno));
+                              ck_h5_chunk_str(a, coords, cs, sizeof cs));
         if (r == 0)
             return ck_err_set(err, CK_ECORRUPT,
                               "%s:%s: chunk %s: %zu of %zu bytes at offset "
