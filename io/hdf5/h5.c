@@ -32,8 +32,8 @@
 
 #include "base/ck_log.h"
 #include "io/hdf5/h5_impl.h"
-#include "io/oserr.h"
 #include "io/hdf5/zstd_filter.h"
+#include "io/oserr.h"
 
 static pthread_mutex_t h5_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t h5_once = PTHREAD_ONCE_INIT;
@@ -143,7 +143,22 @@ typedef struct h5_why {
     char desc[200]; /* the innermost message: closest to the cause */
     int pline;      /* some entry came from the filter pipeline */
     int missing;    /* a filter is not available */
+    int errnum;     /* the errno a file driver reported, 0 if none */
 } h5_why;
+
+/* The errno in a file driver's message: HDF5's sec2 and core drivers
+ * write "..., errno = 28, error message = 'No space left on device', ..."
+ * into the entry of the system call that failed. */
+static int errno_of(const char *desc)
+{
+    const char *p = desc ? strstr(desc, "errno = ") : NULL;
+    long v;
+
+    if (!p)
+        return 0;
+    v = strtol(p + 8, NULL, 10);
+    return v > 0 && v < 4096 ? (int)v : 0;
+}
 
 static herr_t why_cb(unsigned n, const H5E_error2_t *e, void *data)
 {
@@ -154,6 +169,8 @@ static herr_t why_cb(unsigned n, const H5E_error2_t *e, void *data)
      * open directory"), which only say where HDF5 looked. */
     if (!w->desc[0] && e->desc && e->maj_num != H5E_PLUGIN)
         snprintf(w->desc, sizeof w->desc, "%s", e->desc);
+    if (!w->errnum)
+        w->errnum = errno_of(e->desc);
     if (e->maj_num == H5E_PLINE) {
         w->pline = 1;
         if (e->min_num == H5E_NOTFOUND || e->min_num == H5E_CANTLOAD ||
@@ -165,7 +182,7 @@ static herr_t why_cb(unsigned n, const H5E_error2_t *e, void *data)
 
 ck_code ck_h5_fail(ck_err *err, ck_code code, const char *fmt, ...)
 {
-    h5_why w = {"", 0, 0};
+    h5_why w = {"", 0, 0, 0};
     char head[400];
     va_list ap;
 
@@ -174,6 +191,11 @@ ck_code ck_h5_fail(ck_err *err, ck_code code, const char *fmt, ...)
     va_end(ap);
     H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, why_cb, &w);
     H5Eclear2(H5E_DEFAULT); /* see ck_h5_chunk_not_allocated() */
+    /* A system call failed under HDF5: its errno is the cause, in the
+     * words every other failed system call in io/ uses, not the driver's
+     * dump of file descriptors and offsets. */
+    if (w.errnum)
+        return ck_os_fail(err, code, w.errnum, "%s", head);
     if (code == CK_OK)
         code = w.missing ? CK_ENOTSUP : w.pline ? CK_ECORRUPT : CK_EIO;
     if (w.desc[0])
@@ -192,7 +214,7 @@ const char *ck_h5_chunk_str(const ck_array *a, const int64_t *coords, char *buf,
  * (later releases return a size of 0). */
 int ck_h5_chunk_not_allocated(void)
 {
-    h5_why w = {"", 0, 0};
+    h5_why w = {"", 0, 0, 0};
 
     H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, why_cb, &w);
     /* An error stack left standing leaks its strings in HDF5 1.10 (LSan

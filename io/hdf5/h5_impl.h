@@ -71,10 +71,16 @@ typedef struct h5_array {
 void ck_h5_lock(void);
 void ck_h5_unlock(void);
 
-/* Sets err to "<context>: <HDF5's innermost message>".  code CK_OK
- * classifies: a missing filter is CK_ENOTSUP, another pipeline failure
- * CK_ECORRUPT, the rest CK_EIO.  Call with the lock held, right after the
- * failing call, before any other H5* call clears the stack. */
+/* The one translation of HDF5's errors in io/: walks HDF5's error stack
+ * (H5Ewalk2), clears it, and sets err to "<context>: <cause>", the
+ * context naming file, dataset and chunk ("out.h5:/x: chunk (0, 1): cannot
+ * write").  The cause is strerror of the errno a file driver reported when
+ * a system call failed ("No space left on device", "Permission denied"),
+ * else HDF5's innermost message.  code CK_OK classifies: a failed system
+ * call is CK_EIO (CK_ENOMEM for ENOMEM), a missing filter CK_ENOTSUP,
+ * another pipeline failure CK_ECORRUPT, the rest CK_EIO.  Call with the
+ * lock held, right after the failing call, before any other H5* call
+ * clears the stack. */
 ck_code ck_h5_fail(ck_err *err, ck_code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
