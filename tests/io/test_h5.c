@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "io/hdf5/zstd_filter.h"
+#include "io/store.h"
 #include "io/store_impl.h"
 
 static char dir[64];
