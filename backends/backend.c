@@ -44,3 +44,13 @@ void ck_be_close(ck_be *be)
         ck_backend_cpu.close(be->cpu_ctx);
     be->ctx = be->cpu_ctx = NULL;
 }
+
+void ck_be_set_threads(const ck_be *be, int n)
+{
+    if (!be->table)
+        return;
+    if (be->table->set_threads && be->ctx)
+        be->table->set_threads(be->ctx, n);
+    if (be->cpu_ctx && be->cpu_ctx != be->ctx && ck_backend_cpu.set_threads)
+        ck_backend_cpu.set_threads(be->cpu_ctx, n);
+}

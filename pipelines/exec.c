@@ -1426,10 +1426,10 @@ static ck_code write_output(xrun *r, const ck_output *o, ck_store *s,
     size_t wb;
     ck_stream_plan(&job, &threads, &wb);
     if (threads > 1)
-        ck_be_cpu_threads(1);
+        ck_be_set_threads(&r->be, 1);
     rc = ck_stream_run(&job, err);
     if (threads > 1)
-        ck_be_cpu_threads(r->o->threads);
+        ck_be_set_threads(&r->be, 0);
     ck_array_close(dst);
     if (rc == CK_OK && nd->kind == CK_NODE_PART && nd->part == CK_PART_COEF)
         rc = model_attrs(r, nd, s, name, err);

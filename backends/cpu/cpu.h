@@ -8,6 +8,11 @@
 
 #include "backends/backend.h"
 
+/* The CPU context: what the slots read. */
+struct ck_be_ctx {
+    int threads; /* ck_be_opts.threads: 0 for all cores */
+};
+
 ck_code ck_cpu_ew(ck_be_ctx *ctx, const ck_ew_args *a, ck_err *err);
 ck_code ck_cpu_reduce(ck_be_ctx *ctx, const ck_red_args *a, ck_err *err);
 ck_code ck_cpu_hist(ck_be_ctx *ctx, const ck_hist_args *a, ck_err *err);
@@ -16,6 +21,7 @@ ck_code ck_cpu_syrk(ck_be_ctx *ctx, const ck_syrk_args *a, ck_err *err);
 ck_code ck_cpu_qr(ck_be_ctx *ctx, const ck_qr_args *a, ck_err *err);
 ck_code ck_cpu_svd(ck_be_ctx *ctx, const ck_svd_args *a, ck_err *err);
 ck_code ck_cpu_posv(ck_be_ctx *ctx, ck_posv_args *a, ck_err *err);
+void ck_cpu_set_threads(ck_be_ctx *ctx, int n);
 void ck_cpu_blas_threads(int n);
 
 #endif

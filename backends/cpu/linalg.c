@@ -235,12 +235,15 @@ const char *ck_be_cpu_blas_core(void)
  * with the pool stopped.  So going down to one thread stops the pool
  * (blas_thread_shutdown_, OpenBLAS's own, looked up since other BLAS
  * builds lack it); OpenBLAS starts it again on its next threaded call.
- * Called only between BLAS calls, never beside one. */
-void ck_be_cpu_threads(int n)
+ * Called only between BLAS calls, never beside one.  n = 0 is the
+ * context's own count (--threads), and its 0 all cores. */
+void ck_cpu_set_threads(ck_be_ctx *ctx, int n)
 {
     int (*stop)(void) = NULL;
     void *sym;
 
+    if (n == 0)
+        n = ctx->threads;
     openblas_set_num_threads(n > 0 ? n : openblas_get_num_procs());
     if (n == 1 && (sym = dlsym(RTLD_DEFAULT, "blas_thread_shutdown_"))) {
         memcpy(&stop, &sym, sizeof stop);
