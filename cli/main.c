@@ -10,12 +10,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backends/backend.h"
 #include "base/ck_config.h"
 #include "base/ck_log.h"
 #include "base/ck_mem.h"
 #include "base/ck_thread.h"
 #include "cli/cli.h"
+#include "pipelines/exec.h"
 #include "pipelines/plan.h"
 #include "pipelines/stream.h"
 
@@ -107,19 +107,17 @@ static void on_signal(int sig)
     raise(sig);
 }
 
-/* BLAS reads OPENBLAS_CORETYPE when it loads: when it fell back to
- * generic kernels and the user chose none, name the right ones and start
- * again (once). */
+/* A compute library may read a variable only when it loads (OpenBLAS its
+ * kernel set): when it would do better with one set and the user set
+ * none, set it and start again (once: it is set then). */
 static void tune_blas(char **argv)
 {
-    const char *core;
+    const char *name, *value;
 
-    if (getenv("OPENBLAS_CORETYPE") || !(core = ck_be_cpu_blas_core()))
-        return;
-    if (setenv("OPENBLAS_CORETYPE", core, 1) != 0)
+    if (!ck_exec_restart_env(&name, &value) || setenv(name, value, 1) != 0)
         return;
     execv("/proc/self/exe", argv);
-    unsetenv("OPENBLAS_CORETYPE"); /* exec failed: carry on as we are */
+    unsetenv(name); /* exec failed: carry on as we are */
 }
 
 int main(int argc, char **argv)

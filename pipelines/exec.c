@@ -1596,3 +1596,8 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
     free(r);
     return rc;
 }
+
+int ck_exec_restart_env(const char **name, const char **value)
+{
+    return ck_be_restart_env(name, value);
+}

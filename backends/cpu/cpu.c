@@ -39,4 +39,5 @@ const ck_backend ck_backend_cpu = {
     .svd = ck_cpu_svd,
     .posv = ck_cpu_posv,
     .set_threads = ck_cpu_set_threads,
+    .restart_env = ck_cpu_restart_env,
 };

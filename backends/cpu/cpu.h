@@ -22,6 +22,7 @@ ck_code ck_cpu_qr(ck_be_ctx *ctx, const ck_qr_args *a, ck_err *err);
 ck_code ck_cpu_svd(ck_be_ctx *ctx, const ck_svd_args *a, ck_err *err);
 ck_code ck_cpu_posv(ck_be_ctx *ctx, ck_posv_args *a, ck_err *err);
 void ck_cpu_set_threads(ck_be_ctx *ctx, int n);
+int ck_cpu_restart_env(const char **name, const char **value);
 void ck_cpu_blas_threads(int n);
 
 #endif

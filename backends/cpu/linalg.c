@@ -210,22 +210,26 @@ void ck_cpu_blas_threads(int n)
         openblas_set_num_threads(n);
 }
 
-const char *ck_be_cpu_blas_core(void)
+int ck_cpu_restart_env(const char **name, const char **value)
 {
     /* OpenBLAS 0.3.21 picks its kernels from the CPU model; on CPUs it does
      * not know (virtual "Intel Xeon Processor" models among them) it falls
      * back to Prescott's SSE3 kernels, 3-5x slower than the AVX2/AVX-512
      * ones the CPU has.  Name the kernels that fit. */
-    const char *now = openblas_get_corename();
+    const char *now = openblas_get_corename(), *core = NULL;
 
     if (!now || strcasecmp(now, "prescott") != 0)
-        return NULL;
+        return 0;
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq"))
-        return "SkylakeX";
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        return "Haswell";
-    return NULL;
+        core = "SkylakeX";
+    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        core = "Haswell";
+    if (!core)
+        return 0;
+    *name = "OPENBLAS_CORETYPE"; /* read when libopenblas loads */
+    *value = core;
+    return 1;
 }
 
 /* OpenBLAS's pool threads spin in sched_yield for about 0.1 s after each

@@ -6,6 +6,8 @@
  * from here.
  */
 #include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "backends/backend.h"
 
@@ -84,4 +86,44 @@ Test(backend, open_cpu_and_set_threads)
     ck_be_set_threads(&be, 0);
     ck_be_set_threads(&be, 2);
     ck_be_close(&be);
+}
+
+/* The CPU backend names OpenBLAS's variable and a kernel set, or nothing;
+ * which depends on the machine. */
+Test(backend, cpu_restart_env_names_a_kernel_set)
+{
+    const char *name = NULL, *value = NULL;
+
+    cr_assert_not_null(ck_backend_cpu.restart_env);
+    if (!ck_backend_cpu.restart_env(&name, &value))
+        return;
+    cr_expect_str_eq(name, "OPENBLAS_CORETYPE");
+    cr_expect(strcmp(value, "SkylakeX") == 0 || strcmp(value, "Haswell") == 0,
+              "%s", value);
+}
+
+/* The user's setting wins, and so a restarted process is not restarted
+ * again. */
+Test(backend, restart_env_leaves_a_user_setting_alone)
+{
+    const char *name = "unset", *value = "unset";
+
+    cr_assert_eq(setenv("OPENBLAS_CORETYPE", "Prescott", 1), 0);
+    cr_expect_eq(ck_be_restart_env(&name, &value), 0);
+    cr_expect_str_eq(name, "unset", "out-parameters are written only on 1");
+    cr_expect_str_eq(value, "unset");
+}
+
+Test(backend, restart_env_agrees_with_the_cpu_slot)
+{
+    const char *n1, *v1, *n2, *v2;
+    int want;
+
+    cr_assert_eq(unsetenv("OPENBLAS_CORETYPE"), 0);
+    want = ck_backend_cpu.restart_env(&n1, &v1);
+    cr_assert_eq(ck_be_restart_env(&n2, &v2), want);
+    if (want) {
+        cr_expect_str_eq(n2, n1);
+        cr_expect_str_eq(v2, v1);
+    }
 }
