@@ -1,7 +1,7 @@
 /*
  * cli/main.c - argv -> command table -> one call into pipelines/.
  * The only place that prints errors and calls exit: 0 for success, 1 for a
- * runtime or data error, 2 for a usage error.
+ * runtime or data error, 2 for a usage error, 3 for an internal fault.
  */
 #include <errno.h>
 #include <signal.h>
@@ -53,7 +53,7 @@ static void usage(FILE *f)
                "Run 'chunkctl COMMAND --help' or 'man chunkctl-COMMAND' for "
                "details.\n"
                "Exit status: 0 success, 1 runtime or data error, 2 usage "
-               "error.\n");
+               "error,\n3 internal fault (a bug in chunkctl).\n");
 }
 
 int cli_common_opt(int opt, const char *arg, cli_common *c, ck_code *rc,
@@ -168,7 +168,12 @@ int main(int argc, char **argv)
     if (rc != CK_OK) {
         fprintf(stderr, "chunkctl: %s\n",
                 err.msg[0] ? err.msg : ck_code_name(rc));
-        return rc == CK_EUSAGE ? 2 : 1;
+        if (rc == CK_EINTERNAL)
+            fprintf(stderr,
+                    "chunkctl: this is a bug in chunkctl; please report it "
+                    "with the command line (chunkctl --version: %s)\n",
+                    CK_VERSION);
+        return ck_exit_status(rc);
     }
     return 0;
 }
