@@ -252,7 +252,7 @@ static void permute(int nd, size_t esz, void *dst, const int64_t *shape,
 
 ck_code ck_exec_no_room(ck_err *err)
 {
-    return ck_err_set(err, CK_ENOMEM, "run: scratch arena too small");
+    return ck_err_internal(err, "run: scratch arena too small");
 }
 
 /* concatenate/stack: each operand's part of the box, converted to the
