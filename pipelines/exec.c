@@ -78,7 +78,7 @@ static int same_chunks(const ck_node *nd, const ck_node *m)
 
 ck_code ck_exec_no_room(ck_err *err)
 {
-    return ck_err_set(err, CK_ENOMEM, "run: scratch arena too small");
+    return ck_err_internal(err, "run: scratch arena too small");
 }
 
 static int memo_has(const memo *mm, int node, int ndim, const int64_t *start,
@@ -1516,10 +1516,10 @@ static ck_code write_output(xrun *r, const ck_output *o, ck_store *s,
     size_t wb;
     ck_stream_plan(&job, &threads, &wb);
     if (threads > 1)
-        ck_be_cpu_threads(1);
+        ck_be_set_threads(&r->be, 1);
     rc = ck_stream_run(&job, err);
     if (threads > 1)
-        ck_be_cpu_threads(r->o->threads);
+        ck_be_set_threads(&r->be, 0);
     ck_array_close(dst);
     if (rc == CK_OK && nd->kind == CK_NODE_PART && nd->part == CK_PART_COEF)
         rc = model_attrs(r, nd, s, name, err);
@@ -1685,4 +1685,9 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
     free(r->p);
     free(r);
     return rc;
+}
+
+int ck_exec_restart_env(const char **name, const char **value)
+{
+    return ck_be_restart_env(name, value);
 }

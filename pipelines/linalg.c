@@ -769,9 +769,9 @@ static ck_code svd_exact(xrun *r, int i, int transpose, ck_err *err)
         rc = ck_err_set(err, CK_ENOMEM, "out of memory");
         goto out;
     }
-    ck_be_cpu_threads(1); /* the parts' QRs run side by side */
+    ck_be_set_threads(&r->be, 1); /* the parts' QRs run side by side */
     rc = rows_run(&w, tsqr_block, &t, err);
-    ck_be_cpu_threads(r->o->threads);
+    ck_be_set_threads(&r->be, 0);
     /* R = qr([R_0; R_1]), into R_0; the column sums likewise */
     for (int q = 1; rc == CK_OK && q < PASS_PARTS; q++) {
         for (int64_t ii = 0; ii < n; ii++) /* R_q's rows, in u */
@@ -922,7 +922,7 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
      * spans (L^T L)^i applied to the test matrix), the last keeping y =
      * L (L^T L)^q Omega: dask's svd_compressed range, Q = orth(y), with
      * its B = Q^T L = (L^T Q)^T read off the same pass's z (below). */
-    ck_be_cpu_threads(1); /* the passes' gemms are small: one per thread */
+    ck_be_set_threads(&r->be, 1); /* the passes' small gemms, one a thread */
     for (int it = 0; rc == CK_OK && it <= nd->power_iters; it++) {
         int last = it == nd->power_iters;
         rpass q = {.r = r,
@@ -947,7 +947,7 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
             rc = orth(r, p, n, l, col, rr, err);
         }
     }
-    ck_be_cpu_threads(r->o->threads);
+    ck_be_set_threads(&r->be, 0);
     if (rc != CK_OK)
         goto out;
     /* y = U_y S_y W^T (y row-major is y^T column-major: its SVD's V^T is
@@ -1436,7 +1436,7 @@ ck_code ck_exec_run_glm(xrun *r, int i, ck_err *err)
     /* the kernel's BLAS calls are small (GLM_SLICE rows): one BLAS thread
      * computes while the readers read, instead of BLAS threads spinning.
      * The sample comes first, with the whole budget to read it. */
-    ck_be_cpu_threads(1);
+    ck_be_set_threads(&r->be, 1);
     if (glm_sample_start(&g, &sres) == 0) {
         st.b = sres.b;
         st.h = sres.h;
@@ -1447,7 +1447,7 @@ ck_code ck_exec_run_glm(xrun *r, int i, ck_err *err)
         rc = ck_glm_fit(&r->be, &nd->glm, p, glm_pass, &g, st.b ? &st : NULL,
                         &res, err);
     }
-    ck_be_cpu_threads(r->o->threads);
+    ck_be_set_threads(&r->be, 0);
     if (rc != CK_OK)
         goto out_rows;
     if (!res.converged)
