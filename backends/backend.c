@@ -4,6 +4,7 @@
  */
 #include "backends/backend.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 ck_code ck_be_find(const char *name, const ck_backend **out, ck_err *err)
@@ -43,4 +44,26 @@ void ck_be_close(ck_be *be)
     if (be->cpu_ctx)
         ck_backend_cpu.close(be->cpu_ctx);
     be->ctx = be->cpu_ctx = NULL;
+}
+
+void ck_be_set_threads(const ck_be *be, int n)
+{
+    if (!be->table)
+        return;
+    if (be->table->set_threads && be->ctx)
+        be->table->set_threads(be->ctx, n);
+    if (be->cpu_ctx && be->cpu_ctx != be->ctx && ck_backend_cpu.set_threads)
+        ck_backend_cpu.set_threads(be->cpu_ctx, n);
+}
+
+int ck_be_restart_env(const char **name, const char **value)
+{
+    const char *n, *v;
+
+    if (!ck_backend_cpu.restart_env || !ck_backend_cpu.restart_env(&n, &v) ||
+        getenv(n))
+        return 0;
+    *name = n;
+    *value = v;
+    return 1;
 }

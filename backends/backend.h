@@ -15,7 +15,7 @@
 #include "base/ck_err.h"
 #include "base/ck_grid.h"
 
-#define CK_BACKEND_ABI 3 /* bump when a slot is added */
+#define CK_BACKEND_ABI 5 /* bump when a slot is added */
 
 typedef struct ck_be_ctx ck_be_ctx;
 
@@ -227,6 +227,22 @@ typedef struct ck_backend {
     ck_code (*qr)(ck_be_ctx *ctx, const ck_qr_args *a, ck_err *err);
     ck_code (*svd)(ck_be_ctx *ctx, const ck_svd_args *a, ck_err *err);
     ck_code (*posv)(ck_be_ctx *ctx, ck_posv_args *a, ck_err *err);
+    /* How many threads each later call into ctx may use (the CPU
+     * backend's BLAS pool; a backend with no pool of its own leaves the
+     * slot NULL).  n = 0: the context's own count, ck_be_opts.threads
+     * (--threads; 0 there: all cores); n = 1: one thread per call, because
+     * the caller runs calls side by side on threads of its own; n > 1: n
+     * threads.  Called only between calls into ctx, never beside one.  It
+     * cannot fail: a backend that cannot honour n carries on as it was. */
+    void (*set_threads)(ck_be_ctx *ctx, int n);
+    /* Process-wide, asked before any context opens: an environment
+     * variable the backend's libraries read only when they load, and a
+     * value that suits this machine better than what they chose without
+     * it (the CPU backend: OpenBLAS's kernel set, OPENBLAS_CORETYPE, on
+     * CPU models it does not know).  Returns 1 with *name and *value
+     * (static strings) when the process should start again with it set,
+     * 0 when all is well.  NULL: never. */
+    int (*restart_env)(const char **name, const char **value);
 } ck_backend;
 
 /* A backend table with its open context: what ops/ is handed. */
@@ -248,15 +264,17 @@ ck_code ck_be_open(const char *name, const ck_be_opts *o, ck_be *be,
                    ck_err *err);
 void ck_be_close(ck_be *be);
 
-/* When the CPU backend's BLAS did not recognise this CPU and runs generic
- * kernels, the name of the kernel set it should use (for the
- * OPENBLAS_CORETYPE variable, read when the library loads); NULL when it
- * is fine. */
-const char *ck_be_cpu_blas_core(void);
+/* The set_threads slot (its contract above) for the steps that follow:
+ * applied to be's context and, when be is not the CPU backend, to the CPU
+ * context its NULL slots fall back to.  A NULL slot: nothing to do.  So
+ * pipelines/ says how it runs calls, never which backend runs them. */
+void ck_be_set_threads(const ck_be *be, int n);
 
-/* Sets the CPU backend's BLAS thread pool to n threads (0: all cores).
- * Steps that call BLAS on small blocks from a thread of their own run it
- * with one, so idle BLAS threads do not spin against the readers. */
-void ck_be_cpu_threads(int n);
+/* The restart_env slot of the backends built in (the CPU backend, which
+ * every run loads), for a caller about to load nothing else: 1 with *name
+ * and *value when the process should start again with that variable set,
+ * 0 when all is well or the user has set the variable (theirs wins, and
+ * so a process started again is not started a third time). */
+int ck_be_restart_env(const char **name, const char **value);
 
 #endif

@@ -3,9 +3,12 @@
  */
 #include "base/ck_err.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "base/ck_log.h"
 
 /* Keeps a message on one line: a newline in a foreign library's text would
  * break the "chunkctl: <msg>" contract. */
@@ -45,6 +48,45 @@ void ck_err_prefix(ck_err *e, const char *fmt, ...)
     one_line(e->msg);
 }
 
+/* The source file as the tree names it ("pipelines/exec.c"): __FILE__ is
+ * whatever path the build passed the compiler. */
+static const char *tree_path(const char *file)
+{
+    static const char *const rooms[] = {"/base/",     "/io/",        "/ops/",
+                                        "/backends/", "/pipelines/", "/cli/",
+                                        "/tests/"};
+    const char *best = NULL, *slash = strrchr(file, '/');
+
+    for (size_t i = 0; i < sizeof rooms / sizeof rooms[0]; i++) {
+        const char *at = file;
+        while ((at = strstr(at, rooms[i])) != NULL) {
+            if (!best || at > best)
+                best = at;
+            at++;
+        }
+    }
+    return best ? best + 1 : slash ? slash + 1 : file;
+}
+
+ck_code ck_err_internal_at(ck_err *e, const char *file, int line,
+                           const char *fmt, ...)
+{
+    char what[400];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    ck_err_set(e, CK_EINTERNAL, "%s (internal fault at %s:%d)", what,
+               tree_path(file), line);
+#ifndef NDEBUG
+    ck_log(CK_LOG_WARN, "internal fault: %s (at %s:%d)", what, tree_path(file),
+           line);
+    assert(!"internal fault: a bug in chunkctl");
+#endif
+    return CK_EINTERNAL;
+}
+
 const char *ck_code_name(ck_code code)
 {
     static const char *const names[] = {
@@ -57,6 +99,7 @@ const char *ck_code_name(ck_code code)
         [CK_ENOTSUP] = "notsup",
         [CK_EDEVICE] = "device",
         [CK_EEXIST] = "exists",
+        [CK_EINTERNAL] = "internal",
     };
     if ((unsigned)code < sizeof names / sizeof names[0] && names[code])
         return names[code];

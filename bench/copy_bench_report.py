@@ -9,9 +9,13 @@ user s, sys s; COMMANDS: id<TAB>command as run.  Only the text between
 replaced (the section is appended when the markers are missing); a run with
 MEMSTATE other than hot has its own section, <!-- copy_bench-MEMSTATE:begin -->.
 """
+import os
 import statistics
 import sys
-from collections import defaultdict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True     # no __pycache__ in the checkout
+from _report import BASE, BASE_LABEL, Samples, is_base, machine_rows, parse_size, read_commands, read_meta, write_section  # noqa: E402
 
 
 TARGET_ZSTD_GBS = 2.8
@@ -27,38 +31,15 @@ INPUT_LABEL = {
 INPUTS = ["zstd", "gzip", "blosc", "none"]
 
 
-def parse_size(spec):
-    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-    spec = spec.strip().upper().rstrip("B").rstrip("I")
-    unit = spec[-1] if spec[-1] in units else ""
-    return int(float(spec[: len(spec) - len(unit)]) * units[unit])
-
-
 def main(meta_path, samples_path, cmds_path, disturbed_path, results_path):
-    meta = dict(line.rstrip("\n").split("\t", 1) for line in open(meta_path) if "\t" in line)
+    meta = read_meta(meta_path)
     raw = int(meta["raw_bytes"])
     mem_cap = parse_size(meta["memory"])
 
-    walls, rss, cpu, other = defaultdict(list), defaultdict(list), defaultdict(list), defaultdict(list)
-    usr, sys_ = defaultdict(list), defaultdict(list)
-    kept_disturbed = []
-    for line in open(samples_path):
-        f = line.split()
-        walls[f[0]].append(float(f[2]))
-        rss[f[0]].append(int(f[3]))
-        cpu[f[0]].append(float(f[4]) if f[4].replace(".", "").isdigit() else 0.0)
-        other[f[0]].append(float(f[5]))
-        usr[f[0]].append(float(f[7]))
-        sys_[f[0]].append(float(f[8]))
-        if f[6] == "1":
-            kept_disturbed.append("%s run %s" % (f[0], f[1]))
-    n_redone = sum(1 for _ in open(disturbed_path)) - len(kept_disturbed)
-    n_samples = sum(len(v) for v in walls.values())
-    other_total = sum(sum(v) for v in other.values())
-    wall_total = sum(sum(v) for v in walls.values())
-    cmds = [line.rstrip("\n").split("\t", 1) for line in open(cmds_path)]
+    smp = Samples(samples_path, disturbed_path)
+    walls, rss, cpu, sys_, med = smp.walls, smp.rss, smp.cpu, smp.sys_, smp.med
+    cmds = read_commands(cmds_path)
 
-    med = {k: statistics.median(v) for k, v in walls.items()}
     gbs = {k: raw / 1e9 / m for k, m in med.items()}  # raw (decoded) bytes per second
     imp = {"h5py": med["import:h5py"], "zarr": med["import:zarr"]}
 
@@ -85,18 +66,16 @@ def main(meta_path, samples_path, cmds_path, disturbed_path, results_path):
         "",
         "| | |",
         "|---|---|",
-        "| date | %s |" % meta["date"],
-        "| machine | %s cores, %s, %s RAM, Linux %s |" % (meta["nproc"], meta["cpu"], meta["mem"], meta["kernel"]),
-        "| chunkctl | %s |" % meta["commit"],
+    ] + machine_rows(meta) + [
         "| others | %s |" % meta["versions"],
         "| data | %s, %s raw; `chunkctl gen --dist integers --low 0 --high 1000 --seed 1` |" % (meta["shape"], size),
         "| runs | %s per row, tools alternating within each round; before each sample, untimed: outputs removed + `sync`, the input re-read into the page cache, free memory %s |" % (meta["runs"], meta["memstate"]),
         "| load average | %s (1/5/15 min, before -> after) |" % meta["load"],
         "| interference | %d of %d samples redone because other work used > %s of a core during them; "
         "%s; other work in the kept samples: %.1f CPU s over %.0f s timed |" % (
-            n_redone, n_samples, meta["disturbed"],
-            "none kept disturbed" if not kept_disturbed else "kept disturbed after 3 redos: " + ", ".join(kept_disturbed),
-            other_total, wall_total),
+            smp.n_redone, smp.n_samples, meta["disturbed"],
+            "none kept disturbed" if not smp.kept_disturbed else "kept disturbed after %s redos: " % meta.get("max_redo", "3") + ", ".join(smp.kept_disturbed),
+            smp.other_total, smp.wall_total),
         "| outputs | %s |" % meta["verified"],
         "| free memory | this VM hands memory the guest frees back to its host within ~1-5 s; touching it again costs "
         "~2 s of system time per GiB instead of ~0.27 s (compare the dd write floor of the hot and cold sections). "
@@ -125,8 +104,7 @@ def main(meta_path, samples_path, cmds_path, disturbed_path, results_path):
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
 
-    def us(k):
-        return "%.2f / %.2f" % (statistics.median(usr[k]), statistics.median(sys_[k]))
+    us = smp.us
 
     def row(tool, i, k, load_only=None, xpeer=None, xpeer_lo=None):
         return "| %s | %s | %.3f | %.3f | %.3f | %.0f | %.0f | %s | %.2f | %s | %s | %s |" % (
@@ -138,7 +116,9 @@ def main(meta_path, samples_path, cmds_path, disturbed_path, results_path):
     for i in INPUTS:
         pid, lib = peer_of(i)
         for tool, k in variants(i):
-            out.append(row(tool, i, k, None, gbs[k] / gbs[pid], gbs[k] / load_only_gbs(i)))
+            for lab, kk in ((tool, k), (tool + BASE_LABEL, k + BASE)):
+                if kk in walls:
+                    out.append(row(lab, i, kk, None, gbs[kk] / gbs[pid], gbs[kk] / load_only_gbs(i)))
         out.append(row(lib + " load" if lib == "h5py" else "zarr-python load", i, pid, load_only_gbs(i), 1.0))
 
     out += [
@@ -200,7 +180,7 @@ def main(meta_path, samples_path, cmds_path, disturbed_path, results_path):
             "; ".join("%s %.2f GB/s = %.2fx whole / %.2fx load-only" % (name(k), gbs[k], gbs[k] / gbs[pid], gbs[k] / lo) for k in ks),
             summary([(name(k), gbs[k] / gbs[pid] >= x) for k in ks]),
             summary([(name(k), gbs[k] / lo >= x) for k in ks])))
-    ck = [k for k in walls if k.startswith(("copy:", "verify:"))]
+    ck = [k for k in walls if k.startswith(("copy:", "verify:")) and not is_base(k)]
     worst_rss = max(max(rss[k]) for k in ck) * 1024
     out.append("| peak RSS under `--memory %s` | max over all %d chunkctl runs: %.0f MiB | %s |" % (
         meta["memory"], sum(len(walls[k]) for k in ck), worst_rss / 2**20, verdict(worst_rss <= mem_cap)))
@@ -223,10 +203,10 @@ def main(meta_path, samples_path, cmds_path, disturbed_path, results_path):
                      "for 1 GiB; ~3.5 GB/s and ~0.3 s when the VM's memory is hot), so copy's rows are bounded by "
                      "writing their output; the verify rows show read + decode alone." % (
                          gbs["write:dd"], statistics.median(sys_["write:dd"])))
-    spread = ["%s (max %.2fx median)" % (k, max(v) / med[k]) for k, v in sorted(walls.items())
-              if max(v) > 1.3 * med[k] and med[k] > 0.1]
+    spread = smp.spread(0.1)
     if spread:
         notes.append("Spread: max > 1.3x median for " + ", ".join(spread) + "; the rates above use medians.")
+    notes += smp.baseline_note()
     if notes:
         out += ["", "### Notes (computed from this run)", ""] + ["- " + n for n in notes]
 
@@ -235,17 +215,7 @@ def main(meta_path, samples_path, cmds_path, disturbed_path, results_path):
     out += ["```", "", "HDF5_PLUGIN_PATH points at (a snapshot of) chunkctl's `build/plugins` so h5py can read zstd.h5.",
             "Raw samples: `%s/log/samples.tsv`." % meta["work"], "", end]
 
-    section = "\n".join(out)
-    try:
-        text = open(results_path).read()
-    except FileNotFoundError:
-        text = "# Benchmark results\n"
-    if begin in text and end in text:
-        a, b = text.index(begin), text.index(end) + len(end)
-        text = text[:a] + section + text[b:]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    open(results_path, "w").write(text)
+    write_section(results_path, begin, end, "\n".join(out))
 
 
 if __name__ == "__main__":

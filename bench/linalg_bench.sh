@@ -58,11 +58,11 @@
 # A chunkctl (or peer) command that fails is recorded as "failed" with its
 # exit status and last stderr line, not run again, and the rest goes on.
 #
-# Measurement (as pipeline_bench.sh): wall time from bash's $EPOCHREALTIME,
+# Measurement (bench/harness.sh, as for pipeline_bench.sh): wall time from bash's $EPOCHREALTIME,
 # peak RSS from `/usr/bin/time -f %M`; RUNS rounds, tools alternating within
 # each round; tables give the median (and min / max) of the runs.  Before each
 # sample, untimed: outputs removed + sync, free memory made guest-backed
-# (MEMSTATE=hot, see copy_bench.sh), the input re-read into the page cache.  A
+# (MEMSTATE=hot, see harness.sh prepare()), the input re-read into the page cache.  A
 # sample during which other work used > DISTURBED of a core is redone
 # (MAX_REDO times at most).  A chunkctl row more than 2x over its target gets a
 # `perf record -g` profile (PERF=1, full scale only).
@@ -91,15 +91,18 @@
 #   CHUNKCTL=build/cli/chunkctl   (run from a snapshot copy)
 #   MEMORY=256M (chunkctl's --memory), MEMSTATE=hot|cold|none (small: none),
 #   DISTURBED=0.15, MAX_REDO=3 (small: 0), PERF=1 (small: 0),
-#   RESULTS=bench/RESULTS.md (full scale only)
+#   RESULTS=bench/RESULTS.md (full scale only),
+#   BASELINE=path/to/other/chunkctl (BASELINE_NAME="main at 70676ba"): every
+#   chunkctl sample is also taken with that binary in the same round, and
+#   each chunkctl row gets a "(baseline)" row beside it (see harness.sh)
 # Needs: /usr/bin/python3 with numpy, h5py, dask, scipy, sklearn, statsmodels;
 # /usr/bin/time; bash >= 5; perf (optional).
 
-set -eu
-export LC_ALL=C     # '.' as the decimal point in $EPOCHREALTIME and awk
-
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
+# shellcheck source=bench/harness.sh
+. "$HERE/harness.sh"
+H_NAME=linalg_bench
 REPORT_ONLY=0
 REGEN=0
 ALL_CASES=svd1,svd2,rsvd3,dot4,glm5
@@ -133,11 +136,9 @@ else
     MEMSTATE=${MEMSTATE:-hot} MAX_REDO=${MAX_REDO:-3} PERF=${PERF:-1}
     RESULTS=${RESULTS:-$HERE/RESULTS.md}
 fi
-SETTLE=${SETTLE:-6}
-DISTURBED=${DISTURBED:-0.15}
 CHUNKCTL=${CHUNKCTL:-$REPO/build/cli/chunkctl}
-case $CHUNKCTL in /*) ;; *) CHUNKCTL=$PWD/$CHUNKCTL ;; esac
 PY=/usr/bin/python3
+ON_FAIL=record PHASE_VAR=LINALG_PHASES   # a failure is a row; peers log phases
 PEERS=$HERE/linalg_peers.py
 # Debian's OpenBLAS 0.3.21 does not know this machine's CPU model and falls
 # back to its Prescott (SSE3) kernels; chunkctl then picks the AVX kernels
@@ -149,48 +150,26 @@ if [ -z "${OPENBLAS_CORETYPE:-}" ] &&
     elif grep -q ' avx2' /proc/cpuinfo; then export OPENBLAS_CORETYPE=Haswell
     fi
 fi
-case $MEMSTATE in hot|cold|none) ;; *) echo "linalg_bench: MEMSTATE is hot, cold or none" >&2; exit 2 ;; esac
 for c in ${ONLY//,/ }; do
     case ,$ALL_CASES, in *",$c,"*) ;; *) echo "linalg_bench: unknown case $c (cases: $ALL_CASES)" >&2; exit 2 ;; esac
 done
-want() { case ",$ONLY," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 
-for tool in /usr/bin/time "$PY"; do
-    [ -x "$tool" ] || { echo "linalg_bench: $tool missing" >&2; exit 1; }
-done
+h_init
 "$PY" -c 'import numpy, h5py, dask.array, scipy.sparse.linalg, sklearn, statsmodels' ||
-    { echo "linalg_bench: needs numpy, h5py, dask, scipy, sklearn and statsmodels for $PY" >&2; exit 1; }
-[ -n "${EPOCHREALTIME:-}" ] || { echo "linalg_bench: needs bash >= 5 (EPOCHREALTIME)" >&2; exit 1; }
+    die "needs numpy, h5py, dask, scipy, sklearn and statsmodels for $PY"
 [ "$PERF" = 1 ] && ! command -v perf > /dev/null && PERF=0
 if [ "$SCALE" = full ] && [ "$SLOW" = 1 ] &&
    [ "$(awk '/MemAvailable/ { print int($2 / 1048576) }' /proc/meminfo)" -lt 8 ]; then
     echo "linalg_bench: warning: under 8 GiB of memory available; NumPy on svd2 needs ~6.2 GB" >&2
 fi
 
-DATA=$WORK/data
-OUT=$WORK/out
-LOG=$WORK/log
 PIPES=$WORK/pipelines
-mkdir -p "$DATA" "$OUT" "$LOG" "$PIPES"
-cd "$WORK"          # nothing this script runs may write into the checkout
+mkdir -p "$PIPES"
 
-# Run a snapshot of the binary (a rebuild meanwhile cannot mix two builds).
-# A missing binary is not fatal: every chunkctl row then reads "failed".
-BIN=$WORK/bin
-if [ "$REPORT_ONLY" = 0 ]; then
-    rm -rf "$BIN" && mkdir -p "$BIN"
-    if [ -x "$CHUNKCTL" ]; then
-        cp "$CHUNKCTL" "$BIN/chunkctl"
-        changed=$(git -C "$REPO" diff --name-only HEAD -- . ':!bench' 2>/dev/null | tr '\n' ' ')
-        BUILD_INFO="commit $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo '?')${changed:+ + uncommitted changes to ${changed% }}; binary built $(date -u -r "$CHUNKCTL" '+%Y-%m-%d %H:%M UTC'), sha256 $(sha256sum "$BIN/chunkctl" | cut -c1-12)"
-    else
-        echo "linalg_bench: $CHUNKCTL missing (build: cmake --build $REPO/build -j2); chunkctl rows will read failed" >&2
-        printf '#!/bin/sh\necho "chunkctl binary missing: %s" >&2\nexit 127\n' "$CHUNKCTL" > "$BIN/chunkctl"
-        chmod +x "$BIN/chunkctl"
-        BUILD_INFO="binary missing ($CHUNKCTL)"
-    fi
-fi
-CK=$BIN/chunkctl
+# A missing binary is not fatal (ON_FAIL=record): every chunkctl row then
+# reads "failed".
+h_snapshot "$CHUNKCTL" "$REPO"
+CK=$H_CK
 
 # ---------------------------------------------------------------- the data
 if [ "$SCALE" = full ]; then
@@ -278,91 +257,9 @@ ck_cmd() {
 }
 
 # ---------------------------------------------------------------- measuring
-SAMPLES=$LOG/samples.tsv      # id run wall_s rss_kib cpu% other_cpu_s disturbed user_s sys_s
-FAILS=$LOG/failures.tsv       # id run exit_status last_stderr_line
-PHASES=$LOG/phases.tsv        # id run import_s load_s compute_s write_s (peers, in-process)
-CMDS=$LOG/commands.tsv        # id command (as run)
-REDONE=$LOG/disturbed.tsv     # samples found disturbed (redone, or kept)
 CHECKS=$LOG/checks.txt        # one line per correctness check
-if [ "$REPORT_ONLY" = 0 ]; then
-    : > "$SAMPLES"; : > "$FAILS"; : > "$PHASES"; : > "$CMDS"; : > "$REDONE"; : > "$CHECKS"
-fi
+[ "$REPORT_ONLY" = 1 ] || h_new_log "$FAILS" "$PHASES" "$CHECKS"
 
-clean_out() { rm -rf "${OUT:?}"/* && sync; }
-
-# prepare PATH MIB: the state every sample starts from (see pipeline_bench.sh).
-prepare() {
-    clean_out
-    case $MEMSTATE in
-        hot)  [ "$2" -gt 0 ] && dd if=/dev/zero of=/dev/null bs="$2"M count=1 iflag=fullblock status=none ;;
-        cold) sleep "$SETTLE" ;;
-    esac
-    [ "$1" != - ] && cat "$1" > /dev/null
-    return 0
-}
-
-shell_quote() {
-    local a
-    for a in "$@"; do
-        case $a in
-            *[!A-Za-z0-9_./:=,+%@-]* | '') printf "'%s' " "$(printf '%s' "$a" | sed "s/'/'\\\\''/g")" ;;
-            *) printf '%s ' "$a" ;;
-        esac
-    done
-}
-
-busy_ticks() {     # CPU ticks the whole machine has been busy (see pipeline_bench.sh)
-    local _cpu u n s _idle _iow irq sirq steal _rest
-    read -r _cpu u n s _idle _iow irq sirq steal _rest < /proc/stat
-    echo $((u + n + s + irq + sirq + steal))
-}
-HZ=$(getconf CLK_TCK)
-
-# err_line FILE: the line of a failed command's stderr that says why: the
-# last one that looks like an error message, else the last one.
-err_line() {
-    { grep -i 'error\|unknown\|invalid\|cannot\|not \|fail\|chunkctl:' "$1" || grep -v '^[[:space:]]*$' "$1" || true; } |
-        tail -1 | tr '\t|`' '   ' | cut -c1-200
-}
-
-# measure ID RUN INPUT PREFAULT_MIB CMD...: one sample.  A command that fails
-# is recorded in FAILS and not run again.
-declare -A FAILED=()
-measure() {
-    local id=$1 run=$2 input=$3 pf=$4 t0 t1 b0 b1 tf=$LOG/time.txt try line rc msg
-    shift 4
-    [ -z "${FAILED[$id]:-}" ] || return 0
-    grep -q "^$id	" "$CMDS" || printf '%s\t%s> /dev/null\n' "$id" "$(shell_quote "$@")" >> "$CMDS"
-    for try in $(seq 1 $((MAX_REDO + 1))); do
-        prepare "$input" "$pf"
-        : > "$LOG/phase.txt"
-        rc=0
-        b0=$(busy_ticks)
-        t0=$EPOCHREALTIME
-        LINALG_PHASES=$LOG/phase.txt /usr/bin/time -f '%M %P %U %S' -o "$tf" "$@" > /dev/null 2> "$LOG/stderr.txt" || rc=$?
-        t1=$EPOCHREALTIME
-        b1=$(busy_ticks)
-        if [ "$rc" != 0 ]; then
-            msg=$(err_line "$LOG/stderr.txt")
-            [ -n "$msg" ] || msg=$(grep -v '^[0-9]' "$tf" | tail -1)
-            printf '%s\t%s\t%s\t%s\n' "$id" "$run" "$rc" "$msg" >> "$FAILS"
-            FAILED[$id]=1
-            echo "linalg_bench: $id failed (exit $rc): $msg; not run again" >&2
-            return 0
-        fi
-        line=$(tail -1 "$tf" | tr -d '%' | awk -v id="$id" -v run="$run" \
-            -v t0="$t0" -v t1="$t1" -v db="$((b1 - b0))" -v hz="$HZ" -v lim="$DISTURBED" '
-            { wall = t1 - t0; other = db / hz - ($3 + $4); if (other < 0) other = 0
-              printf "%s\t%s\t%.6f\t%s\t%s\t%.2f\t%d\t%s\t%s", id, run, wall, $1, $2, other,
-                     (other > lim * wall + 0.05), $3, $4 }')
-        [ "$(echo "$line" | cut -f7)" = 1 ] || break
-        printf '%s\n' "$line" >> "$REDONE"
-        [ "$try" -gt "$MAX_REDO" ] || { echo "linalg_bench: $id run $run disturbed ($(echo "$line" | cut -f6) CPU s of other work in $(echo "$line" | cut -f3) s), redoing" >&2; sleep 3; }
-    done
-    printf '%s\n' "$line" >> "$SAMPLES"
-    [ -s "$LOG/phase.txt" ] && printf '%s\t%s\t%s\n' "$id" "$run" "$(tail -1 "$LOG/phase.txt" | tr ' ' '\t')" >> "$PHASES"
-    return 0
-}
 measure_ck() {      # measure_ck ID RUN INPUT PREFAULT_MIB
     ck_cmd "$1"
     measure "$@" "${CMD[@]}"
@@ -419,10 +316,9 @@ echo "linalg_bench: warming the page cache"
 for f in "$DATA"/*.h5; do cat "$f" > /dev/null; done
 "$PY" -c 'import numpy, h5py, dask.array, scipy.sparse.linalg, sklearn.linear_model, statsmodels.discrete.discrete_model'
 
-LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
-T_START=$EPOCHREALTIME
+h_rounds_start
 for run in $(seq 1 "$RUNS"); do
-    echo "linalg_bench: round $run of $RUNS ($(awk -v a="$EPOCHREALTIME" -v b="$T_START" 'BEGIN { printf "%.0f", a - b }') s so far)"
+    h_round "$run"
     if want svd1; then
         i=$DATA/A.h5
         measure_ck ck:svd1  "$run" "$i" $PF1
@@ -483,20 +379,14 @@ for run in $(seq 1 "$RUNS"); do
     fi
 done
 clean_out
-LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
-ELAPSED=$(awk -v a="$EPOCHREALTIME" -v b="$T_START" 'BEGIN { printf "%.0f", a - b }')
-declare -p BUILD_INFO NOTES LOAD_BEFORE LOAD_AFTER ELAPSED > "$LOG/run.env"
+h_rounds_end
+h_save_run NOTES
 else    # --report-only: what the measuring run recorded
-    # shellcheck disable=SC1091
-    . "$LOG/run.env"
+    h_load_run
 fi
 
 # ---------------------------------------------------------------- profiles
 # A chunkctl row more than 2x over its target gets a perf profile.
-median_of() {
-    awk -F'\t' -v id="$1" '$1 == id { print $3 }' "$SAMPLES" | sort -g |
-        awk '{ a[NR] = $1 } END { if (NR) print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
-}
 : > "$LOG/perf.txt"
 if [ "$PERF" = 1 ]; then
     np4=$(median_of numpy:dot4)
@@ -506,19 +396,9 @@ if [ "$PERF" = 1 ]; then
         id=$tool:$case
         med=$(median_of "$id")
         [ -n "$med" ] || continue
-        awk -v m="$med" -v t="$tgt" 'BEGIN { exit !(t > 0 && m > 2 * t) }' || continue
-        echo "linalg_bench: $id median $med s > 2 x target $tgt s: perf record -g"
+        h_over2 "$med" "$tgt" || continue
         ck_cmd "$id"
-        prepare "$DATA/$input.h5" 0
-        if perf record -q -g -o "$LOG/perf.$case.data" -- "${CMD[@]}" > /dev/null 2> "$LOG/perf.$case.err"; then
-            {
-                printf '@@ %s %s %s\n' "$id" "$med" "$tgt"
-                perf report -q -i "$LOG/perf.$case.data" --stdio --no-children -g none \
-                    --sort dso,symbol --percent-limit 0.5 2> /dev/null | sed '/^$/d' | head -10
-            } >> "$LOG/perf.txt"
-        else
-            echo "linalg_bench: perf record failed: $(tail -1 "$LOG/perf.$case.err")" >&2
-        fi
+        h_profile "$case" "$id" "$med" "$tgt" "$DATA/$input.h5" "${CMD[@]}"
         rm -f "$LOG/perf.$case.data"
     done
     clean_out
@@ -526,12 +406,7 @@ fi
 
 # ---------------------------------------------------------------- report
 {
-    echo "date	$(date -u '+%Y-%m-%d %H:%M UTC')"
-    echo "nproc	$(nproc)"
-    echo "cpu	$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
-    echo "mem	$(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
-    echo "kernel	$(uname -r)"
-    echo "commit	$BUILD_INFO (snapshot run from $BIN)"
+    h_meta_machine
     echo "versions	$("$PY" -c 'import sys, numpy, scipy, h5py, dask, sklearn, statsmodels; print(f"Python {sys.version.split()[0]}, NumPy {numpy.__version__}, SciPy {scipy.__version__}, h5py {h5py.__version__} (HDF5 {h5py.version.hdf5_version}), dask {dask.__version__}, scikit-learn {sklearn.__version__}, statsmodels {statsmodels.__version__}")')"
     echo "blas	$(readlink -f /etc/alternatives/libblas.so.3-x86_64-linux-gnu 2>/dev/null || echo unknown)${OPENBLAS_NUM_THREADS:+ (OPENBLAS_NUM_THREADS=$OPENBLAS_NUM_THREADS)}${OPENBLAS_CORETYPE:+, OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE for every tool}"
     echo "scale	$SCALE"
@@ -543,11 +418,7 @@ fi
     echo "notes	$NOTES"
     echo "disturbed	$DISTURBED"
     echo "max_redo	$MAX_REDO"
-    case $MEMSTATE in
-        hot)  echo "memstate	hot: before each sample $PF1-$PF2 MiB (per case) touched and freed by dd (a memory buffer, no file)" ;;
-        cold) echo "memstate	cold: $SETTLE s pause before each sample" ;;
-        none) echo "memstate	none: no preparation of free memory" ;;
-    esac
+    h_meta_memstate "before each sample $PF1-$PF2 MiB (per case) touched and freed by dd (a memory buffer, no file)"
     echo "only	$ONLY"
     echo "all_cases	$ALL_CASES"
     echo "glm_ns	$GLM_NS"

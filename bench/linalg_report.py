@@ -14,12 +14,13 @@ when the markers are missing).  With "-" the section goes to stdout and no
 file is written (linalg_bench.sh does that at BENCH_SCALE=small).
 """
 import os
-import statistics
 import sys
 from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True     # no __pycache__ in the checkout
+from _report import (BASE, BASE_LABEL, Samples, is_base, machine_rows, median, parse_size, profiles,  # noqa: E402
+                     read_commands, read_lines, read_meta, write_section)
 from linalg_peers import DESCRIBE  # noqa: E402
 
 BEGIN, END = "<!-- linalg_bench:begin -->", "<!-- linalg_bench:end -->"
@@ -39,17 +40,12 @@ PEER_LABEL = {
 SLOW_IDS = {"numpy:svd2"}       # plus statsmodels at the largest N
 
 
-def median(v):
-    return statistics.median(v)
-
-
 def fmt_shape(s):
     return " x ".join(s.split(","))
 
 
 def main(logdir, pipedir, results_path):
-    meta = dict(line.rstrip("\n").split("\t", 1)
-                for line in open(os.path.join(logdir, "meta.tsv")) if "\t" in line)
+    meta = read_meta(os.path.join(logdir, "meta.tsv"))
     small = meta["scale"] == "small"
     ns = [int(n) for n in meta["glm_ns"].split()]
     nmax = ns[-1]
@@ -59,23 +55,11 @@ def main(logdir, pipedir, results_path):
         return os.path.join(logdir, name)
 
     def lines(name):
-        return [l.rstrip("\n") for l in open(path(name))] if os.path.exists(path(name)) else []
+        return read_lines(path(name))
 
-    walls, rss, cpu, other = defaultdict(list), defaultdict(list), defaultdict(list), defaultdict(list)
-    usr, sys_ = defaultdict(list), defaultdict(list)
-    kept_disturbed = []
-    for line in lines("samples.tsv"):
-        f = line.split("\t")
-        if len(f) < 9:
-            continue
-        walls[f[0]].append(float(f[2]))
-        rss[f[0]].append(int(f[3]))
-        cpu[f[0]].append(float(f[4]) if f[4].replace(".", "").isdigit() else 0.0)
-        other[f[0]].append(float(f[5]))
-        usr[f[0]].append(float(f[7]))
-        sys_[f[0]].append(float(f[8]))
-        if f[6] == "1":
-            kept_disturbed.append("%s run %s" % (f[0], f[1]))
+    smp = Samples(path("samples.tsv"), path("disturbed.tsv"))
+    walls, cpu, med, mb, us = smp.walls, smp.cpu, smp.med, smp.mb, smp.us
+    kept_disturbed = smp.kept_disturbed
     fails = {}
     for line in lines("failures.tsv"):
         f = line.split("\t") + ["", "", "", ""]
@@ -86,19 +70,8 @@ def main(logdir, pipedir, results_path):
         for name, v in zip(("import", "load", "compute", "write"), f[2:6]):
             if v != "-":
                 phases[f[0]][name].append(float(v))
-    n_redone = len(lines("disturbed.tsv")) - len(kept_disturbed)
-    n_samples = sum(len(v) for v in walls.values())
-    other_total = sum(sum(v) for v in other.values())
-    wall_total = sum(sum(v) for v in walls.values())
-    cmds = [l.split("\t", 1) for l in lines("commands.tsv") if "\t" in l]
+    cmds = read_commands(path("commands.tsv"))
     checks = [l for l in lines("checks.txt") if l.strip()]
-    med = {k: median(v) for k, v in walls.items()}
-
-    def mb(k):
-        return max(rss[k]) * 1024 / 1e6
-
-    def us(k):
-        return "%.2f / %.2f" % (median(usr[k]), median(sys_[k]))
 
     def ph(k):
         if k not in phases:
@@ -195,9 +168,7 @@ def main(logdir, pipedir, results_path):
         "",
         "| | |",
         "|---|---|",
-        "| date | %s |" % meta["date"],
-        "| machine | %s cores, %s, %s RAM, Linux %s |" % (meta["nproc"], meta["cpu"], meta["mem"], meta["kernel"]),
-        "| chunkctl | %s |" % meta["commit"],
+    ] + machine_rows(meta) + [
         "| others | %s; BLAS %s |" % (meta["versions"], meta["blas"]),
         "| data (HDF5, uncompressed, float64, h5py; `linalg_peers.py gen`) | %s |" % "; ".join(
             "%s.h5: `%s`" % (k[4:], v) for k, v in meta.items() if k.startswith("gen:")),
@@ -212,11 +183,11 @@ def main(logdir, pipedir, results_path):
             meta["load"] + " (1/5/15 min, before -> after)", meta["elapsed"]),
         "| interference | %d redos (%d samples kept) because other work used > %s of a core during them "
         "(at most %s redos a sample); %s; other work in the kept samples: %.1f CPU s over %.0f s timed |" % (
-            n_redone, n_samples, meta["disturbed"], meta["max_redo"],
+            smp.n_redone, smp.n_samples, meta["disturbed"], meta["max_redo"],
             "none kept disturbed" if not kept_disturbed else "kept disturbed: %d samples (%s%s)" % (
                 len(kept_disturbed), ", ".join(kept_disturbed[:8]),
                 ", ..." if len(kept_disturbed) > 8 else ""),
-            other_total, wall_total),
+            smp.other_total, smp.wall_total),
         "",
         "Wall time is the whole process (Python start-up and imports included for the peers; see the floors). "
         "Peak RSS is the maximum over runs (`/usr/bin/time %M`), in MB (10^6 bytes). "
@@ -239,6 +210,8 @@ def main(logdir, pipedir, results_path):
         out += header(cks)
         for k in cks:
             out.append(row(k, ck_label(k), cks))
+            if k + BASE in med or k + BASE in fails:
+                out.append(row(k + BASE, ck_label(k) + BASE_LABEL, cks))
         for k in peers:
             out.append(row(k, PEER_LABEL[k.split(":")[0]], cks))
         targets.append(c)
@@ -255,7 +228,10 @@ def main(logdir, pipedir, results_path):
         for n in ns:
             cks = cks_of(n)
             for k in cks:
-                out.append("| %d " % n + row(k, "%s `--memory %s`" % (CK_LABEL[k.split(":")[0]], meta["memory"]), cks))
+                label = "%s `--memory %s`" % (CK_LABEL[k.split(":")[0]], meta["memory"])
+                out.append("| %d " % n + row(k, label, cks))
+                if k + BASE in med or k + BASE in fails:
+                    out.append("| %d " % n + row(k + BASE, label + BASE_LABEL, cks))
             for tool in ("sklearn", "statsmodels"):
                 k = "%s:glm5_%d" % (tool, n)
                 out.append("| %d " % n + row(k, PEER_LABEL[tool], cks))
@@ -281,9 +257,12 @@ def main(logdir, pipedir, results_path):
             continue
         floors.append(frow("`cat %s.h5` (%s; page cache)" % (f, used), "cat:" + key,
                            "%.2f GB/s" % (st / med["cat:" + key]) if "cat:" + key in med else ""))
-        floors.append(frow("`chunkctl verify --quiet %s.h5:/%s` (read + decode only)" % (
-                               f, {"A5k": "A"}.get(key, key)), "verify:" + key,
-                           "%.2f GB/s" % (st / med["verify:" + key]) if "verify:" + key in med else ""))
+        for lab, k in (("", "verify:" + key), (BASE_LABEL, "verify:" + key + BASE)):
+            if lab and k not in med and k not in fails:
+                continue
+            floors.append(frow("`chunkctl verify --quiet %s.h5:/%s` (read + decode only)%s" % (
+                                   f, {"A5k": "A"}.get(key, key), lab), k,
+                               "%.2f GB/s" % (st / med[k]) if k in med else ""))
     for k, c, what in (("write:svd2", "svd2", "svd2's U"), ("write:dot4", "dot4", "dot4's C")):
         r, q = (int(v) for v in sh[c].split(","))
         mib = r * q * 8 // 1048576 + 1
@@ -370,7 +349,8 @@ def main(logdir, pipedir, results_path):
                     continue
                 out.append("| glm5 | %s | %.3f s | %.2f | %.0f | %s |" % (
                     tt, med[k], med[k] / 0.8, mb(k), verdict(med[k] <= 0.8 and mb(k) <= 256)))
-        capped = [k for k in med if k.split(":")[0] in ("ck", "cknewton", "cklbfgs") and k != "ck:svd1"]
+        capped = [k for k in med if k.split(":")[0] in ("ck", "cknewton", "cklbfgs") and k != "ck:svd1"
+                  and not is_base(k)]
         if capped:
             worst = max(capped, key=mb)
             out.append("| all but svd1 | chunkctl's peak RSS within `--memory %s` (its own promise, not the issue's) | "
@@ -378,14 +358,7 @@ def main(logdir, pipedir, results_path):
                                                       verdict(mb(worst) * 1e6 <= parse_size(meta["memory"]))))
 
     # profiles
-    prof = open(path("perf.txt")).read() if os.path.exists(path("perf.txt")) else ""
-    if prof.strip():
-        out += ["", "### Profiles of chunkctl rows more than 2x over target (`perf record -g`, top 10 by self time)", ""]
-        for block in prof.split("@@ ")[1:]:
-            head, _, body = block.partition("\n")
-            k, m, t = head.split()
-            out += ["%s: median %.3f s, target %s s (`perf report --no-children --sort dso,symbol`):" % (k, float(m), t),
-                    "", "```"] + [l.rstrip(" -") for l in body.splitlines() if l.strip()][:10] + ["```", ""]
+    out += profiles("\n".join(lines("perf.txt")))
 
     # notes
     notes = []
@@ -396,11 +369,11 @@ def main(logdir, pipedir, results_path):
     peer_fails = sorted(k for k in fails if k not in ck_fails)
     if peer_fails:
         notes.append("Also failed: " + ", ".join("%s (exit %s: %s)" % (k, fails[k][1], fails[k][2]) for k in peer_fails) + ".")
-    spread = ["%s (max %.2fx median)" % (k, max(v) / med[k]) for k, v in sorted(walls.items())
-              if max(v) > 1.3 * med[k] and med[k] > 0.05]
+    spread = smp.spread(0.05)
     if spread:
         notes.append("Spread: max > 1.3x median for " + ", ".join(spread) + "; the tables use medians.")
     notes += [l for l in meta.get("notes", "").split(" || ") if l.strip()]
+    notes += smp.baseline_note()
     notes.append("rsvd3's spectrum decays as exp(-i/%s), not the issue's exp(-i/20): with exp(-i/20) a k = 10 "
                  "randomized SVD with 2 power iterations and 10 extra columns gets the 10th singular value only "
                  "to ~3e-3, so the 1e-6 check could not pass for any implementation of that method "
@@ -419,27 +392,7 @@ def main(logdir, pipedir, results_path):
         out += ["```json"] + open(dot).read().rstrip("\n").splitlines() + ["```", ""]
     out += ["Raw samples: `%s/samples.tsv`." % logdir, "", END]
 
-    section = "\n".join(out)
-    if results_path == "-":
-        print(section)
-        return
-    try:
-        text = open(results_path).read()
-    except FileNotFoundError:
-        text = "# Benchmark results\n"
-    if BEGIN in text and END in text:
-        a, b = text.index(BEGIN), text.index(END) + len(END)
-        text = text[:a] + section + text[b:]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    open(results_path, "w").write(text)
-
-
-def parse_size(spec):
-    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-    spec = spec.strip().upper().rstrip("B").rstrip("I")
-    unit = spec[-1] if spec[-1] in units else ""
-    return int(float(spec[: len(spec) - len(unit)]) * units[unit])
+    write_section(results_path, BEGIN, END, "\n".join(out))
 
 
 if __name__ == "__main__":

@@ -32,11 +32,11 @@
 #   `chunkctl verify --quiet IN` (read + decode only), for ex3 a buffered
 #   200 MB dd write, and the Python start-up (import numpy, h5py / dask.array).
 #
-# Measurement (as bench/copy_bench.sh): wall time from bash's $EPOCHREALTIME,
+# Measurement (bench/harness.sh, as for copy_bench.sh): wall time from bash's $EPOCHREALTIME,
 # peak RSS from `/usr/bin/time -f '%M'`; RUNS rounds, tools alternating within
 # each round; before each sample, untimed: outputs removed + sync, free memory
 # made guest-backed (MEMSTATE=hot: dd fills and frees a buffer of up to 4 GiB; see
-# copy_bench.sh prepare() for why this VM needs it), the input re-read into
+# harness.sh prepare() for why this VM needs it), the input re-read into
 # the page cache.  A sample during which other work used > DISTURBED of a core
 # is redone (3 times at most).  Tables give median / min / max wall and the max
 # peak RSS; "x vs NumPy" = NumPy's median / the row's median (> 1: faster).
@@ -61,15 +61,19 @@
 #   folded into the histogram it needed 1G), MEMORY_WIDE=2G
 #   (an extra chunkctl row for ex2 and ex4 with room for 2 workers, to show
 #   what the 256M cap costs; "" leaves it out), MEMSTATE=hot|cold|none, DISTURBED=0.15,
-#   PERF=1 (0: no profiles), CHUNKCTL=path, RESULTS=bench/RESULTS.md.
+#   PERF=1 (0: no profiles), CHUNKCTL=path, RESULTS=bench/RESULTS.md,
+#   MAX_REDO=3, BASELINE=path/to/other/chunkctl (BASELINE_NAME="main at
+#   70676ba"): every chunkctl sample is also taken with that binary in the
+#   same round, and each chunkctl row gets a "(baseline)" row beside it (see
+#   harness.sh).
 # Needs: /usr/bin/python3 with numpy, h5py, dask; /usr/bin/time; perf (optional).
 # Do not run other heavy jobs meanwhile: the machine has 2 cores.
 
-set -eu
-export LC_ALL=C     # '.' as the decimal point in $EPOCHREALTIME and awk
-
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
+# shellcheck source=bench/harness.sh
+. "$HERE/harness.sh"
+H_NAME=pipeline_bench
 WORK=${WORK:-/tmp/chunkctl-pbench}
 RUNS=5
 KEEP=0
@@ -95,42 +99,22 @@ case $RUNS in ''|*[!0-9]*|0) echo "pipeline_bench: --runs takes a positive integ
 MEMORY=${MEMORY:-256M}
 MEMORY1=${MEMORY1:-$MEMORY}
 MEMORY_WIDE=${MEMORY_WIDE:-2G}
-MEMSTATE=${MEMSTATE:-hot}
-SETTLE=${SETTLE:-6}
-DISTURBED=${DISTURBED:-0.15}
 PERF=${PERF:-1}
 CHUNKCTL=${CHUNKCTL:-$REPO/build/cli/chunkctl}
 RESULTS=${RESULTS:-$HERE/RESULTS.md}
 PY=/usr/bin/python3
 PEERS=$HERE/pipeline_bench_peers.py
-case $MEMSTATE in hot|cold|none) ;; *) echo "pipeline_bench: MEMSTATE is hot, cold or none" >&2; exit 2 ;; esac
 mem_of() { case $1 in ex1) echo "$MEMORY1" ;; *) echo "$MEMORY" ;; esac; }   # chunkctl's --memory
-want() { case ",$ONLY," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 
-for tool in "$CHUNKCTL" /usr/bin/time "$PY"; do
-    [ -x "$tool" ] || { echo "pipeline_bench: $tool missing (build: cmake --build $REPO/build -j2)" >&2; exit 1; }
-done
-"$PY" -c 'import numpy, h5py, dask.array' || { echo "pipeline_bench: needs numpy, h5py and dask for $PY" >&2; exit 1; }
-[ -n "${EPOCHREALTIME:-}" ] || { echo "pipeline_bench: needs bash >= 5 (EPOCHREALTIME)" >&2; exit 1; }
+h_init
+"$PY" -c 'import numpy, h5py, dask.array' || die "needs numpy, h5py and dask for $PY"
 [ "$PERF" = 1 ] && ! command -v perf > /dev/null && PERF=0
-
-DATA=$WORK/data
-OUT=$WORK/out
-LOG=$WORK/log
 PIPES=$WORK/pipelines
-mkdir -p "$DATA" "$OUT" "$LOG" "$PIPES"
-cd "$WORK"          # nothing this script runs may write into the checkout
+mkdir -p "$PIPES"
 
-# Run a snapshot of the binary (a rebuild meanwhile cannot mix two builds).
 # (--report-only profiles the snapshot of the measuring run.)
-BIN=$WORK/bin
-if [ "$REPORT_ONLY" = 0 ]; then
-rm -rf "$BIN" && mkdir -p "$BIN"
-cp "$CHUNKCTL" "$BIN/chunkctl"
-changed=$(git -C "$REPO" diff --name-only HEAD -- . ':!bench' 2>/dev/null | tr '\n' ' ')
-BUILD_INFO="commit $(git -C "$REPO" rev-parse --short HEAD)${changed:+ + uncommitted changes to ${changed% }}; binary built $(date -u -r "$CHUNKCTL" '+%Y-%m-%d %H:%M UTC'), sha256 $(sha256sum "$BIN/chunkctl" | cut -c1-12)"
-fi
-CHUNKCTL=$BIN/chunkctl
+h_snapshot "$CHUNKCTL" "$REPO"
+CHUNKCTL=$H_CK
 
 # ---------------------------------------------------------------- the data
 N4=1000000000
@@ -217,74 +201,8 @@ for p in "$PIPES"/*.json; do
 done
 
 # ---------------------------------------------------------------- measuring
-SAMPLES=$LOG/samples.tsv      # id run wall_s rss_kib cpu% other_cpu_s disturbed user_s sys_s
-CMDS=$LOG/commands.tsv        # id  command (as run)
-REDONE=$LOG/disturbed.tsv     # samples found disturbed (redone, or kept after 3 redos)
 CHECKS=$LOG/checks.txt        # one line per correctness check
-[ "$REPORT_ONLY" = 1 ] || { : > "$SAMPLES"; : > "$CMDS"; : > "$REDONE"; : > "$CHECKS"; }
-
-clean_out() { rm -rf "${OUT:?}"/* && sync; }
-
-# prepare PATH MIB: the state every sample starts from (untimed): no outputs,
-# free memory as MEMSTATE asks (hot: dd touches an MIB MiB buffer just before
-# and frees it, so the memory the command gets is guest-backed; cold: a pause, so it is
-# host-returned; see copy_bench.sh), and PATH re-read into the page cache
-# (DAMON on this VM pages out cache untouched for ~60 s).
-prepare() {
-    clean_out
-    case $MEMSTATE in
-        hot)  [ "$2" -gt 0 ] && dd if=/dev/zero of=/dev/null bs="$2"M count=1 iflag=fullblock status=none ;;
-        cold) sleep "$SETTLE" ;;
-    esac
-    [ "$1" != - ] && cat "$1" > /dev/null
-    return 0
-}
-
-shell_quote() {
-    local a
-    for a in "$@"; do
-        case $a in
-            *[!A-Za-z0-9_./:=,+%@-]* | '') printf "'%s' " "$(printf '%s' "$a" | sed "s/'/'\\\\''/g")" ;;
-            *) printf '%s ' "$a" ;;
-        esac
-    done
-}
-
-# busy_ticks: CPU time the whole machine has spent busy (user nice system irq
-# softirq steal), in clock ticks; against the command's own user+sys time it
-# tells whether something else ran during a sample.
-busy_ticks() {
-    local _cpu u n s _idle _iow irq sirq steal _rest
-    read -r _cpu u n s _idle _iow irq sirq steal _rest < /proc/stat
-    echo $((u + n + s + irq + sirq + steal))
-}
-HZ=$(getconf CLK_TCK)
-
-# measure ID RUN INPUT PREFAULT_MIB CMD...: one sample (see copy_bench.sh).
-measure() {
-    local id=$1 run=$2 input=$3 pf=$4 t0 t1 b0 b1 tf=$LOG/time.txt try line
-    shift 4
-    [ "$run" = 1 ] && printf '%s\t%s> /dev/null\n' "$id" "$(shell_quote "$@")" >> "$CMDS"
-    for try in 1 2 3 4; do
-        prepare "$input" "$pf"
-        b0=$(busy_ticks)
-        t0=$EPOCHREALTIME
-        if ! /usr/bin/time -f '%M %P %U %S' -o "$tf" "$@" > /dev/null 2> "$LOG/stderr.txt"; then
-            echo "pipeline_bench: failed: $*" >&2; cat "$LOG/stderr.txt" >&2; exit 1
-        fi
-        t1=$EPOCHREALTIME
-        b1=$(busy_ticks)
-        line=$(tail -1 "$tf" | tr -d '%' | awk -v id="$id" -v run="$run" \
-            -v t0="$t0" -v t1="$t1" -v db="$((b1 - b0))" -v hz="$HZ" -v lim="$DISTURBED" '
-            { wall = t1 - t0; other = db / hz - ($3 + $4); if (other < 0) other = 0
-              printf "%s\t%s\t%.6f\t%s\t%s\t%.2f\t%d\t%s\t%s", id, run, wall, $1, $2, other,
-                     (other > lim * wall + 0.05), $3, $4 }')
-        [ "$(echo "$line" | cut -f7)" = 1 ] || break
-        printf '%s\n' "$line" >> "$REDONE"
-        [ "$try" = 4 ] || { echo "pipeline_bench: $id run $run disturbed ($(echo "$line" | cut -f6) CPU s of other work in $(echo "$line" | cut -f3) s), redoing" >&2; sleep 3; }
-    done
-    printf '%s\n' "$line" >> "$SAMPLES"
-}
+[ "$REPORT_ONLY" = 1 ] || h_new_log "$CHECKS"
 
 # Free memory made guest-backed before each sample, per exercise (MiB): about
 # what the hungriest tool (NumPy) touches.
@@ -336,10 +254,9 @@ echo "pipeline_bench: warming the page cache"
 for n in e1 e2 e4; do [ -f "$DATA/$n.h5" ] && cat "$DATA/$n.h5" > /dev/null; done
 "$PY" -c 'import numpy, h5py, dask.array'
 
-LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
-T_START=$EPOCHREALTIME
+h_rounds_start
 for run in $(seq 1 "$RUNS"); do
-    echo "pipeline_bench: round $run of $RUNS ($(awk -v a="$EPOCHREALTIME" -v b="$T_START" 'BEGIN { printf "%.0f", a - b }') s so far)"
+    h_round "$run"
     if want ex1; then
         i=$DATA/e1.h5
         measure ck:ex1      "$run" "$i" $PF1 "$CHUNKCTL" run --quiet --force --memory "$MEMORY1" "$PIPES/ex1.json"
@@ -381,12 +298,10 @@ for run in $(seq 1 "$RUNS"); do
     measure import:dask     "$run" - $PF1 "$PY" -c 'import numpy, h5py, dask.array'
 done
 clean_out
-LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
-ELAPSED=$(awk -v a="$EPOCHREALTIME" -v b="$T_START" 'BEGIN { printf "%.0f", a - b }')
-declare -p BUILD_INFO DASK3B NOTES LOAD_BEFORE LOAD_AFTER ELAPSED > "$LOG/run.env"
+h_rounds_end
+h_save_run DASK3B NOTES
 else    # --report-only: what the measuring run recorded
-    # shellcheck disable=SC1091
-    . "$LOG/run.env"
+    h_load_run
 fi
 
 # ---------------------------------------------------------------- profiles
@@ -395,35 +310,18 @@ fi
 if [ "$PERF" = 1 ]; then
     for t in ex1:0.15 ex2:0.4 ex3a:0.3 ex3b:0.3 ex4:1.0; do
         ex=${t%%:*} tgt=${t#*:}
-        grep -q "^ck:$ex	" "$SAMPLES" || continue
-        med=$(awk -F'\t' -v id="ck:$ex" '$1 == id { print $3 }' "$SAMPLES" | sort -g |
-              awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }')
-        awk -v m="$med" -v t="$tgt" 'BEGIN { exit !(m > 2 * t) }' || continue
-        echo "pipeline_bench: ck:$ex median $med s > 2 x target $tgt s: perf record -g"
+        med=$(median_of "ck:$ex")
+        if [ -z "$med" ] || ! h_over2 "$med" "$tgt"; then continue; fi
         case $ex in ex1|ex3*) i=$DATA/e1.h5 ;; *) i=$DATA/${ex/ex/e}.h5 ;; esac
-        prepare "$i" 0
-        if perf record -q -g -o "$LOG/perf.$ex.data" -- \
-               "$CHUNKCTL" run --quiet --force --memory "$(mem_of "$ex")" "$PIPES/$ex.json" > /dev/null 2> "$LOG/perf.$ex.err"; then
-            {
-                printf '@@ %s %s %s\n' "$ex" "$med" "$tgt"
-                perf report -q -i "$LOG/perf.$ex.data" --stdio --no-children -g none \
-                    --sort dso,symbol --percent-limit 0.5 2> /dev/null | sed '/^$/d' | head -10
-            } >> "$LOG/perf.txt"
-        else
-            echo "pipeline_bench: perf record failed: $(tail -1 "$LOG/perf.$ex.err")" >&2
-        fi
+        h_profile "$ex" "$ex" "$med" "$tgt" "$i" \
+            "$CHUNKCTL" run --quiet --force --memory "$(mem_of "$ex")" "$PIPES/$ex.json"
     done
     clean_out
 fi
 
 # ---------------------------------------------------------------- report
 {
-    echo "date	$(date -u '+%Y-%m-%d %H:%M UTC')"
-    echo "nproc	$(nproc)"
-    echo "cpu	$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
-    echo "mem	$(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
-    echo "kernel	$(uname -r)"
-    echo "commit	$BUILD_INFO (snapshot run from $BIN)"
+    h_meta_machine
     echo "versions	$("$PY" -c 'import sys, numpy, h5py, dask; print(f"Python {sys.version.split()[0]}, NumPy {numpy.__version__}, h5py {h5py.__version__} (HDF5 {h5py.version.hdf5_version}), dask {dask.__version__}")')"
     echo "runs	$RUNS"
     echo "memory	$MEMORY"
@@ -431,11 +329,8 @@ fi
     echo "memory_wide	$MEMORY_WIDE"
     echo "notes	$NOTES"
     echo "disturbed	$DISTURBED"
-    case $MEMSTATE in
-        hot)  echo "memstate	hot: before each sample $PF1 MiB (ex1, ex3), $PF2 MiB (ex2), $PF4 MiB (ex4) touched and freed by dd (a memory buffer, no file)" ;;
-        cold) echo "memstate	cold: $SETTLE s pause before each sample" ;;
-        none) echo "memstate	none: no preparation of free memory" ;;
-    esac
+    echo "max_redo	$MAX_REDO"
+    h_meta_memstate "before each sample $PF1 MiB (ex1, ex3), $PF2 MiB (ex2), $PF4 MiB (ex4) touched and freed by dd (a memory buffer, no file)"
     echo "only	$ONLY"
     echo "n4	$N4"
     echo "gen1	$GEN1"

@@ -11,9 +11,12 @@ Only the text between <!-- pipeline_bench:begin --> and
 appended when the markers are missing).
 """
 import os
-import statistics
 import sys
-from collections import defaultdict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True     # no __pycache__ in the checkout
+from _report import (BASE, BASE_LABEL, Samples, machine_rows, median, parse_size, profiles,  # noqa: E402
+                     read_commands, read_lines, read_meta, write_section)
 
 BEGIN, END = "<!-- pipeline_bench:begin -->", "<!-- pipeline_bench:end -->"
 
@@ -34,13 +37,8 @@ TOOLS = [("ck", "chunkctl run"), ("numpy", "NumPy (h5py load + compute)"),
          ("dask", "dask.array (threads, 2 workers)")]
 
 
-def median(v):
-    return statistics.median(v)
-
-
 def main(logdir, pipedir, results_path):
-    meta = dict(line.rstrip("\n").split("\t", 1)
-                for line in open(os.path.join(logdir, "meta.tsv")) if "\t" in line)
+    meta = read_meta(os.path.join(logdir, "meta.tsv"))
     n4 = int(meta["n4"])
     gb4 = n4 * 4 / 1e9
     EXERCISES["ex4"] = (
@@ -48,32 +46,10 @@ def main(logdir, pipedir, results_path):
             "1e9" if n4 == 10**9 else "%.3g" % n4, gb4, meta["hist4"].replace(" ", ", ")),
         1.0, "7.8 s / 3.9 GB (4 GB input)", "4.2 s / 207 MB (4 GB input)")
 
-    walls, rss, cpu, other = defaultdict(list), defaultdict(list), defaultdict(list), defaultdict(list)
-    usr, sys_ = defaultdict(list), defaultdict(list)
-    kept_disturbed = []
-    for line in open(os.path.join(logdir, "samples.tsv")):
-        f = line.split()
-        walls[f[0]].append(float(f[2]))
-        rss[f[0]].append(int(f[3]))
-        cpu[f[0]].append(float(f[4]) if f[4].replace(".", "").isdigit() else 0.0)
-        other[f[0]].append(float(f[5]))
-        usr[f[0]].append(float(f[7]))
-        sys_[f[0]].append(float(f[8]))
-        if f[6] == "1":
-            kept_disturbed.append("%s run %s" % (f[0], f[1]))
-    n_redone = sum(1 for _ in open(os.path.join(logdir, "disturbed.tsv"))) - len(kept_disturbed)
-    n_samples = sum(len(v) for v in walls.values())
-    other_total = sum(sum(v) for v in other.values())
-    wall_total = sum(sum(v) for v in walls.values())
-    cmds = [line.rstrip("\n").split("\t", 1) for line in open(os.path.join(logdir, "commands.tsv"))]
-    checks = [line.rstrip("\n") for line in open(os.path.join(logdir, "checks.txt")) if line.strip()]
-    med = {k: median(v) for k, v in walls.items()}
-
-    def mb(k):
-        return max(rss[k]) * 1024 / 1e6
-
-    def us(k):
-        return "%.2f / %.2f" % (median(usr[k]), median(sys_[k]))
+    smp = Samples(os.path.join(logdir, "samples.tsv"), os.path.join(logdir, "disturbed.tsv"))
+    walls, rss, cpu, med, mb, us = smp.walls, smp.rss, smp.cpu, smp.med, smp.mb, smp.us
+    cmds = read_commands(os.path.join(logdir, "commands.tsv"))
+    checks = [line for line in read_lines(os.path.join(logdir, "checks.txt")) if line.strip()]
 
     out = [BEGIN, "", "## pipeline_bench: chunkctl run vs NumPy and dask.array on the issue's pipeline exercises", ""]
     out += [
@@ -82,9 +58,7 @@ def main(logdir, pipedir, results_path):
         "",
         "| | |",
         "|---|---|",
-        "| date | %s |" % meta["date"],
-        "| machine | %s cores, %s, %s RAM, Linux %s |" % (meta["nproc"], meta["cpu"], meta["mem"], meta["kernel"]),
-        "| chunkctl | %s |" % meta["commit"],
+    ] + machine_rows(meta) + [
         "| others | %s |" % meta["versions"],
         "| data (HDF5, uncompressed, `chunkctl gen`) | e1.h5: `%s`; e2.h5: `%s`; e4.h5: `%s`%s |" % (
             meta["gen1"], meta["gen2"], meta["gen4"],
@@ -99,9 +73,9 @@ def main(logdir, pipedir, results_path):
             meta["load"] + " (1/5/15 min, before -> after)" if meta["load"][:1].isdigit() else meta["load"], meta["elapsed"]),
         "| interference | %d redos (%d samples kept) because other work used > %s of a core during them; %s; "
         "other work in the kept samples: %.1f CPU s over %.0f s timed |" % (
-            n_redone, n_samples, meta["disturbed"],
-            "none kept disturbed" if not kept_disturbed else "kept disturbed after 3 redos: " + ", ".join(kept_disturbed),
-            other_total, wall_total),
+            smp.n_redone, smp.n_samples, meta["disturbed"],
+            "none kept disturbed" if not smp.kept_disturbed else "kept disturbed after %s redos: " % meta.get("max_redo", "3") + ", ".join(smp.kept_disturbed),
+            smp.other_total, smp.wall_total),
         "",
         "Stored input sizes: " + ", ".join("%s.h5 %.2f GB" % (n, int(meta["stored:" + n]) / 1e9)
                                         for n in ("e1", "e2", "e4") if "stored:" + n in meta)
@@ -137,10 +111,13 @@ def main(logdir, pipedir, results_path):
                 if tid == "dask" and ex == "ex3b":
                     out.append("| %s | fails | | | | | | | |" % label)
                 continue
-            out.append("| %s | %.3f | %.3f | %.3f | %.0f | %.0f | %s | %s | %s |" % (
-                label, med[k], min(walls[k]), max(walls[k]), mb(k), median(cpu[k]), us(k),
-                "%.2f" % (med[npk] / med[k]) if npk in med else "",
-                "%.2f" % (med[dk] / med[k]) if dk in med else "fails"))
+            for lab, kk in ((label, k), (label + BASE_LABEL, k + BASE)):
+                if kk not in walls:
+                    continue
+                out.append("| %s | %.3f | %.3f | %.3f | %.0f | %.0f | %s | %s | %s |" % (
+                    lab, med[kk], min(walls[kk]), max(walls[kk]), mb(kk), median(cpu[kk]), us(kk),
+                    "%.2f" % (med[npk] / med[kk]) if npk in med else "",
+                    "%.2f" % (med[dk] / med[kk]) if dk in med else "fails"))
         if ex == "ex3b":
             out += ["", "dask: `%s` (x.reshape((1000, 5000, 5)).to_hdf5(...), run once, untimed)." % meta["dask3b"]]
         if ex == "ex3a":
@@ -166,8 +143,10 @@ def main(logdir, pipedir, results_path):
             continue
         st = int(meta["stored:" + n])
         out.append(frow("`cat %s.h5` (%s; page cache)" % (n, used), "cat:" + n, "%.2f GB/s" % (st / 1e9 / med["cat:" + n])))
-        out.append(frow("`chunkctl verify --quiet %s.h5:/x` (read + decode only)" % n, "verify:" + n,
-                        "%.2f GB/s" % (st / 1e9 / med["verify:" + n])))
+        for lab, k in (("", "verify:" + n), (BASE_LABEL, "verify:" + n + BASE)):
+            if k in walls:
+                out.append(frow("`chunkctl verify --quiet %s.h5:/x` (read + decode only)%s" % (n, lab), k,
+                                "%.2f GB/s" % (st / 1e9 / med[k])))
     if "write:e3" in walls:
         out.append(frow("write floor: `dd if=/dev/zero bs=8M count=25` (210 MB, buffered, like ex3's output)",
                         "write:e3", "%.2f GB/s" % (25 * 8 * 2**20 / 1e9 / med["write:e3"])))
@@ -205,14 +184,7 @@ def main(logdir, pipedir, results_path):
         "**met**" if worst <= parse_size(meta["memory"]) else "**not met**"))
 
     # profiles
-    prof = open(os.path.join(logdir, "perf.txt")).read() if os.path.exists(os.path.join(logdir, "perf.txt")) else ""
-    if prof.strip():
-        out += ["", "### Profiles of chunkctl rows more than 2x over target (`perf record -g`, top 10 by self time)", ""]
-        for block in prof.split("@@ ")[1:]:
-            head, _, body = block.partition("\n")
-            ex, m, t = head.split()
-            out += ["%s: median %.3f s, target %s s (`perf report --no-children --sort dso,symbol`):" % (ex, float(m), t),
-                    "", "```"] + [l.rstrip(" -") for l in body.splitlines() if l.strip()][:10] + ["```", ""]
+    out += profiles("\n".join(read_lines(os.path.join(logdir, "perf.txt"))))
 
     # notes
     notes = []
@@ -220,11 +192,11 @@ def main(logdir, pipedir, results_path):
         k = "ck:" + ex
         if median(cpu[k]) < 120 and med[k] > 0.1:
             notes.append("chunkctl on %s runs on about one core (CPU %.0f%%)." % (ex, median(cpu[k])))
-    spread = ["%s (max %.2fx median)" % (k, max(v) / med[k]) for k, v in sorted(walls.items())
-              if max(v) > 1.3 * med[k] and med[k] > 0.05]
+    spread = smp.spread(0.05)
     if spread:
         notes.append("Spread: max > 1.3x median for " + ", ".join(spread) + "; the tables use medians.")
     notes += [l for l in meta.get("notes", "").split(" || ") if l]
+    notes += smp.baseline_note()
     for ex in exs:      # peak RSS against the plan's estimate
         est = [l for l in notes if l.startswith("chunkctl plan") and (" on %s:" % ex) in l]
         if est and "MiB" in est[0]:
@@ -245,24 +217,7 @@ def main(logdir, pipedir, results_path):
             out += ["`%s`:" % name, "", "```json"] + open(os.path.join(pipedir, name)).read().rstrip("\n").splitlines() + ["```", ""]
     out += ["Raw samples: `%s/samples.tsv`." % logdir, "", END]
 
-    section = "\n".join(out)
-    try:
-        text = open(results_path).read()
-    except FileNotFoundError:
-        text = "# Benchmark results\n"
-    if BEGIN in text and END in text:
-        a, b = text.index(BEGIN), text.index(END) + len(END)
-        text = text[:a] + section + text[b:]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    open(results_path, "w").write(text)
-
-
-def parse_size(spec):
-    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-    spec = spec.strip().upper().rstrip("B").rstrip("I")
-    unit = spec[-1] if spec[-1] in units else ""
-    return int(float(spec[: len(spec) - len(unit)]) * units[unit])
+    write_section(results_path, BEGIN, END, "\n".join(out))
 
 
 if __name__ == "__main__":

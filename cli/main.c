@@ -1,7 +1,7 @@
 /*
  * cli/main.c - argv -> command table -> one call into pipelines/.
  * The only place that prints errors and calls exit: 0 for success, 1 for a
- * runtime or data error, 2 for a usage error.
+ * runtime or data error, 2 for a usage error, 3 for an internal fault.
  */
 #include <errno.h>
 #include <signal.h>
@@ -10,12 +10,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backends/backend.h"
 #include "base/ck_config.h"
 #include "base/ck_log.h"
 #include "base/ck_mem.h"
 #include "base/ck_thread.h"
 #include "cli/cli.h"
+#include "pipelines/exec.h"
 #include "pipelines/plan.h"
 #include "pipelines/stream.h"
 
@@ -46,14 +46,17 @@ static void usage(FILE *f)
                "out of core.\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\npipeline ops (chunkctl-pipeline(5)), each also a command, "
+               "chunkctl OP ARGS...:\n");
+    ck_plan_ops_help(f);
     fprintf(f, "\nArrays are named PATH[:DATASET], e.g. data.h5:/group/x, "
                "store.zarr.\n"
-               "Every pipeline op is a command too: chunkctl OP ARGS... (run "
-               "'chunkctl add --help').\n"
+               "Run 'chunkctl add --help' for how an op's args and keys are "
+               "given as a command.\n"
                "Run 'chunkctl COMMAND --help' or 'man chunkctl-COMMAND' for "
                "details.\n"
                "Exit status: 0 success, 1 runtime or data error, 2 usage "
-               "error.\n");
+               "error,\n3 internal fault (a bug in chunkctl).\n");
 }
 
 int cli_common_opt(int opt, const char *arg, cli_common *c, ck_code *rc,
@@ -107,19 +110,17 @@ static void on_signal(int sig)
     raise(sig);
 }
 
-/* BLAS reads OPENBLAS_CORETYPE when it loads: when it fell back to
- * generic kernels and the user chose none, name the right ones and start
- * again (once). */
+/* A compute library may read a variable only when it loads (OpenBLAS its
+ * kernel set): when it would do better with one set and the user set
+ * none, set it and start again (once: it is set then). */
 static void tune_blas(char **argv)
 {
-    const char *core;
+    const char *name, *value;
 
-    if (getenv("OPENBLAS_CORETYPE") || !(core = ck_be_cpu_blas_core()))
-        return;
-    if (setenv("OPENBLAS_CORETYPE", core, 1) != 0)
+    if (!ck_exec_restart_env(&name, &value) || setenv(name, value, 1) != 0)
         return;
     execv("/proc/self/exe", argv);
-    unsetenv("OPENBLAS_CORETYPE"); /* exec failed: carry on as we are */
+    unsetenv(name); /* exec failed: carry on as we are */
 }
 
 int main(int argc, char **argv)
@@ -170,7 +171,12 @@ int main(int argc, char **argv)
     if (rc != CK_OK) {
         fprintf(stderr, "chunkctl: %s\n",
                 err.msg[0] ? err.msg : ck_code_name(rc));
-        return rc == CK_EUSAGE ? 2 : 1;
+        if (rc == CK_EINTERNAL)
+            fprintf(stderr,
+                    "chunkctl: this is a bug in chunkctl; please report it "
+                    "with the command line (chunkctl --version: %s)\n",
+                    CK_VERSION);
+        return ck_exit_status(rc);
     }
     return 0;
 }

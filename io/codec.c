@@ -14,6 +14,82 @@
 #include <string.h>
 #include <zlib.h>
 #include <zstd.h>
+#include <zstd_errors.h>
+
+/* ---- the libraries' errors, in chunkctl's words ---- */
+
+/* One table per library that reports errors as int codes.  zstd carries
+ * its own table (ZSTD_getErrorName), whose wording users already see in
+ * messages ("Src size is incorrect"), so it is used as it stands. */
+typedef struct codec_why {
+    long long rc;
+    const char *why;
+} codec_why;
+
+static const codec_why zlib_whys[] = {
+    {Z_NEED_DICT, "needs a preset dictionary"},
+    {Z_ERRNO, "file error"},
+    {Z_STREAM_ERROR, "bad parameters or stream state"},
+    {Z_DATA_ERROR, "corrupt, or not zlib or gzip data"},
+    {Z_MEM_ERROR, "out of memory"},
+    {Z_BUF_ERROR, "truncated"},
+    {Z_VERSION_ERROR, "zlib library version mismatch"},
+};
+
+/* blosc 1 returns 0 when the output does not fit and negative numbers
+ * from its block loop (c-blosc blosc.c: blosc_c, blosc_d). */
+static const codec_why blosc_whys[] = {
+    {0, "output does not fit, or data corrupt"},
+    {-1, "output buffer too small, or a bad header"},
+    {-2, "a block does not decode"},
+    {-5, "compressor not built into this blosc"},
+};
+
+static const char *lookup(const codec_why *t, size_t n, long long rc,
+                          const char *other)
+{
+    for (size_t i = 0; i < n; i++)
+        if (t[i].rc == rc)
+            return t[i].why;
+    return other;
+}
+
+const char *ck_codec_why(ck_codec_id id, long long rc)
+{
+    switch (id) {
+    case CK_CODEC_ZLIB:
+    case CK_CODEC_GZIP:
+        return lookup(zlib_whys, sizeof zlib_whys / sizeof zlib_whys[0], rc,
+                      "unknown zlib error");
+    case CK_CODEC_ZSTD:
+        return ZSTD_isError((size_t)rc) ? ZSTD_getErrorName((size_t)rc)
+                                        : "unknown zstd error";
+    case CK_CODEC_BLOSC:
+        return lookup(blosc_whys, sizeof blosc_whys / sizeof blosc_whys[0], rc,
+                      "unknown blosc error");
+    default:
+        return "unknown codec error";
+    }
+}
+
+ck_code ck_codec_code(ck_codec_id id, long long rc, int decoding)
+{
+    if ((id == CK_CODEC_ZLIB || id == CK_CODEC_GZIP) && rc == Z_MEM_ERROR)
+        return CK_ENOMEM;
+    if (id == CK_CODEC_ZSTD && ZSTD_isError((size_t)rc) &&
+        ZSTD_getErrorCode((size_t)rc) == ZSTD_error_memory_allocation)
+        return CK_ENOMEM;
+    return decoding ? CK_ECORRUPT : CK_EIO;
+}
+
+/* zlib's own message for this stream when it set one (it names the fault
+ * more closely: "incorrect header check"), else the table's. */
+static const char *zlib_why(int rc, const z_stream *z)
+{
+    return z && z->msg ? z->msg : ck_codec_why(CK_CODEC_ZLIB, rc);
+}
+
+/* ---- parsing ---- */
 
 static const char *const blosc_names[] = {"lz4", "lz4hc", "blosclz", "zlib",
                                           "zstd"};
@@ -162,18 +238,27 @@ static ck_code deflate_buf(int gzip, int level, const void *src, size_t n,
         return ck_err_set(err, CK_ENOTSUP,
                           "zlib: a chunk of %zu bytes is over 4 GiB", n);
     memset(&z, 0, sizeof z);
-    if (deflateInit2(&z, level, Z_DEFLATED, gzip ? 15 + 16 : 15, 8,
-                     Z_DEFAULT_STRATEGY) != Z_OK)
-        return ck_err_set(err, CK_ENOMEM, "zlib: cannot start deflate");
+    rc = deflateInit2(&z, level, Z_DEFLATED, gzip ? 15 + 16 : 15, 8,
+                      Z_DEFAULT_STRATEGY);
+    if (rc != Z_OK)
+        return ck_err_set(err, ck_codec_code(CK_CODEC_ZLIB, rc, 0),
+                          "zlib: cannot start deflate: %s", zlib_why(rc, &z));
     z.next_in = (Bytef *)(uintptr_t)src;
     z.avail_in = (uInt)n;
     z.next_out = dst;
     z.avail_out = (uInt)cap;
     rc = deflate(&z, Z_FINISH);
     *out_n = z.total_out;
+    if (rc != Z_STREAM_END) {
+        /* Z_OK or Z_BUF_ERROR: deflate stopped with input left, i.e. the
+         * output is full; ck_codec_bound makes that a bug of the caller. */
+        ck_code code = ck_codec_code(CK_CODEC_ZLIB, rc, 0);
+        const char *why = rc == Z_OK || rc == Z_BUF_ERROR ? "output buffer full"
+                                                          : zlib_why(rc, &z);
+        deflateEnd(&z);
+        return ck_err_set(err, code, "zlib: deflate failed: %s", why);
+    }
     deflateEnd(&z);
-    if (rc != Z_STREAM_END)
-        return ck_err_set(err, CK_EIO, "zlib: deflate failed (%d)", rc);
     return CK_OK;
 }
 
@@ -191,7 +276,9 @@ ck_code ck_codec_encode(const ck_codec_spec *c, size_t typesize,
     case CK_CODEC_ZSTD: {
         size_t r = ZSTD_compress(dst, cap, src, n, c->level);
         if (ZSTD_isError(r))
-            return ck_err_set(err, CK_EIO, "zstd: %s", ZSTD_getErrorName(r));
+            return ck_err_set(
+                err, ck_codec_code(CK_CODEC_ZSTD, (long long)r, 0), "zstd: %s",
+                ck_codec_why(CK_CODEC_ZSTD, (long long)r));
         *out_n = r;
         return CK_OK;
     }
@@ -210,7 +297,8 @@ ck_code ck_codec_encode(const ck_codec_spec *c, size_t typesize,
                                typesize > 255 ? 1 : typesize, n, src, dst, cap,
                                c->cname, 0, 1);
         if (r <= 0)
-            return ck_err_set(err, CK_EIO, "blosc: compression failed (%d)", r);
+            return ck_err_set(err, CK_EIO, "blosc: compression failed: %s",
+                              ck_codec_why(CK_CODEC_BLOSC, r));
         *out_n = (size_t)r;
         return CK_OK;
     }
@@ -229,13 +317,22 @@ static ck_code inflate_buf(const void *src, size_t n, void *dst, size_t want,
                           "zlib: a chunk of %zu bytes is over 4 GiB", want);
     memset(&z, 0, sizeof z);
     /* 15 + 32: accept zlib and gzip headers alike. */
-    if (inflateInit2(&z, 15 + 32) != Z_OK)
-        return ck_err_set(err, CK_ENOMEM, "zlib: cannot start inflate");
+    rc = inflateInit2(&z, 15 + 32);
+    if (rc != Z_OK)
+        return ck_err_set(err, ck_codec_code(CK_CODEC_ZLIB, rc, 0),
+                          "zlib: cannot start inflate: %s", zlib_why(rc, &z));
     z.next_in = (Bytef *)(uintptr_t)src;
     z.avail_in = (uInt)n;
     z.next_out = dst;
     z.avail_out = (uInt)want;
     rc = inflate(&z, Z_FINISH);
+    if (rc != Z_STREAM_END && !(rc == Z_BUF_ERROR && z.avail_out == 0)) {
+        ck_code code = ck_codec_code(CK_CODEC_ZLIB, rc, 1);
+        const char *why = zlib_why(rc == Z_OK ? Z_BUF_ERROR : rc, &z);
+        ck_err_set(err, code, "zlib data does not decode (%s)", why);
+        inflateEnd(&z);
+        return code;
+    }
     inflateEnd(&z);
     if (rc == Z_STREAM_END && z.total_out == want)
         return CK_OK;
@@ -243,11 +340,8 @@ static ck_code inflate_buf(const void *src, size_t n, void *dst, size_t want,
         return ck_err_set(err, CK_ECORRUPT,
                           "zlib data decodes to %lu bytes, expected %zu",
                           z.total_out, want);
-    if (rc == Z_BUF_ERROR && z.avail_out == 0)
-        return ck_err_set(err, CK_ECORRUPT,
-                          "zlib data decodes to more than %zu bytes", want);
-    return ck_err_set(err, CK_ECORRUPT, "zlib data does not decode (%s)",
-                      z.msg ? z.msg : "truncated");
+    return ck_err_set(err, CK_ECORRUPT,
+                      "zlib data decodes to more than %zu bytes", want);
 }
 
 ck_code ck_codec_decode(ck_codec_id id, const void *src, size_t n, void *dst,
@@ -271,10 +365,10 @@ ck_code ck_codec_decode(ck_codec_id id, const void *src, size_t n, void *dst,
                               want);
         r = ZSTD_decompress(dst, want, src, n);
         if (ZSTD_isError(r))
-            return ck_err_set(err, CK_ECORRUPT,
-                              "zstd frame does not decode "
-                              "(%s)",
-                              ZSTD_getErrorName(r));
+            return ck_err_set(err,
+                              ck_codec_code(CK_CODEC_ZSTD, (long long)r, 1),
+                              "zstd frame does not decode (%s)",
+                              ck_codec_why(CK_CODEC_ZSTD, (long long)r));
         if (r != want)
             return ck_err_set(err, CK_ECORRUPT,
                               "zstd data decodes to %zu bytes, expected %zu", r,
@@ -300,9 +394,14 @@ ck_code ck_codec_decode(ck_codec_id id, const void *src, size_t n, void *dst,
                               "blosc frame holds %zu bytes, expected %zu",
                               nbytes, want);
         r = blosc_decompress_ctx(src, dst, want, 1);
-        if (r < 0 || (size_t)r != want)
+        if (r <= 0)
             return ck_err_set(err, CK_ECORRUPT,
-                              "blosc frame does not decode (%d)", r);
+                              "blosc frame does not decode (%s)",
+                              ck_codec_why(CK_CODEC_BLOSC, r));
+        if ((size_t)r != want)
+            return ck_err_set(err, CK_ECORRUPT,
+                              "blosc frame decodes to %d bytes, expected %zu",
+                              r, want);
         return CK_OK;
     }
     }

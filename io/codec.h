@@ -60,6 +60,19 @@ ck_code ck_codec_encode(const ck_codec_spec *c, size_t typesize,
 ck_code ck_codec_decode(ck_codec_id id, const void *src, size_t n, void *dst,
                         size_t want, ck_err *err);
 
+/* What a codec library's error return means, in chunkctl's words: zlib's
+ * Z_* codes ("corrupt, or not zlib or gzip data"), zstd's size_t results
+ * cast to long long (zstd's own names, "Src size is incorrect") and blosc
+ * 1's 0 and negative returns.  Never NULL; "unknown zlib error" and the
+ * like for codes the library does not document.  This is the one place
+ * io/ turns these codes into text. */
+const char *ck_codec_why(ck_codec_id id, long long rc);
+
+/* The ck_code an error return of codec id calls for: CK_ENOMEM when the
+ * library could not allocate, else CK_ECORRUPT when decoding (the data is
+ * at fault) and CK_EIO when encoding. */
+ck_code ck_codec_code(ck_codec_id id, long long rc, int decoding);
+
 /* HDF5's shuffle filter (and numcodecs' Shuffle): byte k of every element
  * goes to plane k; a tail of n % typesize bytes is copied as is. */
 void ck_shuffle(size_t typesize, const void *src, void *dst, size_t n);

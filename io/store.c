@@ -6,6 +6,8 @@
  * job (io/hdf5, io/zarr); codecs are io/codec.c's.
  */
 #define _XOPEN_SOURCE 700
+#include "io/store.h"
+#include "io/oserr.h"
 #include "io/store_impl.h"
 
 #include <errno.h>
@@ -20,33 +22,6 @@
 
 #include "base/ck_log.h"
 #include "io/cache.h"
-
-ck_code ck_names_push(ck_names *l, const char *s, ck_err *err)
-{
-    if (l->n == l->cap) {
-        int cap = l->cap ? 2 * l->cap : 16;
-        char **v = realloc(l->v, sizeof *v * (size_t)cap);
-        if (!v)
-            return ck_err_set(err, CK_ENOMEM, "out of memory listing arrays");
-        l->v = v;
-        l->cap = cap;
-    }
-    if (!(l->v[l->n] = strdup(s)))
-        return ck_err_set(err, CK_ENOMEM, "out of memory listing arrays");
-    l->n++;
-    return CK_OK;
-}
-
-void ck_names_release(ck_names *l)
-{
-    if (!l)
-        return;
-    for (int i = 0; i < l->n; i++)
-        free(l->v[i]);
-    free(l->v);
-    l->v = NULL;
-    l->n = l->cap = 0;
-}
 
 ck_code ck_target_split(const char *target, char *path, char *dataset, size_t n,
                         ck_err *err)
@@ -117,7 +92,7 @@ ck_code ck_store_open(const char *path, ck_store **out, ck_err *err)
     ck_code rc;
 
     if (stat(path, &st) != 0)
-        return ck_err_set(err, CK_EIO, "%s: %s", path, strerror(errno));
+        return ck_os_fail(err, CK_EIO, errno, "%s", path);
     /* Every directory goes to the Zarr reader, which says why one is not
      * a store it can read (no .zarray, or a Zarr v3 zarr.json). */
     if (S_ISDIR(st.st_mode))
@@ -788,16 +763,16 @@ ck_code ck_store_commit(ck_store *s, ck_err *err)
     if (lstat(s->path, &st) == 0) {
         snprintf(old, sizeof old, "%s.ck-old-%ld", s->tmp, (long)getpid());
         if (rename(s->path, old) != 0)
-            return ck_err_set(err, CK_EIO, "%s: cannot replace: %s", s->path,
-                              strerror(errno));
+            return ck_os_fail(err, CK_EIO, errno, "%s: cannot replace",
+                              s->path);
         replaced = 1;
     }
     if (rename(s->tmp, s->path) != 0) {
         int e = errno;
         if (replaced)
             rename(old, s->path);
-        return ck_err_set(err, CK_EIO, "%s: cannot rename from %s: %s", s->path,
-                          s->tmp, strerror(e));
+        return ck_os_fail(err, CK_EIO, e, "%s: cannot rename from %s", s->path,
+                          s->tmp);
     }
     s->committed = 1;
     if (replaced && remove_tree(old) != 0)

@@ -8,7 +8,9 @@
  * output appears only complete.  Every function here may be called from
  * several threads at once on the same array (HDF5 calls are serialised
  * inside io/hdf5, Zarr chunks are independent files).  Nothing here knows
- * about compute.
+ * about compute.  The types that describe an array (ck_array_info,
+ * ck_array_spec, ck_attr, ...) are io/array.h's; this header is the
+ * dispatcher that picks a store kind and calls it.
  */
 #ifndef CK_STORE_H
 #define CK_STORE_H
@@ -16,67 +18,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "base/ck_dtype.h"
 #include "base/ck_err.h"
 #include "base/ck_grid.h"
 #include "base/ck_mem.h"
-#include "io/codec.h"
-
-typedef struct ck_store ck_store;
-typedef struct ck_array ck_array;
-
-typedef enum ck_store_kind {
-    CK_KIND_NONE = 0,
-    CK_KIND_HDF5,
-    CK_KIND_ZARR,
-} ck_store_kind;
-
-typedef enum ck_layout {
-    CK_LAYOUT_CHUNKED = 0,
-    CK_LAYOUT_CONTIGUOUS, /* HDF5; read through a virtual chunking */
-    CK_LAYOUT_COMPACT,    /* HDF5; one virtual chunk */
-} ck_layout;
-
-/* What a store says about one array. */
-typedef struct ck_array_info {
-    char name[512]; /* "/g/x"; "/" for a Zarr store that is one array */
-    int ndim;
-    int64_t shape[CK_MAX_DIMS];
-    int64_t chunks[CK_MAX_DIMS]; /* the read granularity (virtual for
-                                    contiguous and compact layouts) */
-    ck_dtype dtype;
-    int big_endian; /* byte order on disk */
-    char order;     /* 'C' or 'F' (Zarr) */
-    int has_fill;
-    ck_scalar fill; /* in dtype's kind (see ck_dtype_fill) */
-    ck_layout layout;
-    ck_codec_spec codec;   /* the compression, as --compress would say it */
-    char compressor[96];   /* for people: "zstd:3", "gzip:4+shuffle",
-                              "deflate:4+fletcher32", "none" */
-    int64_t stored_bytes;  /* bytes of chunk data on disk; -1 unknown */
-    int64_t chunks_stored; /* chunks present on disk; -1 unknown */
-} ck_array_info;
-
-/* What a new array should look like. */
-typedef struct ck_array_spec {
-    const char *name; /* "/x", "/g/x"; Zarr: "/" makes the store an array */
-    int ndim;
-    int64_t shape[CK_MAX_DIMS];
-    int64_t chunks[CK_MAX_DIMS];
-    ck_dtype dtype;
-    ck_codec_spec codec;
-    int has_fill;
-    ck_scalar fill;
-} ck_array_spec;
-
-/* A list of array names, owned by the caller: ck_names_release(). */
-typedef struct ck_names {
-    char **v;
-    int n, cap;
-} ck_names;
-
-ck_code ck_names_push(ck_names *l, const char *s, ck_err *err);
-void ck_names_release(ck_names *l);
+#include "io/array.h"
 
 /* Splits "PATH[:DATASET]" at the last ':' that is followed by '/' and is not
  * part of a path that exists as given.  *dataset is "" when absent.  path
@@ -121,7 +66,7 @@ size_t ck_array_scratch_bytes(const ck_array *a);
 
 /* 1 when a's chunks are stored raw where the store can find them without
  * a lookup (HDF5 datasets with no filters and indexed chunk locations,
- * see io/hdf5/h5.c): ck_array_read_region then reads a region's bytes
+ * see io/hdf5/h5_read.c): ck_array_read_region then reads a region's bytes
  * straight from the file, and needs no chunk buffer. */
 int ck_array_raw(ck_array *a);
 
@@ -137,18 +82,10 @@ size_t ck_array_region_scratch_bytes(ck_array *a);
 ck_code ck_array_read_chunk(ck_array *a, const int64_t *coords, void *dst,
                             ck_arena *scratch, ck_err *err);
 
-/* A chunk's bytes seen where the store keeps them (mapped from the page
- * cache), read-only, without a copy. */
-typedef struct ck_chunk_view {
-    const void *data; /* a full chunk, as ck_array_read_chunk gives it */
-    void *base;       /* the mapping */
-    size_t len;
-} ck_chunk_view;
-
 /* 1 with v set when chunk 'coords' can be seen in place: it is stored
  * whole, raw (no filters) in this machine's byte order, at an address
  * aligned for its elements, inside the file (HDF5 datasets whose chunk
- * locations are indexed; see io/hdf5/h5.c).  0 otherwise, or when the
+ * locations are indexed; see io/hdf5/h5_read.c).  0 otherwise, or when the
  * mapping fails: then read it with ck_array_read_chunk, which reports
  * what is wrong.  Release the view with ck_chunk_view_release. */
 int ck_array_view_chunk(ck_array *a, const int64_t *coords, ck_chunk_view *v);
@@ -187,21 +124,6 @@ ck_code ck_array_write_chunk(ck_array *a, const int64_t *coords,
  * hold are skipped with a note. */
 ck_code ck_store_copy_attrs(ck_store *src, const char *src_name, ck_store *dst,
                             const char *dst_name, ck_err *err);
-
-/* One attribute value: what a fitted model's metadata needs (a name, a
- * count, a flag, a number), not all that HDF5 or JSON can hold. */
-typedef enum ck_attr_kind {
-    CK_ATTR_STR, /* str: UTF-8, NUL-terminated, at most 255 bytes */
-    CK_ATTR_F64, /* f64 */
-    CK_ATTR_I64, /* i64 */
-} ck_attr_kind;
-
-typedef struct ck_attr {
-    ck_attr_kind kind;
-    double f64;
-    int64_t i64;
-    char str[256];
-} ck_attr;
 
 /* Sets attribute 'key' of object 'name' ("/" or "" the root group, or a
  * group or array such as "/coef") in a store being written, before

@@ -2,14 +2,19 @@
  * io/store_impl.h - what a store kind implements (private to io/).
  * io/store.c owns the generic parts: name resolution, temporary names and
  * the commit rename, region reads, attribute copies.  A kind fills one
- * ck_store_ops table; io/hdf5/ and io/zarr/ are the two.
+ * ck_store_ops table; io/hdf5/ and io/zarr/ are the two.  The kinds
+ * include this header and io/array.h (the array types), never io/store.h:
+ * the dispatcher calls the kinds, not the other way round.
  */
 #ifndef CK_STORE_IMPL_H
 #define CK_STORE_IMPL_H
 
 #include <limits.h>
 
-#include "io/store.h"
+#include "base/ck_err.h"
+#include "base/ck_grid.h"
+#include "base/ck_mem.h"
+#include "io/array.h"
 
 typedef struct ck_store_ops ck_store_ops;
 

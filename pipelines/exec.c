@@ -20,6 +20,7 @@
 #include "ops/reduce.h"
 #include "pipelines/exec_impl.h"
 #include "pipelines/gen.h"
+#include "pipelines/optab.h"
 #include "pipelines/stream.h"
 
 int64_t ck_exec_nelem(int nd, const int64_t *shape)
@@ -55,17 +56,16 @@ static size_t reshape_span(const ck_plan *p, const ck_node *nd, size_t n)
     return (size_t)(span + 2 * inner);
 }
 
-/* ck_exec_eval_bytes, where node 'known' (or none, -1) is given as a memo
- * and needs nothing, and 'aligned' says the boxes are node i's own chunks.
- * An input read in whole chunks of its own dtype needs no chunk buffer
- * (ck_array_read_region reads them in place): when its chunks divide it
- * evenly, every such box is a whole chunk. */
-static size_t eval_bytes(const xrun *r, int i, size_t n, int known,
-                         int aligned);
-
 size_t ck_exec_eval_bytes(const xrun *r, int i, size_t n)
 {
-    return eval_bytes(r, i, n, -1, 0);
+    return ck_exec_bytes(r, i, n, -1, 0);
+}
+
+size_t ck_exec_bytes(const xrun *r, int i, size_t n, int known, int aligned)
+{
+    if (i == known) /* given as a memo: nothing to evaluate */
+        return 0;
+    return ck_optab_kind(r->p->node[i].kind)->bytes(r, i, n, known, aligned);
 }
 
 /* Are node m's chunks node nd's (so nd's chunk boxes are m's)? */
@@ -76,99 +76,130 @@ static int same_chunks(const ck_node *nd, const ck_node *m)
                0;
 }
 
-static size_t eval_bytes(const xrun *r, int i, size_t n, int known, int aligned)
+ck_code ck_exec_no_room(ck_err *err)
+{
+    return ck_err_internal(err, "run: scratch arena too small");
+}
+
+static int memo_has(const memo *mm, int node, int ndim, const int64_t *start,
+                    const int64_t *shape)
+{
+    size_t b = sizeof(int64_t) * (size_t)ndim;
+    return mm && mm->node == node && memcmp(mm->start, start, b) == 0 &&
+           memcmp(mm->shape, shape, b) == 0;
+}
+
+static ck_code eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
+                    void *dst, ck_arena *a, const memo *mm, ck_err *err)
 {
     const ck_node *nd = &r->p->node[i];
-    size_t b = 0, most = 0;
+    const ck_op_def *def = ck_optab_kind(nd->kind);
 
-    if (i == known)
-        return 0;
-
-    switch (nd->kind) {
-    case CK_NODE_INPUT: {
-        const ck_grid *g = ck_array_grid(r->x[i].arr);
-        int whole = aligned &&
-                    ck_array_info_of(r->x[i].arr)->dtype == nd->dtype &&
-                    g->ndim == nd->ndim;
-        for (int d = 0; d < g->ndim && whole; d++)
-            whole =
-                g->shape[d] % g->chunk[d] == 0 && g->chunk[d] == nd->chunks[d];
-        return (whole ? ck_exec_al(ck_array_scratch_bytes(r->x[i].arr))
-                      : ck_array_region_scratch_bytes(r->x[i].arr)) +
-               256;
+    if (memo_has(mm, i, nd->ndim, start, shape)) {
+        memcpy(dst, mm->data,
+               (size_t)ck_exec_nelem(nd->ndim, shape) *
+                   ck_dtype_size(nd->dtype));
+        return CK_OK;
     }
-    case CK_NODE_ASTYPE: {
-        const ck_node *m = &r->p->node[nd->arg[0]];
-        return ck_exec_al(n * ck_dtype_size(m->dtype)) +
-               eval_bytes(r, nd->arg[0], n, known,
-                          aligned && same_chunks(nd, m));
-    }
-    case CK_NODE_EW:
-        /* per array operand: its values, their conversion to the compute
-         * dtype if it differs, their broadcast to the box if it does; the
-         * operands are evaluated one after another, so their own scratch
-         * is needed once, for the largest */
-        for (int k = 0; k < nd->nargs; k++) {
-            const ck_node *m = nd->arg[k] >= 0 ? &r->p->node[nd->arg[k]] : NULL;
-            size_t csz = ck_dtype_size(
-                nd->ew == CK_EW_WHERE && k == 0 ? CK_BOOL : nd->compute);
-            b += 128;
-            if (!m)
-                continue;
-            /* an operand over the same box may be the memo */
-            int bcast = m->ndim != nd->ndim ||
-                        memcmp(m->shape, nd->shape,
-                               sizeof(int64_t) * (size_t)m->ndim) != 0;
-            size_t e = eval_bytes(r, nd->arg[k], n, bcast ? -1 : known,
-                                  aligned && !bcast && same_chunks(nd, m));
-            if (bcast || nd->arg[k] != known)
-                b += ck_exec_al(n * ck_dtype_size(m->dtype));
-            most = e > most ? e : most;
-            if (m->dtype != nd->compute)
-                b += ck_exec_al(n * csz);
-            if (bcast)
-                b += ck_exec_al(n * csz);
-        }
-        return b + most;
-    case CK_NODE_TRANSPOSE:
-        return ck_exec_al(n * ck_dtype_size(nd->dtype)) +
-               eval_bytes(r, nd->arg[0], n, -1, 0);
-    case CK_NODE_RECHUNK:
-        return eval_bytes(r, nd->arg[0], n, known, /* the same box */
-                          aligned && same_chunks(nd, &r->p->node[nd->arg[0]]));
-    case CK_NODE_MATMUL:
-    case CK_NODE_PART:
-    case CK_NODE_PREDICT:
-        return ck_exec_linalg_bytes(r, i, n);
-    case CK_NODE_RANDOM:
-        return ck_exec_al((size_t)(nd->ndim ? nd->shape[nd->ndim - 1] : 1) * 8);
-    case CK_NODE_CONCAT: {
-        for (int k = 0; k < nd->nargs; k++) {
-            size_t e = eval_bytes(r, nd->arg[k], n, -1, 0);
-            most = e > most ? e : most;
-        }
-        return 2 * ck_exec_al(n * 8) + most;
-    }
-    case CK_NODE_RESHAPE: {
-        size_t span = reshape_span(r->p, nd, n);
-        return ck_exec_al(span * ck_dtype_size(nd->dtype)) +
-               eval_bytes(r, nd->arg[0], span, -1, 0);
-    }
-    case CK_NODE_SLICE: {
-        /* A strided box of anything but an input is evaluated whole over
-         * its bounding box, then subsampled. */
-        size_t span = n;
-        if (r->p->node[nd->arg[0]].kind == CK_NODE_INPUT)
-            return eval_bytes(r, nd->arg[0], n, -1, 0);
-        for (int d = 0; d < r->p->node[nd->arg[0]].ndim; d++)
-            span *= (size_t)nd->sl_step[d];
-        return ck_exec_al(span * ck_dtype_size(nd->dtype)) +
-               eval_bytes(r, nd->arg[0], span, -1, 0);
-    }
-    default:
-        return 64;
-    }
+    if (!def->eval) /* svd and glm_fit: only their results are evaluated */
+        return ck_err_set(err, CK_ENOTSUP, "run: %s is not evaluated by box",
+                          nd->name);
+    return def->eval(r, i, start, shape, dst, a, mm, err);
 }
+
+ck_code ck_exec_eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
+                     void *dst, ck_arena *a, ck_err *err)
+{
+    return eval(r, i, start, shape, dst, a, NULL, err);
+}
+
+/* ---- inputs ---- */
+
+/* An input read in whole chunks of its own dtype needs no region buffer
+ * (ck_array_read_region reads them in place): when its chunks divide it
+ * evenly, every box of its own chunks is a whole chunk. */
+size_t ck_exec_input_bytes(const xrun *r, int i, size_t n, int known,
+                           int aligned)
+{
+    const ck_node *nd = &r->p->node[i];
+    const ck_grid *g = ck_array_grid(r->x[i].arr);
+    int whole = aligned && ck_array_info_of(r->x[i].arr)->dtype == nd->dtype &&
+                g->ndim == nd->ndim;
+
+    (void)n, (void)known;
+    for (int d = 0; d < g->ndim && whole; d++)
+        whole = g->shape[d] % g->chunk[d] == 0 && g->chunk[d] == nd->chunks[d];
+    return whole ? ck_exec_al(ck_array_scratch_bytes(r->x[i].arr))
+                 : ck_array_region_scratch_bytes(r->x[i].arr);
+}
+
+ck_code ck_exec_input_eval(xrun *r, int i, const int64_t *start,
+                           const int64_t *shape, void *dst, ck_arena *a,
+                           const memo *mm, ck_err *err)
+{
+    const ck_node *nd = &r->p->node[i];
+    int64_t stop[CK_MAX_DIMS];
+
+    (void)mm;
+    for (int d = 0; d < nd->ndim; d++)
+        stop[d] = start[d] + shape[d];
+    return ck_array_read_region(r->x[i].arr, start, stop, NULL, nd->dtype, dst,
+                                NULL, a, err);
+}
+
+/* Input i's values over a box that is one of its chunks stored raw, seen
+ * in place (ck_array_view_chunk): 1 with *view set, else 0. */
+static int view_box(xrun *r, int i, int ndim, const int64_t *start,
+                    const int64_t *shape, ck_chunk_view *view)
+{
+    const ck_node *m = &r->p->node[i];
+    int64_t coords[CK_MAX_DIMS];
+    const ck_grid *g;
+
+    if (m->kind != CK_NODE_INPUT ||
+        ck_array_info_of(r->x[i].arr)->dtype != m->dtype)
+        return 0;
+    g = ck_array_grid(r->x[i].arr);
+    if (g->ndim != ndim)
+        return 0;
+    for (int d = 0; d < ndim; d++) {
+        if (start[d] % g->chunk[d] != 0 || shape[d] != g->chunk[d])
+            return 0;
+        coords[d] = start[d] / g->chunk[d];
+    }
+    return ck_array_view_chunk(r->x[i].arr, coords, view);
+}
+
+/* ---- astype ---- */
+
+size_t ck_exec_astype_bytes(const xrun *r, int i, size_t n, int known,
+                            int aligned)
+{
+    const ck_node *nd = &r->p->node[i];
+    const ck_node *m = &r->p->node[nd->arg[0]];
+
+    return ck_exec_al(n * ck_dtype_size(m->dtype)) +
+           ck_exec_bytes(r, nd->arg[0], n, known,
+                         aligned && same_chunks(nd, m));
+}
+
+ck_code ck_exec_astype_eval(xrun *r, int i, const int64_t *start,
+                            const int64_t *shape, void *dst, ck_arena *a,
+                            const memo *mm, ck_err *err)
+{
+    const ck_node *nd = &r->p->node[i];
+    const ck_node *m = &r->p->node[nd->arg[0]];
+    size_t n = (size_t)ck_exec_nelem(nd->ndim, shape);
+    void *tmp = ck_arena_alloc(a, n * ck_dtype_size(m->dtype));
+
+    if (!tmp)
+        return ck_exec_no_room(err);
+    CK_TRY(eval(r, nd->arg[0], start, shape, tmp, a, mm, err));
+    ck_dtype_convert(nd->dtype, dst, m->dtype, tmp, n);
+    return CK_OK;
+}
+
+/* ---- elementwise ---- */
 
 /* Copies operand data (shape osh, broadcast against the box shape bsh of
  * nd dims; osh[d] is 1 or bsh[d]) into dst laid out as the full box. */
@@ -201,209 +232,49 @@ static void expand(int nd, size_t esz, void *dst, const int64_t *bsh,
     }
 }
 
-/* dst (C order, shape[nd]) gets src transposed: dst axis k is src axis
- * perm[k]; src is C order of shape ssh[]. */
-static void permute(int nd, size_t esz, void *dst, const int64_t *shape,
-                    const void *src, const int64_t *ssh, const int *perm)
+/* Per array operand: its values (unless they are the memo), their
+ * conversion to the compute dtype if it differs, their broadcast to the
+ * box if it does; a number: one value in the compute dtype.  Operands are
+ * evaluated one after another, their scratch freed in between, so only the
+ * largest operand's own scratch counts. */
+size_t ck_exec_ew_bytes(const xrun *r, int i, size_t n, int known, int aligned)
 {
-    int64_t ss[CK_MAX_DIMS], st[CK_MAX_DIMS], idx[CK_MAX_DIMS] = {0};
-    int64_t row = nd ? shape[nd - 1] : 1, inner;
-    char *o = dst;
-
-    if (nd == 0) {
-        memcpy(dst, src, esz);
-        return;
-    }
-    ss[nd - 1] = 1;
-    for (int d = nd - 2; d >= 0; d--)
-        ss[d] = ss[d + 1] * ssh[d + 1];
-    for (int k = 0; k < nd; k++)
-        st[k] = ss[perm[k]];
-    inner = st[nd - 1];
-    for (;;) {
-        int64_t off = 0;
-        for (int k = 0; k < nd - 1; k++)
-            off += idx[k] * st[k];
-        const char *i = (const char *)src + (size_t)off * esz;
-        switch (esz) {
-        case 8:
-            for (int64_t j = 0; j < row; j++)
-                memcpy(o + 8 * j, i + (size_t)(j * inner) * 8, 8);
-            break;
-        case 4:
-            for (int64_t j = 0; j < row; j++)
-                memcpy(o + 4 * j, i + (size_t)(j * inner) * 4, 4);
-            break;
-        default:
-            for (int64_t j = 0; j < row; j++)
-                memcpy(o + (size_t)j * esz, i + (size_t)(j * inner) * esz, esz);
-        }
-        o += (size_t)row * esz;
-        int k = nd - 2;
-        for (; k >= 0; k--) {
-            if (++idx[k] < shape[k])
-                break;
-            idx[k] = 0;
-        }
-        if (k < 0)
-            break;
-    }
-}
-
-ck_code ck_exec_no_room(ck_err *err)
-{
-    return ck_err_set(err, CK_ENOMEM, "run: scratch arena too small");
-}
-
-/* concatenate/stack: each operand's part of the box, converted to the
- * result dtype, placed at its offset along the axis. */
-static ck_code eval_concat(xrun *r, const ck_node *nd, const int64_t *start,
-                           const int64_t *shape, void *dst, ck_arena *a,
-                           ck_err *err)
-{
-    int ax = nd->axis;
-    size_t esz = ck_dtype_size(nd->dtype);
-    int64_t at = 0; /* operand k's first index along the axis */
+    const ck_node *nd = &r->p->node[i];
+    size_t b = 0, most = 0;
 
     for (int k = 0; k < nd->nargs; k++) {
-        const ck_node *m = &r->p->node[nd->arg[k]];
-        int64_t len = nd->stack ? 1 : m->shape[ax];
-        int64_t lo = start[ax] > at ? start[ax] : at;
-        int64_t hi =
-            start[ax] + shape[ax] < at + len ? start[ax] + shape[ax] : at + len;
-        if (lo < hi) {
-            int64_t ms[CK_MAX_DIMS], msh[CK_MAX_DIMS], box[CK_MAX_DIMS];
-            int64_t doff[CK_MAX_DIMS] = {0}, zero[CK_MAX_DIMS] = {0};
-            int j = 0;
-            for (int d = 0; d < nd->ndim; d++) {
-                box[d] = d == ax ? hi - lo : shape[d];
-                if (nd->stack && d == ax)
-                    continue;
-                ms[j] = d == ax ? lo - at : start[d];
-                msh[j++] = box[d];
-            }
-            doff[ax] = lo - start[ax];
-            size_t mn = (size_t)ck_exec_nelem(m->ndim, msh);
-            void *v = ck_arena_alloc(a, mn * ck_dtype_size(m->dtype));
-            void *c = m->dtype == nd->dtype ? v : ck_arena_alloc(a, mn * esz);
-            if (!v || !c)
-                return ck_exec_no_room(err);
-            CK_TRY(ck_exec_eval(r, nd->arg[k], ms, msh, v, a, err));
-            if (c != v)
-                ck_dtype_convert(nd->dtype, c, m->dtype, v, mn);
-            ck_box_copy(nd->ndim, esz, dst, shape, doff, c, box, zero, NULL,
-                        box);
+        const ck_node *m = nd->arg[k] >= 0 ? &r->p->node[nd->arg[k]] : NULL;
+        size_t csz = ck_dtype_size(
+            nd->ew == CK_EW_WHERE && k == 0 ? CK_BOOL : nd->compute);
+        if (!m) {
+            b += ck_exec_al(8); /* the number, converted */
+            continue;
         }
-        at += len;
+        /* an operand over the same box may be the memo */
+        int bcast =
+            m->ndim != nd->ndim ||
+            memcmp(m->shape, nd->shape, sizeof(int64_t) * (size_t)m->ndim) != 0;
+        size_t e = ck_exec_bytes(r, nd->arg[k], n, bcast ? -1 : known,
+                                 aligned && !bcast && same_chunks(nd, m));
+        if (bcast || nd->arg[k] != known)
+            b += ck_exec_al(n * ck_dtype_size(m->dtype));
+        most = e > most ? e : most;
+        if (m->dtype != nd->compute)
+            b += ck_exec_al(n * csz);
+        if (bcast)
+            b += ck_exec_al(n * csz);
     }
-    return CK_OK;
-}
-
-/* reshape: the box's C-order span in the operand is read as whole rows of
- * its first axis, and each output row is one run of that slab. */
-static ck_code eval_reshape(xrun *r, const ck_node *nd, const int64_t *start,
-                            const int64_t *shape, void *dst, ck_arena *a,
-                            ck_err *err)
-{
-    const ck_node *m = &r->p->node[nd->arg[0]];
-    size_t esz = ck_dtype_size(nd->dtype);
-    int64_t inner = 1, lmin = 0, lmax = 0, idx[CK_MAX_DIMS] = {0};
-    int64_t ss[CK_MAX_DIMS], sst[CK_MAX_DIMS] = {0};
-    int nd_ = nd->ndim, last = nd_ - 1;
-    int64_t row = nd_ ? shape[last] : 1;
-    char *o = dst;
-
-    for (int d = 1; d < m->ndim; d++)
-        inner *= m->shape[d];
-    for (int d = 0; d < nd_; d++) {
-        lmin = lmin * nd->shape[d] + start[d];
-        lmax = lmax * nd->shape[d] + start[d] + shape[d] - 1;
-    }
-    /* The slab: rows r0..r1 of the operand's first axis, whole. */
-    int64_t r0 = m->ndim ? lmin / inner : 0, r1 = m->ndim ? lmax / inner : 0;
-    memcpy(ss, m->shape, sizeof ss);
-    if (m->ndim) {
-        sst[0] = r0;
-        ss[0] = r1 - r0 + 1;
-    }
-    void *slab = ck_arena_alloc(a, (size_t)ck_exec_nelem(m->ndim, ss) * esz);
-    if (!slab)
-        return ck_exec_no_room(err);
-    CK_TRY(ck_exec_eval(r, nd->arg[0], sst, ss, slab, a, err));
-    for (;;) {
-        int64_t l = 0;
-        for (int d = 0; d < nd_; d++)
-            l = l * nd->shape[d] + start[d] + (d < last ? idx[d] : 0);
-        memcpy(o, (char *)slab + (size_t)(l - r0 * inner) * esz,
-               (size_t)row * esz);
-        o += (size_t)row * esz;
-        int d = last - 1;
-        for (; d >= 0; d--) {
-            if (++idx[d] < shape[d])
-                break;
-            idx[d] = 0;
-        }
-        if (d < 0)
-            break;
-    }
-    return CK_OK;
-}
-
-/* A node's values over one box, already at hand: evaluating that node over
- * that box again copies them (an elementwise operand uses them in place). */
-typedef struct memo {
-    int node;
-    const int64_t *start, *shape;
-    const void *data;
-} memo;
-
-static int memo_has(const memo *mm, int node, int ndim, const int64_t *start,
-                    const int64_t *shape)
-{
-    size_t b = sizeof(int64_t) * (size_t)ndim;
-    return mm && mm->node == node && memcmp(mm->start, start, b) == 0 &&
-           memcmp(mm->shape, shape, b) == 0;
-}
-
-static ck_code eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
-                    void *dst, ck_arena *a, const memo *mm, ck_err *err);
-
-ck_code ck_exec_eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
-                     void *dst, ck_arena *a, ck_err *err)
-{
-    return eval(r, i, start, shape, dst, a, NULL, err);
-}
-
-/* Input i's values over a box that is one of its chunks stored raw, seen
- * in place (ck_array_view_chunk): 1 with *view set, else 0. */
-static int view_box(xrun *r, int i, int ndim, const int64_t *start,
-                    const int64_t *shape, ck_chunk_view *view)
-{
-    const ck_node *m = &r->p->node[i];
-    int64_t coords[CK_MAX_DIMS];
-    const ck_grid *g;
-
-    if (m->kind != CK_NODE_INPUT ||
-        ck_array_info_of(r->x[i].arr)->dtype != m->dtype)
-        return 0;
-    g = ck_array_grid(r->x[i].arr);
-    if (g->ndim != ndim)
-        return 0;
-    for (int d = 0; d < ndim; d++) {
-        if (start[d] % g->chunk[d] != 0 || shape[d] != g->chunk[d])
-            return 0;
-        coords[d] = start[d] / g->chunk[d];
-    }
-    return ck_array_view_chunk(r->x[i].arr, coords, view);
+    return b + most;
 }
 
 /* An elementwise step over one box: each operand's values (a memo, a view
  * of an input's chunk, or evaluated into the arena), converted to the
  * compute dtype and broadcast to the box as needed. */
-static ck_code eval_ew(xrun *r, const ck_node *nd, const int64_t *start,
-                       const int64_t *shape, void *dst, ck_arena *a,
-                       const memo *mm, ck_err *err)
+ck_code ck_exec_ew_eval(xrun *r, int i, const int64_t *start,
+                        const int64_t *shape, void *dst, ck_arena *a,
+                        const memo *mm, ck_err *err)
 {
+    const ck_node *nd = &r->p->node[i];
     size_t n = (size_t)ck_exec_nelem(nd->ndim, shape);
     ck_chunk_view views[CK_MAX_ARGS] = {{0}};
     ck_code rc = CK_OK;
@@ -492,112 +363,334 @@ out:
     return rc;
 }
 
-static ck_code eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
-                    void *dst, ck_arena *a, const memo *mm, ck_err *err)
+/* ---- results held in memory: reductions, histograms, masks ---- */
+
+size_t ck_exec_held_bytes(const xrun *r, int i, size_t n, int known,
+                          int aligned)
+{
+    (void)r, (void)i, (void)n, (void)known, (void)aligned;
+    return 0; /* copied out of r->x[i].mem */
+}
+
+ck_code ck_exec_held_eval(xrun *r, int i, const int64_t *start,
+                          const int64_t *shape, void *dst, ck_arena *a,
+                          const memo *mm, ck_err *err)
 {
     const ck_node *nd = &r->p->node[i];
+    int64_t zero[CK_MAX_DIMS] = {0};
+
+    (void)a, (void)mm, (void)err;
+    ck_box_copy(nd->ndim, ck_dtype_size(nd->dtype), dst, shape, zero,
+                r->x[i].mem, nd->shape, start, NULL, shape);
+    return CK_OK;
+}
+
+/* ---- rechunk: the operand's values over the same box ---- */
+
+size_t ck_exec_rechunk_bytes(const xrun *r, int i, size_t n, int known,
+                             int aligned)
+{
+    const ck_node *nd = &r->p->node[i];
+
+    return ck_exec_bytes(r, nd->arg[0], n, known,
+                         aligned && same_chunks(nd, &r->p->node[nd->arg[0]]));
+}
+
+ck_code ck_exec_rechunk_eval(xrun *r, int i, const int64_t *start,
+                             const int64_t *shape, void *dst, ck_arena *a,
+                             const memo *mm, ck_err *err)
+{
+    return eval(r, r->p->node[i].arg[0], start, shape, dst, a, mm, err);
+}
+
+/* ---- random: pipelines/gen.h's generator, one row at a time ---- */
+
+size_t ck_exec_random_bytes(const xrun *r, int i, size_t n, int known,
+                            int aligned)
+{
+    const ck_node *nd = &r->p->node[i];
+
+    (void)n, (void)known, (void)aligned;
+    return ck_exec_al((size_t)(nd->ndim ? nd->shape[nd->ndim - 1] : 1) * 8);
+}
+
+ck_code ck_exec_random_eval(xrun *r, int i, const int64_t *start,
+                            const int64_t *shape, void *dst, ck_arena *a,
+                            const memo *mm, ck_err *err)
+{
+    const ck_node *nd = &r->p->node[i];
+    double *row = ck_arena_alloc(
+        a, sizeof(double) * (size_t)(nd->ndim ? shape[nd->ndim - 1] : 1));
+
+    (void)mm;
+    if (!row)
+        return ck_exec_no_room(err);
+    ck_gen_box((ck_dist)nd->dist, nd->ra, nd->rb, nd->seed, nd->dtype, nd->ndim,
+               nd->shape, start, shape, shape, dst, row);
+    return CK_OK;
+}
+
+/* ---- concatenate and stack ---- */
+
+/* concatenate/stack: each operand's part of the box, converted to the
+ * result dtype, placed at its offset along the axis. */
+size_t ck_exec_concat_bytes(const xrun *r, int i, size_t n, int known,
+                            int aligned)
+{
+    const ck_node *nd = &r->p->node[i];
+    size_t most = 0;
+
+    (void)known, (void)aligned;
+    for (int k = 0; k < nd->nargs; k++) {
+        size_t e = ck_exec_bytes(r, nd->arg[k], n, -1, 0);
+        most = e > most ? e : most;
+    }
+    /* an operand's values and their conversion, then its own scratch */
+    return 2 * ck_exec_al(n * 8) + most;
+}
+
+ck_code ck_exec_concat_eval(xrun *r, int i, const int64_t *start,
+                            const int64_t *shape, void *dst, ck_arena *a,
+                            const memo *mm, ck_err *err)
+{
+    const ck_node *nd = &r->p->node[i];
+    int ax = nd->axis;
+    size_t esz = ck_dtype_size(nd->dtype);
+    int64_t at = 0; /* operand k's first index along the axis */
+
+    (void)mm;
+
+    for (int k = 0; k < nd->nargs; k++) {
+        const ck_node *m = &r->p->node[nd->arg[k]];
+        int64_t len = nd->stack ? 1 : m->shape[ax];
+        int64_t lo = start[ax] > at ? start[ax] : at;
+        int64_t hi =
+            start[ax] + shape[ax] < at + len ? start[ax] + shape[ax] : at + len;
+        if (lo < hi) {
+            int64_t ms[CK_MAX_DIMS], msh[CK_MAX_DIMS], box[CK_MAX_DIMS];
+            int64_t doff[CK_MAX_DIMS] = {0}, zero[CK_MAX_DIMS] = {0};
+            int j = 0;
+            for (int d = 0; d < nd->ndim; d++) {
+                box[d] = d == ax ? hi - lo : shape[d];
+                if (nd->stack && d == ax)
+                    continue;
+                ms[j] = d == ax ? lo - at : start[d];
+                msh[j++] = box[d];
+            }
+            doff[ax] = lo - start[ax];
+            size_t mn = (size_t)ck_exec_nelem(m->ndim, msh);
+            void *v = ck_arena_alloc(a, mn * ck_dtype_size(m->dtype));
+            void *c = m->dtype == nd->dtype ? v : ck_arena_alloc(a, mn * esz);
+            if (!v || !c)
+                return ck_exec_no_room(err);
+            CK_TRY(ck_exec_eval(r, nd->arg[k], ms, msh, v, a, err));
+            if (c != v)
+                ck_dtype_convert(nd->dtype, c, m->dtype, v, mn);
+            ck_box_copy(nd->ndim, esz, dst, shape, doff, c, box, zero, NULL,
+                        box);
+        }
+        at += len;
+    }
+    return CK_OK;
+}
+
+/* ---- reshape ---- */
+
+/* reshape: the box's C-order span in the operand is read as whole rows of
+ * its first axis, and each output row is one run of that slab. */
+size_t ck_exec_reshape_bytes(const xrun *r, int i, size_t n, int known,
+                             int aligned)
+{
+    const ck_node *nd = &r->p->node[i];
+    size_t span = reshape_span(r->p, nd, n);
+
+    (void)known, (void)aligned;
+    return ck_exec_al(span * ck_dtype_size(nd->dtype)) +
+           ck_exec_bytes(r, nd->arg[0], span, -1, 0);
+}
+
+ck_code ck_exec_reshape_eval(xrun *r, int i, const int64_t *start,
+                             const int64_t *shape, void *dst, ck_arena *a,
+                             const memo *mm, ck_err *err)
+{
+    const ck_node *nd = &r->p->node[i];
+    const ck_node *m = &r->p->node[nd->arg[0]];
+    size_t esz = ck_dtype_size(nd->dtype);
+    int64_t inner = 1, lmin = 0, lmax = 0, idx[CK_MAX_DIMS] = {0};
+    int64_t ss[CK_MAX_DIMS], sst[CK_MAX_DIMS] = {0};
+    int nd_ = nd->ndim, last = nd_ - 1;
+    int64_t row = nd_ ? shape[last] : 1;
+    char *o = dst;
+
+    (void)mm;
+    for (int d = 1; d < m->ndim; d++)
+        inner *= m->shape[d];
+    for (int d = 0; d < nd_; d++) {
+        lmin = lmin * nd->shape[d] + start[d];
+        lmax = lmax * nd->shape[d] + start[d] + shape[d] - 1;
+    }
+    /* The slab: rows r0..r1 of the operand's first axis, whole. */
+    int64_t r0 = m->ndim ? lmin / inner : 0, r1 = m->ndim ? lmax / inner : 0;
+    memcpy(ss, m->shape, sizeof ss);
+    if (m->ndim) {
+        sst[0] = r0;
+        ss[0] = r1 - r0 + 1;
+    }
+    void *slab = ck_arena_alloc(a, (size_t)ck_exec_nelem(m->ndim, ss) * esz);
+    if (!slab)
+        return ck_exec_no_room(err);
+    CK_TRY(ck_exec_eval(r, nd->arg[0], sst, ss, slab, a, err));
+    for (;;) {
+        int64_t l = 0;
+        for (int d = 0; d < nd_; d++)
+            l = l * nd->shape[d] + start[d] + (d < last ? idx[d] : 0);
+        memcpy(o, (char *)slab + (size_t)(l - r0 * inner) * esz,
+               (size_t)row * esz);
+        o += (size_t)row * esz;
+        int d = last - 1;
+        for (; d >= 0; d--) {
+            if (++idx[d] < shape[d])
+                break;
+            idx[d] = 0;
+        }
+        if (d < 0)
+            break;
+    }
+    return CK_OK;
+}
+
+/* ---- transpose ---- */
+
+/* dst (C order, shape[nd]) gets src transposed: dst axis k is src axis
+ * perm[k]; src is C order of shape ssh[]. */
+static void permute(int nd, size_t esz, void *dst, const int64_t *shape,
+                    const void *src, const int64_t *ssh, const int *perm)
+{
+    int64_t ss[CK_MAX_DIMS], st[CK_MAX_DIMS], idx[CK_MAX_DIMS] = {0};
+    int64_t row = nd ? shape[nd - 1] : 1, inner;
+    char *o = dst;
+
+    if (nd == 0) {
+        memcpy(dst, src, esz);
+        return;
+    }
+    ss[nd - 1] = 1;
+    for (int d = nd - 2; d >= 0; d--)
+        ss[d] = ss[d + 1] * ssh[d + 1];
+    for (int k = 0; k < nd; k++)
+        st[k] = ss[perm[k]];
+    inner = st[nd - 1];
+    for (;;) {
+        int64_t off = 0;
+        for (int k = 0; k < nd - 1; k++)
+            off += idx[k] * st[k];
+        const char *i = (const char *)src + (size_t)off * esz;
+        switch (esz) {
+        case 8:
+            for (int64_t j = 0; j < row; j++)
+                memcpy(o + 8 * j, i + (size_t)(j * inner) * 8, 8);
+            break;
+        case 4:
+            for (int64_t j = 0; j < row; j++)
+                memcpy(o + 4 * j, i + (size_t)(j * inner) * 4, 4);
+            break;
+        default:
+            for (int64_t j = 0; j < row; j++)
+                memcpy(o + (size_t)j * esz, i + (size_t)(j * inner) * esz, esz);
+        }
+        o += (size_t)row * esz;
+        int k = nd - 2;
+        for (; k >= 0; k--) {
+            if (++idx[k] < shape[k])
+                break;
+            idx[k] = 0;
+        }
+        if (k < 0)
+            break;
+    }
+}
+
+size_t ck_exec_transpose_bytes(const xrun *r, int i, size_t n, int known,
+                               int aligned)
+{
+    const ck_node *nd = &r->p->node[i];
+
+    (void)known, (void)aligned;
+    return ck_exec_al(n * ck_dtype_size(nd->dtype)) +
+           ck_exec_bytes(r, nd->arg[0], n, -1, 0);
+}
+
+ck_code ck_exec_transpose_eval(xrun *r, int i, const int64_t *start,
+                               const int64_t *shape, void *dst, ck_arena *a,
+                               const memo *mm, ck_err *err)
+{
+    const ck_node *nd = &r->p->node[i];
+    const ck_node *m = &r->p->node[nd->arg[0]];
     size_t n = (size_t)ck_exec_nelem(nd->ndim, shape);
+    int64_t ist[CK_MAX_DIMS], ish[CK_MAX_DIMS];
+    void *tmp = ck_arena_alloc(a, n * ck_dtype_size(m->dtype));
 
-    if (memo_has(mm, i, nd->ndim, start, shape)) {
-        memcpy(dst, mm->data, n * ck_dtype_size(nd->dtype));
-        return CK_OK;
+    if (!tmp)
+        return ck_exec_no_room(err);
+    for (int k = 0; k < nd->ndim; k++) {
+        ist[nd->perm[k]] = start[k];
+        ish[nd->perm[k]] = shape[k];
     }
+    CK_TRY(eval(r, nd->arg[0], ist, ish, tmp, a, mm, err));
+    permute(nd->ndim, ck_dtype_size(nd->dtype), dst, shape, tmp, ish, nd->perm);
+    return CK_OK;
+}
 
-    switch (nd->kind) {
-    case CK_NODE_INPUT: {
+/* ---- slice ---- */
+
+/* A strided box of an input is read as such; of anything else it is
+ * evaluated whole over its bounding box, then subsampled. */
+size_t ck_exec_slice_bytes(const xrun *r, int i, size_t n, int known,
+                           int aligned)
+{
+    const ck_node *nd = &r->p->node[i];
+    size_t span = n;
+
+    (void)known, (void)aligned;
+    if (r->p->node[nd->arg[0]].kind == CK_NODE_INPUT)
+        return ck_exec_bytes(r, nd->arg[0], n, -1, 0);
+    for (int d = 0; d < r->p->node[nd->arg[0]].ndim; d++)
+        span *= (size_t)nd->sl_step[d];
+    return ck_exec_al(span * ck_dtype_size(nd->dtype)) +
+           ck_exec_bytes(r, nd->arg[0], span, -1, 0);
+}
+
+ck_code ck_exec_slice_eval(xrun *r, int i, const int64_t *start,
+                           const int64_t *shape, void *dst, ck_arena *a,
+                           const memo *mm, ck_err *err)
+{
+    const ck_node *nd = &r->p->node[i];
+    const ck_node *m = &r->p->node[nd->arg[0]];
+    int64_t ist[CK_MAX_DIMS], ish[CK_MAX_DIMS], istep[CK_MAX_DIMS];
+    int64_t bsh[CK_MAX_DIMS], zero[CK_MAX_DIMS] = {0};
+    size_t esz = ck_dtype_size(nd->dtype);
+    int k = 0;
+
+    for (int d = 0; d < m->ndim; d++) {
+        istep[d] = nd->sl_keep[d] ? nd->sl_step[d] : 1;
+        ist[d] =
+            nd->sl_start[d] + (nd->sl_keep[d] ? start[k] * nd->sl_step[d] : 0);
+        ish[d] = nd->sl_keep[d] ? shape[k++] : 1;
+        bsh[d] = (ish[d] - 1) * istep[d] + 1;
+    }
+    if (m->kind == CK_NODE_INPUT) {
         int64_t stop[CK_MAX_DIMS];
-        for (int d = 0; d < nd->ndim; d++)
-            stop[d] = start[d] + shape[d];
-        return ck_array_read_region(r->x[i].arr, start, stop, NULL, nd->dtype,
-                                    dst, NULL, a, err);
+        for (int d = 0; d < m->ndim; d++)
+            stop[d] = ist[d] + bsh[d];
+        return ck_array_read_region(r->x[nd->arg[0]].arr, ist, stop, istep,
+                                    nd->dtype, dst, NULL, a, err);
     }
-    case CK_NODE_REDUCE:
-    case CK_NODE_HIST:
-    case CK_NODE_HIST2D:
-    case CK_NODE_MASK: {
-        int64_t zero[CK_MAX_DIMS] = {0};
-        ck_box_copy(nd->ndim, ck_dtype_size(nd->dtype), dst, shape, zero,
-                    r->x[i].mem, nd->shape, start, NULL, shape);
-        return CK_OK;
-    }
-    case CK_NODE_RECHUNK:
-        return eval(r, nd->arg[0], start, shape, dst, a, mm, err);
-    case CK_NODE_RANDOM: {
-        double *row = ck_arena_alloc(
-            a, sizeof(double) * (size_t)(nd->ndim ? shape[nd->ndim - 1] : 1));
-        if (!row)
-            return ck_exec_no_room(err);
-        ck_gen_box((ck_dist)nd->dist, nd->ra, nd->rb, nd->seed, nd->dtype,
-                   nd->ndim, nd->shape, start, shape, shape, dst, row);
-        return CK_OK;
-    }
-    case CK_NODE_CONCAT:
-        return eval_concat(r, nd, start, shape, dst, a, err);
-    case CK_NODE_MATMUL:
-    case CK_NODE_PART:
-    case CK_NODE_PREDICT:
-        return ck_exec_linalg_eval(r, i, start, shape, dst, a, err);
-    case CK_NODE_SVD:
-    case CK_NODE_GLM:
-        break; /* only their parts are evaluated */
-    case CK_NODE_RESHAPE:
-        return eval_reshape(r, nd, start, shape, dst, a, err);
-    case CK_NODE_TRANSPOSE: {
-        const ck_node *m = &r->p->node[nd->arg[0]];
-        int64_t ist[CK_MAX_DIMS], ish[CK_MAX_DIMS];
-        void *tmp = ck_arena_alloc(a, n * ck_dtype_size(m->dtype));
-        if (!tmp)
-            return ck_exec_no_room(err);
-        for (int k = 0; k < nd->ndim; k++) {
-            ist[nd->perm[k]] = start[k];
-            ish[nd->perm[k]] = shape[k];
-        }
-        CK_TRY(eval(r, nd->arg[0], ist, ish, tmp, a, mm, err));
-        permute(nd->ndim, ck_dtype_size(nd->dtype), dst, shape, tmp, ish,
-                nd->perm);
-        return CK_OK;
-    }
-    case CK_NODE_SLICE: {
-        const ck_node *m = &r->p->node[nd->arg[0]];
-        int64_t ist[CK_MAX_DIMS], ish[CK_MAX_DIMS], istep[CK_MAX_DIMS];
-        int64_t bsh[CK_MAX_DIMS], zero[CK_MAX_DIMS] = {0};
-        size_t esz = ck_dtype_size(nd->dtype);
-        int k = 0;
-        for (int d = 0; d < m->ndim; d++) {
-            istep[d] = nd->sl_keep[d] ? nd->sl_step[d] : 1;
-            ist[d] = nd->sl_start[d] +
-                     (nd->sl_keep[d] ? start[k] * nd->sl_step[d] : 0);
-            ish[d] = nd->sl_keep[d] ? shape[k++] : 1;
-            bsh[d] = (ish[d] - 1) * istep[d] + 1;
-        }
-        if (m->kind == CK_NODE_INPUT) {
-            int64_t stop[CK_MAX_DIMS];
-            for (int d = 0; d < m->ndim; d++)
-                stop[d] = ist[d] + bsh[d];
-            return ck_array_read_region(r->x[nd->arg[0]].arr, ist, stop, istep,
-                                        nd->dtype, dst, NULL, a, err);
-        }
-        void *tmp =
-            ck_arena_alloc(a, (size_t)ck_exec_nelem(m->ndim, bsh) * esz);
-        if (!tmp)
-            return ck_exec_no_room(err);
-        CK_TRY(eval(r, nd->arg[0], ist, bsh, tmp, a, mm, err));
-        ck_box_copy(m->ndim, esz, dst, ish, zero, tmp, bsh, zero, istep, ish);
-        return CK_OK;
-    }
-    case CK_NODE_ASTYPE: {
-        const ck_node *m = &r->p->node[nd->arg[0]];
-        void *tmp = ck_arena_alloc(a, n * ck_dtype_size(m->dtype));
-        if (!tmp)
-            return ck_exec_no_room(err);
-        CK_TRY(eval(r, nd->arg[0], start, shape, tmp, a, mm, err));
-        ck_dtype_convert(nd->dtype, dst, m->dtype, tmp, n);
-        return CK_OK;
-    }
-    case CK_NODE_EW:
-        return eval_ew(r, nd, start, shape, dst, a, mm, err);
-    }
-    return ck_err_set(err, CK_ENOTSUP, "run: node kind %d", (int)nd->kind);
+    void *tmp = ck_arena_alloc(a, (size_t)ck_exec_nelem(m->ndim, bsh) * esz);
+    if (!tmp)
+        return ck_exec_no_room(err);
+    CK_TRY(eval(r, nd->arg[0], ist, bsh, tmp, a, mm, err));
+    ck_box_copy(m->ndim, esz, dst, ish, zero, tmp, bsh, zero, istep, ish);
+    return CK_OK;
 }
 
 /* ---- folds: reductions, histograms and masks ----
@@ -1076,11 +1169,11 @@ static ck_code run_fold(fold *f, ck_err *err)
     f->arena_bytes =
         ck_exec_al(n * ck_dtype_size(m->dtype)) +
         (f->direct ? ck_exec_al(ck_array_scratch_bytes(f->direct)) + 256
-                   : eval_bytes(r, f->operand, n, -1, own)) +
+                   : ck_exec_bytes(r, f->operand, n, -1, own)) +
         (f->cond >= 0
              ? ck_exec_al(n) +
-                   eval_bytes(r, f->cond, n, f->operand,
-                              own && same_chunks(&r->p->node[f->cond], m))
+                   ck_exec_bytes(r, f->cond, n, f->operand,
+                                 own && same_chunks(&r->p->node[f->cond], m))
              : 0) +
         256;
     for (int k = 0; k < f->nm; k++) {
@@ -1206,8 +1299,7 @@ static ck_code run_fold(fold *f, ck_err *err)
 
 static int is_fold(const ck_node *nd)
 {
-    return nd->kind == CK_NODE_REDUCE || nd->kind == CK_NODE_HIST ||
-           nd->kind == CK_NODE_HIST2D || nd->kind == CK_NODE_MASK;
+    return (ck_optab_kind(nd->kind)->flags & CK_OP_FOLD) != 0;
 }
 
 /* Can fold step i share its pass, and take its values through a mask?
@@ -1260,10 +1352,8 @@ static ck_code run_folds_and_models(xrun *r, ck_err *err)
         const ck_node *nd = &p->node[i];
         if (done[i])
             continue;
-        if (nd->kind == CK_NODE_SVD)
-            CK_TRY(ck_exec_run_svd(r, i, err));
-        else if (nd->kind == CK_NODE_GLM)
-            CK_TRY(ck_exec_run_glm(r, i, err));
+        if (ck_optab_kind(nd->kind)->run)
+            CK_TRY(ck_optab_kind(nd->kind)->run(r, i, err));
         if (!is_fold(nd) || mask_folded(p, i))
             continue;
         fold *f = calloc(1, sizeof *f);
@@ -1426,10 +1516,10 @@ static ck_code write_output(xrun *r, const ck_output *o, ck_store *s,
     size_t wb;
     ck_stream_plan(&job, &threads, &wb);
     if (threads > 1)
-        ck_be_cpu_threads(1);
+        ck_be_set_threads(&r->be, 1);
     rc = ck_stream_run(&job, err);
     if (threads > 1)
-        ck_be_cpu_threads(r->o->threads);
+        ck_be_set_threads(&r->be, 0);
     ck_array_close(dst);
     if (rc == CK_OK && nd->kind == CK_NODE_PART && nd->part == CK_PART_COEF)
         rc = model_attrs(r, nd, s, name, err);
@@ -1595,4 +1685,9 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
     free(r->p);
     free(r);
     return rc;
+}
+
+int ck_exec_restart_env(const char **name, const char **value)
+{
+    return ck_be_restart_env(name, value);
 }

@@ -48,4 +48,10 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
                     ck_err *err);
 void ck_results_release(ck_results *res);
 
+/* Before a run: 1 with *name and *value when the compute libraries would
+ * run better if this process started again with that environment variable
+ * set (ck_be_restart_env: never when the user has set it), 0 otherwise.
+ * Starting again is the caller's business. */
+int ck_exec_restart_env(const char **name, const char **value);
+
 #endif

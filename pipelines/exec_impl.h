@@ -27,6 +27,14 @@ typedef struct xrun {
     xnode x[CK_MAX_NODES];
 } xrun;
 
+/* A node's values over one box, already at hand: evaluating that node over
+ * that box again copies them (an elementwise operand uses them in place). */
+typedef struct memo {
+    int node;
+    const int64_t *start, *shape;
+    const void *data;
+} memo;
+
 int64_t ck_exec_nelem(int nd, const int64_t *shape);
 /* n rounded up to 64 bytes, as arenas hand out. */
 size_t ck_exec_al(size_t n);
@@ -34,17 +42,38 @@ ck_code ck_exec_no_room(ck_err *err);
 
 /* Arena bytes that evaluating a box of n elements of node i needs. */
 size_t ck_exec_eval_bytes(const xrun *r, int i, size_t n);
+/* The same, where node 'known' (or none, -1) is given as a memo and needs
+ * nothing, and 'aligned' says the boxes are node i's own chunks: what the
+ * op table's bytes functions call for their operands. */
+size_t ck_exec_bytes(const xrun *r, int i, size_t n, int known, int aligned);
 /* Evaluates node i over the box start[]/shape[] (its own coordinates) into
  * dst, in the node's dtype, C order, with scratch from a. */
 ck_code ck_exec_eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
                      void *dst, ck_arena *a, ck_err *err);
 
-/* linalg.c: boxes of matmul, part and glm_predict nodes, and the steps
- * that run before outputs are written (svd, glm_fit). */
-size_t ck_exec_linalg_bytes(const xrun *r, int i, size_t n);
-ck_code ck_exec_linalg_eval(xrun *r, int i, const int64_t *start,
-                            const int64_t *shape, void *dst, ck_arena *a,
-                            ck_err *err);
+/* The op table's functions (pipelines/optab.h says what each kind of
+ * function does): exec.c's box evaluations, and linalg.c's boxes of
+ * matmul, svd results and glm_predict, and the steps that run before
+ * outputs are written (svd, glm_fit). */
+#define CK_EXEC_BOX_FNS(op)                                                    \
+    size_t ck_exec_##op##_bytes(const xrun *r, int i, size_t n, int known,     \
+                                int aligned);                                  \
+    ck_code ck_exec_##op##_eval(xrun *r, int i, const int64_t *start,          \
+                                const int64_t *shape, void *dst, ck_arena *a,  \
+                                const memo *mm, ck_err *err)
+CK_EXEC_BOX_FNS(input);
+CK_EXEC_BOX_FNS(astype);
+CK_EXEC_BOX_FNS(ew);
+CK_EXEC_BOX_FNS(held);
+CK_EXEC_BOX_FNS(rechunk);
+CK_EXEC_BOX_FNS(random);
+CK_EXEC_BOX_FNS(concat);
+CK_EXEC_BOX_FNS(reshape);
+CK_EXEC_BOX_FNS(transpose);
+CK_EXEC_BOX_FNS(slice);
+CK_EXEC_BOX_FNS(matmul);
+CK_EXEC_BOX_FNS(part);
+CK_EXEC_BOX_FNS(predict);
 ck_code ck_exec_run_svd(xrun *r, int i, ck_err *err);
 ck_code ck_exec_run_glm(xrun *r, int i, ck_err *err);
 

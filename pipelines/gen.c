@@ -124,7 +124,7 @@ static ck_code produce(void *vctx, const ck_chunk *c, void *buf,
     ck_scalar zero = {0};
 
     if (!row)
-        return ck_err_set(err, CK_ENOMEM, "gen: scratch arena too small");
+        return ck_err_internal(err, "gen: scratch arena too small");
     ck_dtype_fill(o->dtype, buf, zero, (size_t)g->chunk_nelem);
     ck_gen_box(o->dist, o->a, o->b, o->seed, o->dtype, g->ndim, g->shape,
                c->start, c->shape, g->chunk, buf, row);

@@ -769,9 +769,9 @@ static ck_code svd_exact(xrun *r, int i, int transpose, ck_err *err)
         rc = ck_err_set(err, CK_ENOMEM, "out of memory");
         goto out;
     }
-    ck_be_cpu_threads(1); /* the parts' QRs run side by side */
+    ck_be_set_threads(&r->be, 1); /* the parts' QRs run side by side */
     rc = rows_run(&w, tsqr_block, &t, err);
-    ck_be_cpu_threads(r->o->threads);
+    ck_be_set_threads(&r->be, 0);
     /* R = qr([R_0; R_1]), into R_0; the column sums likewise */
     for (int q = 1; rc == CK_OK && q < PASS_PARTS; q++) {
         for (int64_t ii = 0; ii < n; ii++) /* R_q's rows, in u */
@@ -922,7 +922,7 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
      * spans (L^T L)^i applied to the test matrix), the last keeping y =
      * L (L^T L)^q Omega: dask's svd_compressed range, Q = orth(y), with
      * its B = Q^T L = (L^T Q)^T read off the same pass's z (below). */
-    ck_be_cpu_threads(1); /* the passes' gemms are small: one per thread */
+    ck_be_set_threads(&r->be, 1); /* the passes' small gemms, one a thread */
     for (int it = 0; rc == CK_OK && it <= nd->power_iters; it++) {
         int last = it == nd->power_iters;
         rpass q = {.r = r,
@@ -947,7 +947,7 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
             rc = orth(r, p, n, l, col, rr, err);
         }
     }
-    ck_be_cpu_threads(r->o->threads);
+    ck_be_set_threads(&r->be, 0);
     if (rc != CK_OK)
         goto out;
     /* y = U_y S_y W^T (y row-major is y^T column-major: its SVD's V^T is
@@ -1436,7 +1436,7 @@ ck_code ck_exec_run_glm(xrun *r, int i, ck_err *err)
     /* the kernel's BLAS calls are small (GLM_SLICE rows): one BLAS thread
      * computes while the readers read, instead of BLAS threads spinning.
      * The sample comes first, with the whole budget to read it. */
-    ck_be_cpu_threads(1);
+    ck_be_set_threads(&r->be, 1);
     if (glm_sample_start(&g, &sres) == 0) {
         st.b = sres.b;
         st.h = sres.h;
@@ -1447,7 +1447,7 @@ ck_code ck_exec_run_glm(xrun *r, int i, ck_err *err)
         rc = ck_glm_fit(&r->be, &nd->glm, p, glm_pass, &g, st.b ? &st : NULL,
                         &res, err);
     }
-    ck_be_cpu_threads(r->o->threads);
+    ck_be_set_threads(&r->be, 0);
     if (rc != CK_OK)
         goto out_rows;
     if (!res.converged)
@@ -1494,53 +1494,61 @@ out:
 
 /* ---- boxes ---- */
 
-size_t ck_exec_linalg_bytes(const xrun *r, int i, size_t n)
+/* The two blocks (converted to the result's dtype if they differ), then
+ * the operands' scratch one at a time, and 512 bytes for gemm's packed
+ * argument records. */
+size_t ck_exec_matmul_bytes(const xrun *r, int i, size_t n, int known,
+                            int aligned)
 {
     const ck_node *nd = &r->p->node[i];
+    const ck_node *a = &r->p->node[nd->arg[0]];
+    const ck_node *b = &r->p->node[nd->arg[1]];
+    size_t nr = (size_t)nd->chunks[0], cols = (size_t)nd->chunks[1];
+    size_t kb = (size_t)(a->shape[1] < MM_KB ? a->shape[1] : MM_KB);
+    size_t cs = ck_dtype_size(nd->dtype);
+    size_t ea = eval_bytes(r, nd->arg[0], nr * kb);
+    size_t eb = eval_bytes(r, nd->arg[1], kb * cols);
 
-    switch (nd->kind) {
-    case CK_NODE_MATMUL: {
-        const ck_node *a = &r->p->node[nd->arg[0]];
-        const ck_node *b = &r->p->node[nd->arg[1]];
-        size_t nr = (size_t)nd->chunks[0], cols = (size_t)nd->chunks[1];
-        size_t kb = (size_t)(a->shape[1] < MM_KB ? a->shape[1] : MM_KB);
-        size_t cs = ck_dtype_size(nd->dtype);
-        (void)n;
-        size_t ea = eval_bytes(r, nd->arg[0], nr * kb);
-        size_t eb = eval_bytes(r, nd->arg[1], kb * cols);
-        /* the blocks (converted to the result's dtype if they differ),
-         * then the operands' scratch one at a time */
-        return al(nr * kb * ck_dtype_size(a->dtype)) +
-               (a->dtype != nd->dtype ? al(nr * kb * cs) : 0) +
-               al(kb * cols * ck_dtype_size(b->dtype)) +
-               (b->dtype != nd->dtype ? al(kb * cols * cs) : 0) +
-               (ea > eb ? ea : eb) + 512;
-    }
-    case CK_NODE_PART: {
-        const ck_node *s = &r->p->node[nd->arg[0]];
-        if (s->kind != CK_NODE_SVD || s->randomized)
-            return 64;
-        const ck_node *a = &r->p->node[s->arg[0]];
-        int tall = a->shape[0] >= a->shape[1];
-        if ((tall && nd->part != CK_PART_U) ||
-            (!tall && nd->part != CK_PART_VT))
-            return 64;
-        (void)n;
-        return factor_bytes(r, s, tall, tall ? nd->chunks[0] : nd->chunks[1]);
-    }
-    case CK_NODE_PREDICT: {
-        const ck_node *x = &r->p->node[nd->arg[0]];
-        size_t box = (size_t)nd->chunks[0] * (size_t)x->shape[1];
-        size_t p = (size_t)x->shape[1];
-        (void)n;
-        return al(box * ck_dtype_size(x->dtype)) + al(box * 8) +
-               eval_bytes(r, nd->arg[0], box) + 2 * al(p * 8) +
-               eval_bytes(r, nd->arg[1], p) +
-               (nd->arg[2] >= 0 ? eval_bytes(r, nd->arg[2], 1) + 64 : 0) + 512;
-    }
-    default:
-        return 64;
-    }
+    (void)n, (void)known, (void)aligned;
+    return al(nr * kb * ck_dtype_size(a->dtype)) +
+           (a->dtype != nd->dtype ? al(nr * kb * cs) : 0) +
+           al(kb * cols * ck_dtype_size(b->dtype)) +
+           (b->dtype != nd->dtype ? al(kb * cols * cs) : 0) +
+           (ea > eb ? ea : eb) + 512;
+}
+
+/* A result held in memory needs nothing; an exact svd's streamed factor
+ * (U of a tall A, Vt of a wide one) needs A's rows or columns. */
+size_t ck_exec_part_bytes(const xrun *r, int i, size_t n, int known,
+                          int aligned)
+{
+    const ck_node *nd = &r->p->node[i];
+    const ck_node *s = &r->p->node[nd->arg[0]];
+
+    (void)n, (void)known, (void)aligned;
+    if (s->kind != CK_NODE_SVD || s->randomized)
+        return 0;
+    const ck_node *a = &r->p->node[s->arg[0]];
+    int tall = a->shape[0] >= a->shape[1];
+    if ((tall && nd->part != CK_PART_U) || (!tall && nd->part != CK_PART_VT))
+        return 0;
+    return factor_bytes(r, s, tall, tall ? nd->chunks[0] : nd->chunks[1]);
+}
+
+/* X's rows and their float64 copy, the coefficients, the intercept. */
+size_t ck_exec_predict_bytes(const xrun *r, int i, size_t n, int known,
+                             int aligned)
+{
+    const ck_node *nd = &r->p->node[i];
+    const ck_node *x = &r->p->node[nd->arg[0]];
+    size_t box = (size_t)nd->chunks[0] * (size_t)x->shape[1];
+    size_t p = (size_t)x->shape[1];
+
+    (void)n, (void)known, (void)aligned;
+    return al(box * ck_dtype_size(x->dtype)) + al(box * 8) +
+           eval_bytes(r, nd->arg[0], box) + 2 * al(p * 8) +
+           eval_bytes(r, nd->arg[1], p) +
+           (nd->arg[2] >= 0 ? eval_bytes(r, nd->arg[2], 1) + 64 : 0) + 512;
 }
 
 /* Arena bytes of a box of 'lines' rows (tall) or columns of svd s's
@@ -1639,31 +1647,44 @@ static ck_code eval_matmul(xrun *r, const ck_node *nd, const int64_t *start,
     return rc;
 }
 
-ck_code ck_exec_linalg_eval(xrun *r, int i, const int64_t *start,
+ck_code ck_exec_matmul_eval(xrun *r, int i, const int64_t *start,
                             const int64_t *shape, void *dst, ck_arena *a,
-                            ck_err *err)
+                            const memo *mm, ck_err *err)
+{
+    (void)mm;
+    return eval_matmul(r, &r->p->node[i], start, shape, dst, a, err);
+}
+
+ck_code ck_exec_predict_eval(xrun *r, int i, const int64_t *start,
+                             const int64_t *shape, void *dst, ck_arena *a,
+                             const memo *mm, ck_err *err)
+{
+    const ck_node *nd = &r->p->node[i];
+    const ck_node *xn = &r->p->node[nd->arg[0]];
+    int64_t p = xn->shape[1], xs[2] = {start[0], 0}, xsh[2] = {shape[0], p};
+    int64_t z = 0, one = 1;
+    double *x, *w, c = nd->scalar[2];
+
+    (void)mm;
+    CK_TRY(eval_f64(r, nd->arg[0], xs, xsh, &x, a, err));
+    CK_TRY(eval_f64(r, nd->arg[1], &z, &p, &w, a, err));
+    if (nd->arg[2] >= 0) {
+        double *cv;
+        const ck_node *cn = &r->p->node[nd->arg[2]];
+        CK_TRY(eval_f64(r, nd->arg[2], &z, cn->ndim ? &one : &z, &cv, a, err));
+        c = cv[0];
+    }
+    return ck_glm_predict(&r->be, nd->glm.family, x, shape[0], p, w, c, dst,
+                          err);
+}
+
+ck_code ck_exec_part_eval(xrun *r, int i, const int64_t *start,
+                          const int64_t *shape, void *dst, ck_arena *a,
+                          const memo *mm, ck_err *err)
 {
     const ck_node *nd = &r->p->node[i];
 
-    if (nd->kind == CK_NODE_MATMUL)
-        return eval_matmul(r, nd, start, shape, dst, a, err);
-    if (nd->kind == CK_NODE_PREDICT) {
-        const ck_node *xn = &r->p->node[nd->arg[0]];
-        int64_t p = xn->shape[1], xs[2] = {start[0], 0}, xsh[2] = {shape[0], p};
-        int64_t z = 0, one = 1;
-        double *x, *w, c = nd->scalar[2];
-        CK_TRY(eval_f64(r, nd->arg[0], xs, xsh, &x, a, err));
-        CK_TRY(eval_f64(r, nd->arg[1], &z, &p, &w, a, err));
-        if (nd->arg[2] >= 0) {
-            double *cv;
-            const ck_node *cn = &r->p->node[nd->arg[2]];
-            CK_TRY(
-                eval_f64(r, nd->arg[2], &z, cn->ndim ? &one : &z, &cv, a, err));
-            c = cv[0];
-        }
-        return ck_glm_predict(&r->be, nd->glm.family, x, shape[0], p, w, c, dst,
-                              err);
-    }
+    (void)mm;
     /* a part: held in memory, or the streamed factor of an exact svd */
     if (r->x[i].mem) {
         int64_t zero[CK_MAX_DIMS] = {0};

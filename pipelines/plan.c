@@ -21,6 +21,7 @@
 #include "ops/hist.h"
 #include "ops/reduce.h"
 #include "pipelines/gen.h"
+#include "pipelines/optab.h"
 #include "io/store.h"
 
 /* "path: where: message", a usage error. */
@@ -144,21 +145,26 @@ static const char *shape_str(int nd, const int64_t *s, char *buf, size_t n)
     return buf;
 }
 
+/* A step's "args": lo to hi arrays (names) or numbers, hi -1 for up to
+ * CK_MAX_ARGS; the op table says how many each op takes. */
 static ck_code parse_args(ck_plan *p, const char *path, const char *where,
-                          ck_node *n, const cJSON *args, int want, ck_err *err)
+                          ck_node *n, const cJSON *args, int lo, int hi,
+                          ck_err *err)
 {
-    int k = 0;
+    int k = 0, got = cJSON_GetArraySize(args);
     const cJSON *a;
 
     if (!cJSON_IsArray(args))
         return bad(err, path, where, "\"args\" must be a list");
-    if (want < 0 && (cJSON_GetArraySize(args) < 1 ||
-                     cJSON_GetArraySize(args) > CK_MAX_ARGS))
-        return bad(err, path, where, "takes 1 to %d arrays, got %d",
-                   CK_MAX_ARGS, cJSON_GetArraySize(args));
-    if (want >= 0 && cJSON_GetArraySize(args) != want)
-        return bad(err, path, where, "takes %d argument%s, got %d", want,
-                   want == 1 ? "" : "s", cJSON_GetArraySize(args));
+    if (hi < 0 && (got < lo || got > CK_MAX_ARGS))
+        return bad(err, path, where, "takes %d to %d arrays, got %d", lo,
+                   CK_MAX_ARGS, got);
+    if (hi >= 0 && lo == hi && got != lo)
+        return bad(err, path, where, "takes %d argument%s, got %d", lo,
+                   lo == 1 ? "" : "s", got);
+    if (hi >= 0 && (got < lo || got > hi))
+        return bad(err, path, where, "takes %d to %d arguments, got %d", lo, hi,
+                   got);
     cJSON_ArrayForEach(a, args)
     {
         if (cJSON_IsNumber(a) || cJSON_IsBool(a)) {
@@ -188,13 +194,11 @@ static ck_code parse_args(ck_plan *p, const char *path, const char *where,
     return CK_OK;
 }
 
-/* The args of a step that takes exactly one array: *m is that array. */
+/* The first arg of a step, which must be an array: *m is that array. */
 static ck_code one_array(ck_plan *p, const char *path, const char *where,
-                         ck_node *n, const cJSON *step, const ck_node **m,
-                         ck_err *err)
+                         ck_node *n, const ck_node **m, ck_err *err)
 {
-    CK_TRY(parse_args(p, path, where, n, cJSON_GetObjectItem(step, "args"), 1,
-                      err));
+    *m = NULL;
     if (n->arg[0] < 0)
         return bad(err, path, where, "args[0]: expected an array");
     *m = &p->node[n->arg[0]];
@@ -254,16 +258,16 @@ static void first_chunks(const ck_plan *p, ck_node *n)
     ck_auto_chunks(n->ndim, n->shape, 8, 8 << 20, n->chunks);
 }
 
-static ck_code parse_ew(ck_plan *p, const char *path, const char *where,
-                        ck_node *n, ck_ew_op op, const cJSON *step, ck_err *err)
+ck_code ck_plan_parse_ew(ck_plan *p, const char *path, const char *where,
+                         ck_node *n, int sub, const cJSON *step, ck_err *err)
 {
+    ck_ew_op op = (ck_ew_op)sub;
     ck_ew_operand in[3];
     ck_node shape_acc = {0};
 
-    n->kind = CK_NODE_EW;
+    (void)step;
+
     n->ew = op;
-    CK_TRY(parse_args(p, path, where, n, cJSON_GetObjectItem(step, "args"),
-                      ck_ew_arity(op), err));
     shape_acc.ndim = 0;
     for (int k = 0; k < n->nargs; k++) {
         if (n->arg[k] < 0) {
@@ -296,18 +300,18 @@ static ck_code parse_ew(ck_plan *p, const char *path, const char *where,
     return CK_OK;
 }
 
-static ck_code parse_reduce(ck_plan *p, const char *path, const char *where,
-                            ck_node *n, ck_red_op op, const cJSON *step,
-                            ck_err *err)
+ck_code ck_plan_parse_reduce(ck_plan *p, const char *path, const char *where,
+                             ck_node *n, int sub, const cJSON *step,
+                             ck_err *err)
 {
+    ck_red_op op = (ck_red_op)sub;
     const cJSON *kd = cJSON_GetObjectItem(step, "keepdims");
     const cJSON *dd = cJSON_GetObjectItem(step, "ddof");
     const ck_node *m;
     int nd = 0;
 
-    n->kind = CK_NODE_REDUCE;
     n->red = op;
-    CK_TRY(one_array(p, path, where, n, step, &m, err));
+    CK_TRY(one_array(p, path, where, n, &m, err));
     CK_TRY(parse_axes(path, where, cJSON_GetObjectItem(step, "axis"), m->ndim,
                       &n->axes, err));
     if ((op == CK_RED_ARGMIN || op == CK_RED_ARGMAX) &&
@@ -337,8 +341,8 @@ static ck_code parse_reduce(ck_plan *p, const char *path, const char *where,
     return CK_OK;
 }
 
-static ck_code parse_hist(ck_plan *p, const char *path, const char *where,
-                          ck_node *n, const cJSON *step, ck_err *err)
+ck_code ck_plan_parse_hist(ck_plan *p, const char *path, const char *where,
+                           ck_node *n, int sub, const cJSON *step, ck_err *err)
 {
     const cJSON *bins = cJSON_GetObjectItem(step, "bins");
     const cJSON *range = cJSON_GetObjectItem(step, "range");
@@ -347,8 +351,8 @@ static ck_code parse_hist(ck_plan *p, const char *path, const char *where,
     const cJSON *w = cJSON_GetObjectItem(step, "weights");
     const ck_node *m;
 
-    n->kind = CK_NODE_HIST;
-    CK_TRY(one_array(p, path, where, n, step, &m, err));
+    (void)sub;
+    CK_TRY(one_array(p, path, where, n, &m, err));
     if (edges && (bins || range))
         return bad(err, path, where,
                    "give \"edges\", or \"bins\" and \"range\", not both");
@@ -436,15 +440,15 @@ static int is_int(const cJSON *v)
            fabs(v->valuedouble) < 9e18;
 }
 
-static ck_code parse_slice(ck_plan *p, const char *path, const char *where,
-                           ck_node *n, const cJSON *step, ck_err *err)
+ck_code ck_plan_parse_slice(ck_plan *p, const char *path, const char *where,
+                            ck_node *n, int sub, const cJSON *step, ck_err *err)
 {
     const cJSON *idx = cJSON_GetObjectItem(step, "index"), *e;
     const ck_node *m;
     int d = 0, k = 0;
 
-    n->kind = CK_NODE_SLICE;
-    CK_TRY(one_array(p, path, where, n, step, &m, err));
+    (void)sub;
+    CK_TRY(one_array(p, path, where, n, &m, err));
     if (!cJSON_IsArray(idx))
         return bad(err, path, where,
                    "index: expected a list with, per axis, [start, stop, "
@@ -512,15 +516,16 @@ static ck_code parse_slice(ck_plan *p, const char *path, const char *where,
     return CK_OK;
 }
 
-static ck_code parse_transpose(ck_plan *p, const char *path, const char *where,
-                               ck_node *n, const cJSON *step, ck_err *err)
+ck_code ck_plan_parse_transpose(ck_plan *p, const char *path, const char *where,
+                                ck_node *n, int sub, const cJSON *step,
+                                ck_err *err)
 {
     const cJSON *axes = cJSON_GetObjectItem(step, "axes"), *e;
     const ck_node *m;
     int seen[CK_MAX_DIMS] = {0}, k = 0;
 
-    n->kind = CK_NODE_TRANSPOSE;
-    CK_TRY(one_array(p, path, where, n, step, &m, err));
+    (void)sub;
+    CK_TRY(one_array(p, path, where, n, &m, err));
     if (axes && !cJSON_IsNull(axes)) {
         if (!cJSON_IsArray(axes) || cJSON_GetArraySize(axes) != m->ndim)
             return bad(err, path, where,
@@ -575,15 +580,16 @@ static const ck_node *array_arg(const ck_plan *p, const ck_node *n, int k)
     return n->arg[k] >= 0 ? &p->node[n->arg[k]] : NULL;
 }
 
-static ck_code parse_reshape(ck_plan *p, const char *path, const char *where,
-                             ck_node *n, const cJSON *step, ck_err *err)
+ck_code ck_plan_parse_reshape(ck_plan *p, const char *path, const char *where,
+                              ck_node *n, int sub, const cJSON *step,
+                              ck_err *err)
 {
     const ck_node *m;
     int64_t total = 1, known = 1;
     int free_axis = -1;
 
-    n->kind = CK_NODE_RESHAPE;
-    CK_TRY(one_array(p, path, where, n, step, &m, err));
+    (void)sub;
+    CK_TRY(one_array(p, path, where, n, &m, err));
     CK_TRY(int_list(path, where, "shape", cJSON_GetObjectItem(step, "shape"),
                     n->shape, &n->ndim, 1, err));
     for (int d = 0; d < m->ndim; d++)
@@ -625,14 +631,15 @@ static ck_code parse_reshape(ck_plan *p, const char *path, const char *where,
     return CK_OK;
 }
 
-static ck_code parse_rechunk(ck_plan *p, const char *path, const char *where,
-                             ck_node *n, const cJSON *step, ck_err *err)
+ck_code ck_plan_parse_rechunk(ck_plan *p, const char *path, const char *where,
+                              ck_node *n, int sub, const cJSON *step,
+                              ck_err *err)
 {
     const ck_node *m;
     int nd;
 
-    n->kind = CK_NODE_RECHUNK;
-    CK_TRY(one_array(p, path, where, n, step, &m, err));
+    (void)sub;
+    CK_TRY(one_array(p, path, where, n, &m, err));
     CK_TRY(int_list(path, where, "chunks", cJSON_GetObjectItem(step, "chunks"),
                     n->chunks, &nd, 0, err));
     if (nd != m->ndim)
@@ -647,20 +654,18 @@ static ck_code parse_rechunk(ck_plan *p, const char *path, const char *where,
     return CK_OK;
 }
 
-static ck_code parse_concat(ck_plan *p, const char *path, const char *where,
-                            ck_node *n, int stack, const cJSON *step,
-                            ck_err *err)
+ck_code ck_plan_parse_concat(ck_plan *p, const char *path, const char *where,
+                             ck_node *n, int sub, const cJSON *step,
+                             ck_err *err)
 {
+    int stack = sub;
     const cJSON *ax = cJSON_GetObjectItem(step, "axis");
     const ck_node *m0;
     ck_ew_operand in[CK_MAX_ARGS];
     ck_dtype compute;
     int axis = ax ? (int)ax->valuedouble : 0, nd;
 
-    n->kind = CK_NODE_CONCAT;
     n->stack = stack;
-    CK_TRY(parse_args(p, path, where, n, cJSON_GetObjectItem(step, "args"), -1,
-                      err));
     for (int k = 0; k < n->nargs; k++)
         if (n->arg[k] < 0)
             return bad(err, path, where, "args[%d]: expected an array", k);
@@ -717,8 +722,9 @@ static ck_code parse_concat(ck_plan *p, const char *path, const char *where,
     return CK_OK;
 }
 
-static ck_code parse_random(ck_plan *p, const char *path, const char *where,
-                            ck_node *n, const cJSON *step, ck_err *err)
+ck_code ck_plan_parse_random(ck_plan *p, const char *path, const char *where,
+                             ck_node *n, int sub, const cJSON *step,
+                             ck_err *err)
 {
     const cJSON *dist = cJSON_GetObjectItem(step, "dist");
     const cJSON *seed = cJSON_GetObjectItem(step, "seed");
@@ -730,8 +736,8 @@ static ck_code parse_random(ck_plan *p, const char *path, const char *where,
     ck_err local = {0};
     int nd;
 
+    (void)sub;
     (void)p;
-    n->kind = CK_NODE_RANDOM;
     CK_TRY(int_list(path, where, "shape", cJSON_GetObjectItem(step, "shape"),
                     n->shape, &n->ndim, 0, err));
     n->dist = -1;
@@ -775,14 +781,12 @@ static ck_code parse_random(ck_plan *p, const char *path, const char *where,
     return CK_OK;
 }
 
-static ck_code parse_mask(ck_plan *p, const char *path, const char *where,
-                          ck_node *n, const cJSON *step, ck_err *err)
+ck_code ck_plan_parse_mask(ck_plan *p, const char *path, const char *where,
+                           ck_node *n, int sub, const cJSON *step, ck_err *err)
 {
     const ck_node *x, *c;
 
-    n->kind = CK_NODE_MASK;
-    CK_TRY(parse_args(p, path, where, n, cJSON_GetObjectItem(step, "args"), 2,
-                      err));
+    (void)sub, (void)step;
     if (!(x = array_arg(p, n, 0)) || !(c = array_arg(p, n, 1)))
         return bad(err, path, where, "args: expected [array, condition]");
     if (c->dtype != CK_BOOL)
@@ -823,8 +827,9 @@ static ck_code check_mask_use(const ck_plan *p, const char *path,
     return CK_OK;
 }
 
-static ck_code parse_hist2d(ck_plan *p, const char *path, const char *where,
-                            ck_node *n, const cJSON *step, ck_err *err)
+ck_code ck_plan_parse_hist2d(ck_plan *p, const char *path, const char *where,
+                             ck_node *n, int sub, const cJSON *step,
+                             ck_err *err)
 {
     const cJSON *bins = cJSON_GetObjectItem(step, "bins");
     const cJSON *range = cJSON_GetObjectItem(step, "range");
@@ -834,9 +839,7 @@ static ck_code parse_hist2d(ck_plan *p, const char *path, const char *where,
     int nb[2] = {10, 10};
     double *e[2] = {NULL, NULL};
 
-    n->kind = CK_NODE_HIST2D;
-    CK_TRY(parse_args(p, path, where, n, cJSON_GetObjectItem(step, "args"), 2,
-                      err));
+    (void)sub;
     if (!(x = array_arg(p, n, 0)) || !(y = array_arg(p, n, 1)))
         return bad(err, path, where, "args: expected two arrays [x, y]");
     if (x->ndim != y->ndim ||
@@ -965,15 +968,14 @@ static int64_t tile(int64_t len)
     return len > 0 ? (len + t - 1) / t : 1;
 }
 
-static ck_code parse_matmul(ck_plan *p, const char *path, const char *where,
-                            ck_node *n, const cJSON *step, ck_err *err)
+ck_code ck_plan_parse_matmul(ck_plan *p, const char *path, const char *where,
+                             ck_node *n, int sub, const cJSON *step,
+                             ck_err *err)
 {
     const ck_node *a, *b;
     char sa[64], sb[64];
 
-    n->kind = CK_NODE_MATMUL;
-    CK_TRY(parse_args(p, path, where, n, cJSON_GetObjectItem(step, "args"), 2,
-                      err));
+    (void)sub, (void)step;
     if (n->arg[0] < 0 || n->arg[1] < 0)
         return bad(err, path, where, "matmul takes two arrays");
     a = &p->node[n->arg[0]];
@@ -1036,16 +1038,16 @@ static int64_t row_block(const ck_node *m, int64_t width)
     return r < m->shape[0] ? r : (m->shape[0] > 0 ? m->shape[0] : 1);
 }
 
-static ck_code parse_svd(ck_plan *p, const char *path, const char *where,
-                         ck_node *n, const cJSON *step, ck_err *err)
+ck_code ck_plan_parse_svd(ck_plan *p, const char *path, const char *where,
+                          ck_node *n, int sub, const cJSON *step, ck_err *err)
 {
     const cJSON *meth = cJSON_GetObjectItem(step, "method");
     const ck_node *m;
     int64_t mm, nn, r, v, sh[2], ch[2];
     int self = (int)(n - p->node);
 
-    n->kind = CK_NODE_SVD;
-    CK_TRY(one_array(p, path, where, n, step, &m, err));
+    (void)sub;
+    CK_TRY(one_array(p, path, where, n, &m, err));
     CK_TRY(want_2d(path, where, 0, m, err));
     mm = m->shape[0];
     nn = m->shape[1];
@@ -1125,8 +1127,8 @@ static ck_code glm_names(const char *path, const char *where, const cJSON *step,
     return CK_OK;
 }
 
-static ck_code parse_glm(ck_plan *p, const char *path, const char *where,
-                         ck_node *n, const cJSON *step, ck_err *err)
+ck_code ck_plan_parse_glm(ck_plan *p, const char *path, const char *where,
+                          ck_node *n, int sub, const cJSON *step, ck_err *err)
 {
     const cJSON *fi = cJSON_GetObjectItem(step, "fit_intercept");
     const cJSON *lam = cJSON_GetObjectItem(step, "lambda");
@@ -1136,9 +1138,7 @@ static ck_code parse_glm(ck_plan *p, const char *path, const char *where,
     int64_t v, sh[1], ch[1];
     int self = (int)(n - p->node);
 
-    n->kind = CK_NODE_GLM;
-    CK_TRY(parse_args(p, path, where, n, cJSON_GetObjectItem(step, "args"), 2,
-                      err));
+    (void)sub;
     if (n->arg[0] < 0 || n->arg[1] < 0)
         return bad(err, path, where, "glm_fit takes two arrays, X and y");
     x = &p->node[n->arg[0]];
@@ -1193,8 +1193,6 @@ static ck_code parse_model(ck_plan *p, const char *path, const char *where,
     ck_code rc;
     int self = (int)(n - p->node);
 
-    CK_TRY(parse_args(p, path, where, n, cJSON_GetObjectItem(step, "args"), 1,
-                      err));
     if (n->arg[0] < 0)
         return bad(err, path, where, "args[0]: expected an array X");
     if (!cJSON_IsString(mj))
@@ -1259,18 +1257,23 @@ static ck_code parse_model(ck_plan *p, const char *path, const char *where,
 /* glm_predict(X, coef): args[2] is the intercept (a 1-element array or a
  * number), taken from "intercept", or from the glm_fit step that made
  * coef. */
-static ck_code parse_predict(ck_plan *p, const char *path, const char *where,
-                             ck_node *n, const cJSON *step, ck_err *err)
+ck_code ck_plan_parse_predict(ck_plan *p, const char *path, const char *where,
+                              ck_node *n, int sub, const cJSON *step,
+                              ck_err *err)
 {
     const cJSON *ic = cJSON_GetObjectItem(step, "intercept");
     const cJSON *f = cJSON_GetObjectItem(step, "family");
     const ck_node *x, *c, *fit = NULL;
 
-    n->kind = CK_NODE_PREDICT;
-    if (cJSON_GetObjectItem(step, "model"))
+    (void)sub;
+    if (cJSON_GetObjectItem(step, "model")) {
+        if (n->nargs != 1)
+            return bad(err, path, where,
+                       "takes 1 argument (X) with a model, got %d", n->nargs);
         return parse_model(p, path, where, n, step, err);
-    CK_TRY(parse_args(p, path, where, n, cJSON_GetObjectItem(step, "args"), 2,
-                      err));
+    }
+    if (n->nargs != 2)
+        return bad(err, path, where, "takes 2 arguments, got %d", n->nargs);
     if (n->arg[0] < 0 || n->arg[1] < 0)
         return bad(err, path, where,
                    "glm_predict takes two arrays, X and "
@@ -1317,6 +1320,26 @@ static ck_code parse_predict(ck_plan *p, const char *path, const char *where,
     return CK_OK;
 }
 
+ck_code ck_plan_parse_astype(ck_plan *p, const char *path, const char *where,
+                             ck_node *n, int sub, const cJSON *step,
+                             ck_err *err)
+{
+    const cJSON *dt = cJSON_GetObjectItem(step, "dtype");
+    ck_err local = {0};
+    const ck_node *m;
+
+    (void)sub;
+    CK_TRY(one_array(p, path, where, n, &m, err));
+    if (!cJSON_IsString(dt) ||
+        ck_dtype_parse(dt->valuestring, &n->dtype, &local) != CK_OK)
+        return bad(err, path, where, "dtype: %s",
+                   local.msg[0] ? local.msg : "missing");
+    n->ndim = m->ndim;
+    memcpy(n->shape, m->shape, sizeof n->shape);
+    memcpy(n->chunks, m->chunks, sizeof n->chunks);
+    return CK_OK;
+}
+
 /* Where step i is, for messages: "steps[2]", or nothing for a one-step
  * command, whose user gave options, not steps. */
 static void step_where(const ck_plan *p, int i, char *buf, size_t n)
@@ -1333,9 +1356,10 @@ static ck_code parse_step(ck_plan *p, const char *path, int i,
     char where[48];
     const cJSON *name = cJSON_GetObjectItem(step, "name");
     const cJSON *op = cJSON_GetObjectItem(step, "op");
+    const cJSON *args;
+    const ck_op_def *def;
     ck_node *n;
-    ck_ew_op ew;
-    ck_red_op red;
+    int sub = 0;
 
     step_where(p, i, where, sizeof where);
     if (!cJSON_IsObject(step))
@@ -1345,59 +1369,21 @@ static ck_code parse_step(ck_plan *p, const char *path, int i,
     if (!cJSON_IsString(op))
         return bad(err, path, where, "\"op\" is missing");
     CK_TRY(add_node(p, path, where, name->valuestring, &n, err));
-    if (ck_ew_lookup(op->valuestring, &ew))
-        return parse_ew(p, path, where, n, ew, step, err);
-    if (ck_red_lookup(op->valuestring, &red))
-        return parse_reduce(p, path, where, n, red, step, err);
-    if (strcmp(op->valuestring, "histogram") == 0)
-        return parse_hist(p, path, where, n, step, err);
-    if (strcmp(op->valuestring, "reshape") == 0)
-        return parse_reshape(p, path, where, n, step, err);
-    if (strcmp(op->valuestring, "rechunk") == 0)
-        return parse_rechunk(p, path, where, n, step, err);
-    if (strcmp(op->valuestring, "concatenate") == 0 ||
-        strcmp(op->valuestring, "stack") == 0)
-        return parse_concat(p, path, where, n, op->valuestring[0] == 's', step,
-                            err);
-    if (strcmp(op->valuestring, "histogram2d") == 0)
-        return parse_hist2d(p, path, where, n, step, err);
-    if (strcmp(op->valuestring, "mask") == 0)
-        return parse_mask(p, path, where, n, step, err);
-    if (strcmp(op->valuestring, "random") == 0)
-        return parse_random(p, path, where, n, step, err);
-    if (strcmp(op->valuestring, "slice") == 0)
-        return parse_slice(p, path, where, n, step, err);
-    if (strcmp(op->valuestring, "matmul") == 0)
-        return parse_matmul(p, path, where, n, step, err);
-    if (strcmp(op->valuestring, "svd") == 0)
-        return parse_svd(p, path, where, n, step, err);
-    if (strcmp(op->valuestring, "glm_fit") == 0)
-        return parse_glm(p, path, where, n, step, err);
-    if (strcmp(op->valuestring, "glm_predict") == 0)
-        return parse_predict(p, path, where, n, step, err);
-    if (strcmp(op->valuestring, "transpose") == 0)
-        return parse_transpose(p, path, where, n, step, err);
-    if (strcmp(op->valuestring, "astype") == 0) {
-        const cJSON *dt = cJSON_GetObjectItem(step, "dtype");
-        ck_err local = {0};
-        n->kind = CK_NODE_ASTYPE;
-        CK_TRY(parse_args(p, path, where, n, cJSON_GetObjectItem(step, "args"),
-                          1, err));
-        if (n->arg[0] < 0)
-            return bad(err, path, where, "args[0]: expected an array");
-        if (!cJSON_IsString(dt) ||
-            ck_dtype_parse(dt->valuestring, &n->dtype, &local) != CK_OK)
-            return bad(err, path, where, "dtype: %s",
-                       local.msg[0] ? local.msg : "missing");
-        const ck_node *m = &p->node[n->arg[0]];
-        n->ndim = m->ndim;
-        memcpy(n->shape, m->shape, sizeof n->shape);
-        memcpy(n->chunks, m->chunks, sizeof n->chunks);
-        return CK_OK;
+    if (!(def = ck_optab_find(op->valuestring, &sub)) || !def->parse)
+        return bad(err, path, where,
+                   "unknown op '%s' (see chunkctl-pipeline(5) for the list)",
+                   op->valuestring);
+    n->kind = def->kind;
+    args = cJSON_GetObjectItem(step, "args");
+    if (def->flags & CK_OP_SOURCE) {
+        if (cJSON_GetArraySize(args) > 0)
+            return bad(err, path, where, "%s takes no args", def->name);
+    } else {
+        int lo = def->member_arity ? def->member_arity(sub) : def->min_args;
+        int hi = def->member_arity ? lo : def->max_args;
+        CK_TRY(parse_args(p, path, where, n, args, lo, hi, err));
     }
-    return bad(err, path, where,
-               "unknown op '%s' (see chunkctl-pipeline(5) for the list)",
-               op->valuestring);
+    return def->parse(p, path, where, n, sub, step, err);
 }
 
 /* Steps may name steps defined later: each step is parsed after the steps
@@ -1668,48 +1654,6 @@ ck_code ck_plan_load(const char *path, ck_plan **out, ck_err *err)
     return rc;
 }
 
-static const char *kind_name(const ck_node *n)
-{
-    switch (n->kind) {
-    case CK_NODE_INPUT:
-        return "input";
-    case CK_NODE_EW:
-        return ck_ew_name(n->ew);
-    case CK_NODE_ASTYPE:
-        return "astype";
-    case CK_NODE_REDUCE:
-        return ck_red_name(n->red);
-    case CK_NODE_SLICE:
-        return "slice";
-    case CK_NODE_TRANSPOSE:
-        return "transpose";
-    case CK_NODE_RESHAPE:
-        return "reshape";
-    case CK_NODE_RECHUNK:
-        return "rechunk";
-    case CK_NODE_CONCAT:
-        return n->stack ? "stack" : "concatenate";
-    case CK_NODE_RANDOM:
-        return "random";
-    case CK_NODE_MASK:
-        return "mask";
-    case CK_NODE_HIST2D:
-        return "histogram2d";
-    case CK_NODE_MATMUL:
-        return "matmul";
-    case CK_NODE_SVD:
-        return n->randomized ? "svd (rand.)" : "svd";
-    case CK_NODE_GLM:
-        return "glm_fit";
-    case CK_NODE_PART:
-        return "(result)";
-    case CK_NODE_PREDICT:
-        return "glm_predict";
-    default:
-        return "histogram";
-    }
-}
-
 void ck_plan_print(const ck_plan *p, int threads, int64_t memory, FILE *f)
 {
     char sh[128], ch[128], rd[32], wr[32], pk[32];
@@ -1731,7 +1675,7 @@ void ck_plan_print(const ck_plan *p, int threads, int64_t memory, FILE *f)
             tasks = g.total_chunks;
         if (n->kind == CK_NODE_INPUT)
             in_bytes = (double)g.nelem * (double)ck_dtype_size(n->dtype);
-        if (n->kind == CK_NODE_REDUCE || n->kind == CK_NODE_HIST) {
+        if (ck_optab_kind(n->kind)->flags & CK_OP_FOLD) {
             const ck_node *m = &p->node[n->arg[0]];
             ck_grid mg;
             if (ck_grid_init(&mg, m->ndim, m->shape, m->chunks,
@@ -1745,7 +1689,7 @@ void ck_plan_print(const ck_plan *p, int threads, int64_t memory, FILE *f)
         if (chunk_bytes > peak)
             peak = chunk_bytes;
         fprintf(f, "%-12s %-12s %-20s %-8s %-18s %8lld %10s %10s\n", n->name,
-                kind_name(n), shape_str(n->ndim, n->shape, sh, sizeof sh),
+                ck_optab_label(n), shape_str(n->ndim, n->shape, sh, sizeof sh),
                 ck_dtype_name(n->dtype),
                 shape_str(n->ndim, n->chunks, ch, sizeof ch), (long long)tasks,
                 in_bytes ? ck_size_str(in_bytes, rd, sizeof rd) : "-",
@@ -1774,7 +1718,8 @@ void ck_plan_dot(const ck_plan *p, FILE *f)
     for (int i = 0; i < p->n; i++) {
         const ck_node *n = &p->node[i];
         fprintf(f, "  \"%s\" [label=\"%s\\n%s %s %s\"%s];\n", n->name, n->name,
-                kind_name(n), ck_coords_str(n->ndim, n->shape, sh, sizeof sh),
+                ck_optab_label(n),
+                ck_coords_str(n->ndim, n->shape, sh, sizeof sh),
                 ck_dtype_name(n->dtype),
                 n->kind == CK_NODE_INPUT ? ", shape=box" : "");
         for (int k = 0; k < n->nargs; k++)
@@ -1795,23 +1740,44 @@ void ck_plan_dot(const ck_plan *p, FILE *f)
 
 int ck_plan_prints(const char *name)
 {
-    ck_red_op red;
+    int sub;
+    const ck_op_def *def = ck_optab_find(name, &sub);
 
-    return ck_red_lookup(name, &red) || strcmp(name, "histogram") == 0;
+    return def && (def->flags & CK_OP_PRINTS);
 }
 
 int ck_plan_op_known(const char *name)
 {
-    static const char *const others[] = {
-        "astype",  "histogram2d", "slice",   "transpose",  "reshape",
-        "rechunk", "concatenate", "stack",   "mask",       "random",
-        "matmul",  "svd",         "glm_fit", "glm_predict"};
-    ck_ew_op ew;
+    int sub;
+    const ck_op_def *def = ck_optab_find(name, &sub);
 
-    if (ck_plan_prints(name) || ck_ew_lookup(name, &ew))
-        return 1;
-    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
-        if (strcmp(name, others[i]) == 0)
-            return 1;
-    return 0;
+    return def && def->parse;
+}
+
+void ck_plan_ops_help(FILE *f)
+{
+    for (int k = 0; k < ck_optab_rows(); k++) {
+        const ck_op_def *d = ck_optab_row(k);
+        int col = 16;
+        if (!d->parse)
+            continue; /* not a step op */
+        if (!d->nmembers) {
+            fprintf(f, "  %-13s %s\n", d->name, d->help);
+            continue;
+        }
+        /* a family: its label, then its members' names, wrapped */
+        fprintf(f, "  %s:%*s%s\n%16s", d->name, 13 - (int)strlen(d->name), "",
+                d->help, "");
+        for (int m = 0; m < d->nmembers; m++) {
+            const char *nm = d->member(m);
+            if (m && col + (int)strlen(nm) + 1 > 79) {
+                fprintf(f, "\n%16s", "");
+                col = 16;
+            } else if (m) {
+                col += fprintf(f, " ");
+            }
+            col += fprintf(f, "%s", nm);
+        }
+        fputc('\n', f);
+    }
 }

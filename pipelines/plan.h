@@ -132,6 +132,9 @@ ck_code ck_plan_build(const char *path, const struct cJSON *doc, unsigned flags,
  * its result is small enough to print (reductions and histograms). */
 int ck_plan_op_known(const char *name);
 int ck_plan_prints(const char *name);
+/* Lists the ops a step can use, one line each (families: their members),
+ * for `chunkctl --help`. */
+void ck_plan_ops_help(FILE *f);
 
 /* Reads a pipeline file (at most 16 MiB) and parses it. */
 ck_code ck_plan_load(const char *path, ck_plan **out, ck_err *err);

@@ -1,15 +1,12 @@
 /*
  * backends/cpu/cpu.c - the reference backend: plain C, OpenBLAS and LAPACKE
- * on all cores.  Its context holds the thread count; --threads also sets
- * the BLAS thread pool.
+ * on all cores.  Its context holds the thread count (--threads), which sets
+ * the BLAS thread pool when it opens and whenever set_threads is asked for
+ * the context's own count.
  */
 #include <stdlib.h>
 
 #include "backends/cpu/cpu.h"
-
-struct ck_be_ctx {
-    int threads;
-};
 
 static ck_code cpu_open(const ck_be_opts *o, ck_be_ctx **ctx, ck_err *err)
 {
@@ -41,4 +38,6 @@ const ck_backend ck_backend_cpu = {
     .qr = ck_cpu_qr,
     .svd = ck_cpu_svd,
     .posv = ck_cpu_posv,
+    .set_threads = ck_cpu_set_threads,
+    .restart_env = ck_cpu_restart_env,
 };

@@ -1,7 +1,8 @@
 /*
  * backends/cpu/linalg.c - dense linear algebra slots on OpenBLAS (BLAS
  * level 3 through CBLAS) and LAPACK (through LAPACKE, column-major, so no
- * layout copies are made).  LAPACK's info codes are translated here.
+ * layout copies are made).  LAPACK's info codes are translated here, by
+ * ck_cpu_lapack_info alone.
  */
 #include <cblas.h>
 #include <dlfcn.h>
@@ -11,6 +12,55 @@
 #include <strings.h>
 
 #include "backends/cpu/cpu.h"
+
+/* What a positive info means, for the routines that document one.  The
+ * others (dgeqrf, dgeqrt, dtpqrt, dorgqr, dgebrd, dormbr) return only 0 or
+ * a rejected argument. */
+static const struct lapack_fail {
+    const char *routine;
+    ck_code code;
+    const char *fails; /* after "svd of a 4 x 3 matrix" */
+} lapack_fails[] = {
+    {.routine = "dgesdd", .code = CK_ENOTSUP, .fails = "did not converge"},
+    {.routine = "dbdsdc", .code = CK_ENOTSUP, .fails = "did not converge"},
+    {.routine = "dposv",
+     .code = CK_ENOTSUP,
+     .fails = "is not positive definite"},
+};
+
+ck_code ck_cpu_lapack_info(int info, const char *routine, const char *op,
+                           int64_t m, int64_t n, ck_err *err)
+{
+    long long lm = (long long)m, ln = (long long)n;
+
+    if (info == 0)
+        return CK_OK;
+    /* LAPACKE's own allocation failures are negative too: test them first */
+    if (info == LAPACK_WORK_MEMORY_ERROR ||
+#ifdef LAPACKE_WORK_MEMORY_ERROR
+        info == LAPACKE_WORK_MEMORY_ERROR ||
+#endif
+        info == LAPACK_TRANSPOSE_MEMORY_ERROR)
+        return ck_err_set(err, CK_ENOMEM,
+                          "%s of a %lld x %lld matrix: out of memory in "
+                          "LAPACK %s",
+                          op, lm, ln, routine);
+    if (info < 0) /* an argument chunkctl built */
+        return ck_err_internal(err,
+                               "%s of a %lld x %lld matrix: LAPACK %s "
+                               "rejected argument %d",
+                               op, lm, ln, routine, -info);
+    for (size_t i = 0; i < sizeof lapack_fails / sizeof lapack_fails[0]; i++)
+        if (strcmp(lapack_fails[i].routine, routine) == 0)
+            return ck_err_set(err, lapack_fails[i].code,
+                              "%s of a %lld x %lld matrix %s (LAPACK %s info "
+                              "%d)",
+                              op, lm, ln, lapack_fails[i].fails, routine, info);
+    return ck_err_internal(err,
+                           "%s of a %lld x %lld matrix: LAPACK %s returned "
+                           "info %d, which it does not document",
+                           op, lm, ln, routine, info);
+}
 
 ck_code ck_cpu_gemm(ck_be_ctx *ctx, const ck_gemm_args *a, ck_err *err)
 {
@@ -69,6 +119,7 @@ ck_code ck_cpu_syrk(ck_be_ctx *ctx, const ck_syrk_args *a, ck_err *err)
 ck_code ck_cpu_qr(ck_be_ctx *ctx, const ck_qr_args *a, ck_err *err)
 {
     double *tau = malloc((size_t)(a->n ? a->n : 1) * sizeof *tau);
+    const char *routine = "dgeqrf";
     lapack_int info;
 
     (void)ctx;
@@ -85,6 +136,7 @@ ck_code ck_cpu_qr(ck_be_ctx *ctx, const ck_qr_args *a, ck_err *err)
             free(tau);
             return ck_err_set(err, CK_ENOMEM, "qr: out of memory");
         }
+        routine = a->n && a->two_r && a->m == 2 * a->n ? "dtpqrt" : "dgeqrt";
         if (a->n && a->two_r && a->m == 2 * a->n)
             /* triangle on triangle: dtpqrt skips the zeros, 0.027 s
              * where dgeqrt takes 0.055 at n = 1000 */
@@ -106,25 +158,23 @@ ck_code ck_cpu_qr(ck_be_ctx *ctx, const ck_qr_args *a, ck_err *err)
         for (int64_t j = 0; j < a->n; j++)
             for (int64_t i = 0; i < a->n; i++)
                 a->r[j * a->ldr + i] = i <= j ? a->a[j * a->lda + i] : 0.0;
-        if (a->want_q)
+        if (a->want_q) {
+            routine = "dorgqr";
             info = LAPACKE_dorgqr(LAPACK_COL_MAJOR, (lapack_int)a->m,
                                   (lapack_int)a->n, (lapack_int)a->n, a->a,
                                   (lapack_int)a->lda, tau);
+        }
     }
     free(tau);
-    if (info != 0)
-        return ck_err_set(err, info < 0 ? CK_EUSAGE : CK_ENOMEM,
-                          "qr of a %lld x %lld block: lapack info %d",
-                          (long long)a->m, (long long)a->n, (int)info);
-    return CK_OK;
+    return ck_cpu_lapack_info((int)info, routine, "qr", a->m, a->n, err);
 }
 
 /* dgesdd's steps for m >= n without the one that makes U: bidiagonalise
  * (dgebrd), divide and conquer on the bidiagonal (dbdsdc, whose left
  * vectors go to the scratch u), then Vt = Vt_B P^T (dormbr).  dgesdd's
  * dormbr for U costs as much as the one for Vt: 0.033 of 0.29 s at
- * 1000 x 1000 on two cores. */
-static lapack_int svd_vt(const ck_svd_args *a)
+ * 1000 x 1000 on two cores.  *routine: the step that set info. */
+static lapack_int svd_vt(const ck_svd_args *a, const char **routine)
 {
     lapack_int m = (lapack_int)a->m, n = (lapack_int)a->n, info;
     lapack_int lda = (lapack_int)a->lda, ldvt = (lapack_int)a->ldvt;
@@ -132,26 +182,37 @@ static lapack_int svd_vt(const ck_svd_args *a)
     double q1 = 0, q2 = 0, *v = calloc(3 * (size_t)(n > 0 ? n : 1), 8), *e = v,
            *tq = v + n, *tp = v + 2 * n, *work = NULL;
 
+    *routine = "dgebrd";
     info = LAPACKE_dgebrd_work(LAPACK_COL_MAJOR, m, n, a->a, lda, a->s, e, tq,
                                tp, &q1, -1);
-    if (info == 0)
+    if (info == 0) {
+        *routine = "dormbr";
         info = LAPACKE_dormbr_work(LAPACK_COL_MAJOR, 'P', 'R', 'T', n, n, n,
                                    a->a, lda, tp, a->vt, ldvt, &q2, -1);
+    }
     size_t lw = (size_t)(q1 > q2 ? q1 : q2);
     size_t bw = 3 * (size_t)n * (size_t)n + 4 * (size_t)n; /* dbdsdc */
-    if (info == 0 && (!iw || !v || !(work = malloc(8 * (lw > bw ? lw : bw)))))
+    if (info == 0 && (!iw || !v || !(work = malloc(8 * (lw > bw ? lw : bw))))) {
+        *routine = "dbdsdc"; /* the largest workspace is dbdsdc's */
         info = LAPACK_WORK_MEMORY_ERROR;
-    if (info == 0)
+    }
+    if (info == 0) {
+        *routine = "dgebrd";
         info = LAPACKE_dgebrd_work(LAPACK_COL_MAJOR, m, n, a->a, lda, a->s, e,
                                    tq, tp, work, (lapack_int)lw);
-    if (info == 0)
+    }
+    if (info == 0) {
+        *routine = "dbdsdc";
         info = LAPACKE_dbdsdc_work(LAPACK_COL_MAJOR, 'U', 'I', n, a->s, e, a->u,
                                    (lapack_int)a->ldu, a->vt, ldvt, NULL, NULL,
                                    work, iw);
-    if (info == 0)
+    }
+    if (info == 0) {
+        *routine = "dormbr";
         info =
             LAPACKE_dormbr_work(LAPACK_COL_MAJOR, 'P', 'R', 'T', n, n, n, a->a,
                                 lda, tp, a->vt, ldvt, work, (lapack_int)lw);
+    }
     free(work);
     free(v);
     free(iw);
@@ -160,29 +221,20 @@ static lapack_int svd_vt(const ck_svd_args *a)
 
 ck_code ck_cpu_svd(ck_be_ctx *ctx, const ck_svd_args *a, ck_err *err)
 {
+    const char *routine = "dgesdd";
     lapack_int info;
 
     (void)ctx;
     /* divide and conquer: several times faster than dgesvd for the
      * square R factors of tall-skinny SVDs */
     if (a->no_u && a->m >= a->n)
-        info = svd_vt(a);
+        info = svd_vt(a, &routine);
     else
         info = LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'S', (lapack_int)a->m,
                               (lapack_int)a->n, a->a, (lapack_int)a->lda, a->s,
                               a->u, (lapack_int)a->ldu, a->vt,
                               (lapack_int)a->ldvt);
-    if (info == LAPACK_WORK_MEMORY_ERROR)
-        return ck_err_set(err, CK_ENOMEM, "svd: out of memory");
-    if (info > 0)
-        return ck_err_set(err, CK_ENOTSUP,
-                          "svd of a %lld x %lld matrix did not converge "
-                          "(lapack dgesdd info %d)",
-                          (long long)a->m, (long long)a->n, (int)info);
-    if (info < 0)
-        return ck_err_set(err, CK_EUSAGE, "svd: lapack dgesdd info %d",
-                          (int)info);
-    return CK_OK;
+    return ck_cpu_lapack_info((int)info, routine, "svd", a->m, a->n, err);
 }
 
 ck_code ck_cpu_posv(ck_be_ctx *ctx, ck_posv_args *a, ck_err *err)
@@ -194,13 +246,11 @@ ck_code ck_cpu_posv(ck_be_ctx *ctx, ck_posv_args *a, ck_err *err)
     info = LAPACKE_dposv(LAPACK_COL_MAJOR, 'U', (lapack_int)a->n,
                          (lapack_int)a->nrhs, a->a, (lapack_int)a->n, a->b,
                          (lapack_int)a->n);
-    if (info > 0) {
+    if (info > 0) { /* the caller's to handle: a damped step, a report */
         a->not_pd = (int)info;
         return CK_OK;
     }
-    if (info < 0)
-        return ck_err_set(err, CK_EUSAGE, "posv: lapack info %d", (int)info);
-    return CK_OK;
+    return ck_cpu_lapack_info((int)info, "dposv", "posv", a->n, a->n, err);
 }
 
 /* Threads BLAS may use: OpenBLAS keeps one global pool. */
@@ -210,22 +260,26 @@ void ck_cpu_blas_threads(int n)
         openblas_set_num_threads(n);
 }
 
-const char *ck_be_cpu_blas_core(void)
+int ck_cpu_restart_env(const char **name, const char **value)
 {
     /* OpenBLAS 0.3.21 picks its kernels from the CPU model; on CPUs it does
      * not know (virtual "Intel Xeon Processor" models among them) it falls
      * back to Prescott's SSE3 kernels, 3-5x slower than the AVX2/AVX-512
      * ones the CPU has.  Name the kernels that fit. */
-    const char *now = openblas_get_corename();
+    const char *now = openblas_get_corename(), *core = NULL;
 
     if (!now || strcasecmp(now, "prescott") != 0)
-        return NULL;
+        return 0;
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq"))
-        return "SkylakeX";
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        return "Haswell";
-    return NULL;
+        core = "SkylakeX";
+    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        core = "Haswell";
+    if (!core)
+        return 0;
+    *name = "OPENBLAS_CORETYPE"; /* read when libopenblas loads */
+    *value = core;
+    return 1;
 }
 
 /* OpenBLAS's pool threads spin in sched_yield for about 0.1 s after each
@@ -235,12 +289,15 @@ const char *ck_be_cpu_blas_core(void)
  * with the pool stopped.  So going down to one thread stops the pool
  * (blas_thread_shutdown_, OpenBLAS's own, looked up since other BLAS
  * builds lack it); OpenBLAS starts it again on its next threaded call.
- * Called only between BLAS calls, never beside one. */
-void ck_be_cpu_threads(int n)
+ * Called only between BLAS calls, never beside one.  n = 0 is the
+ * context's own count (--threads), and its 0 all cores. */
+void ck_cpu_set_threads(ck_be_ctx *ctx, int n)
 {
     int (*stop)(void) = NULL;
     void *sym;
 
+    if (n == 0)
+        n = ctx->threads;
     openblas_set_num_threads(n > 0 ? n : openblas_get_num_procs());
     if (n == 1 && (sym = dlsym(RTLD_DEFAULT, "blas_thread_shutdown_"))) {
         memcpy(&stop, &sym, sizeof stop);

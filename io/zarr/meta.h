@@ -14,7 +14,7 @@
 #include "base/ck_err.h"
 #include "base/ck_grid.h"
 #include "io/codec.h"
-#include "io/store.h"
+#include "io/array.h"
 
 /* .zattrs, .zarray and friends are small: a bigger file is an error, not
  * an allocation. */

@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/oserr.h"
 #include "io/store_impl.h"
 #include "io/zarr/meta.h"
 
@@ -95,17 +96,16 @@ static ck_code write_file_at(int dirfd, const char *name, const void *data,
     int e;
 
     if (fd < 0)
-        return ck_err_set(err, CK_EIO, "%s: cannot create %s: %s", label, name,
-                          strerror(errno));
+        return ck_os_fail(err, CK_EIO, errno, "%s: cannot create %s", label,
+                          name);
     if (write_all(fd, data, n) != 0) {
         e = errno;
         close(fd);
-        return ck_err_set(err, CK_EIO, "%s: cannot write %s: %s", label, name,
-                          strerror(e));
+        return ck_os_fail(err, CK_EIO, e, "%s: cannot write %s", label, name);
     }
     if (close(fd) != 0)
-        return ck_err_set(err, CK_EIO, "%s: cannot write %s: %s", label, name,
-                          strerror(errno));
+        return ck_os_fail(err, CK_EIO, errno, "%s: cannot write %s", label,
+                          name);
     return CK_OK;
 }
 
@@ -129,7 +129,7 @@ static ck_code read_small(int dirfd, const char *name, const char *where,
                               "%s is a symlink (chunkctl refuses symlinked "
                               "metadata, which could lead out of the store)",
                               where);
-        return ck_err_set(err, CK_EIO, "%s: %s", where, strerror(errno));
+        return ck_os_fail(err, CK_EIO, errno, "%s", where);
     }
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
@@ -151,7 +151,7 @@ static ck_code read_small(int dirfd, const char *name, const char *where,
     if (got < 0) {
         int e = errno;
         free(buf);
-        return ck_err_set(err, CK_EIO, "%s: %s", where, strerror(e));
+        return ck_os_fail(err, CK_EIO, e, "%s", where);
     }
     buf[got] = '\0';
     *out = buf;
@@ -249,8 +249,7 @@ static ck_code open_dir(const ck_store *s, const char *name, int *fd,
     if (!realpath(path, real)) {
         if (errno == ENOENT || errno == ENOTDIR)
             return CK_OK;
-        return ck_err_set(err, CK_EIO, "%s:%s: %s", s->path, name,
-                          strerror(errno));
+        return ck_os_fail(err, CK_EIO, errno, "%s:%s", s->path, name);
     }
     if (strncmp(real, zs->real, rn) != 0 ||
         (real[rn] != '\0' && real[rn] != '/' && rn > 1))
@@ -261,8 +260,7 @@ static ck_code open_dir(const ck_store *s, const char *name, int *fd,
     if (*fd < 0) {
         if (errno == ENOENT || errno == ENOTDIR)
             return CK_OK;
-        return ck_err_set(err, CK_EIO, "%s:%s: %s", s->path, name,
-                          strerror(errno));
+        return ck_os_fail(err, CK_EIO, errno, "%s:%s", s->path, name);
     }
     return CK_OK;
 }
@@ -288,7 +286,7 @@ static ck_code zstore_new(ck_store *s, const char *root, ck_err *err)
     if (!realpath(root, zs->real)) {
         int e = errno;
         free(zs);
-        return ck_err_set(err, CK_EIO, "%s: %s", s->path, strerror(e));
+        return ck_os_fail(err, CK_EIO, e, "%s", s->path);
     }
     pthread_mutex_init(&zs->lock, NULL);
     s->impl = zs;
@@ -304,7 +302,7 @@ static ck_code zarr_open(ck_store *s, ck_err *err)
     ck_code rc;
 
     if (stat(s->path, &st) != 0)
-        return ck_err_set(err, CK_EIO, "%s: %s", s->path, strerror(errno));
+        return ck_os_fail(err, CK_EIO, errno, "%s", s->path);
     if (!S_ISDIR(st.st_mode))
         return ck_err_set(err, CK_EFORMAT,
                           "%s: not a zarr store (not a "
@@ -312,7 +310,7 @@ static ck_code zarr_open(ck_store *s, ck_err *err)
                           s->path);
     fd = open(s->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
-        return ck_err_set(err, CK_EIO, "%s: %s", s->path, strerror(errno));
+        return ck_os_fail(err, CK_EIO, errno, "%s", s->path);
     if (!has_file(fd, ".zarray") && !has_file(fd, ".zgroup")) {
         int v3 = has_file(fd, "zarr.json");
         close(fd);
@@ -371,11 +369,10 @@ static ck_code list_rec(ck_store *s, const char *rel, int depth, ck_names *out,
 
     snprintf(dir, sizeof dir, "%s%s", zs->root, rel);
     if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-        return ck_err_set(err, CK_EIO, "%s%s: %s", s->path, rel,
-                          strerror(errno));
+        return ck_os_fail(err, CK_EIO, errno, "%s%s", s->path, rel);
     n = scandirat(dfd, ".", &ents, skip_dot, by_name);
     if (n < 0) {
-        rc = ck_err_set(err, CK_EIO, "%s%s: %s", s->path, rel, strerror(errno));
+        rc = ck_os_fail(err, CK_EIO, errno, "%s%s", s->path, rel);
         close(dfd);
         return rc;
     }
@@ -742,8 +739,8 @@ static ck_code zarr_read_chunk(ck_array *a, const int64_t *coords, void *dst,
                               "symlinked chunks, which could lead out of the "
                               "store)",
                               za->label, key);
-        return ck_err_set(err, CK_EIO, "%s: chunk %s (coords %s): %s",
-                          za->label, key, cs, strerror(errno));
+        return ck_os_fail(err, CK_EIO, errno, "%s: chunk %s (coords %s)",
+                          za->label, key, cs);
     }
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         rc = ck_err_set(err, CK_ECORRUPT,
@@ -768,8 +765,8 @@ static ck_code zarr_read_chunk(ck_array *a, const int64_t *coords, void *dst,
         }
         got = pread_all(fd, out, cb);
         if (got < 0)
-            rc = ck_err_set(err, CK_EIO, "%s: chunk %s (coords %s): %s",
-                            za->label, key, cs, strerror(errno));
+            rc = ck_os_fail(err, CK_EIO, errno, "%s: chunk %s (coords %s)",
+                            za->label, key, cs);
         else if ((size_t)got != cb)
             rc = ck_err_set(err, CK_ECORRUPT,
                             "%s: chunk %s (coords %s): %zd bytes, expected "
@@ -794,8 +791,8 @@ static ck_code zarr_read_chunk(ck_array *a, const int64_t *coords, void *dst,
         }
         got = pread_all(fd, raw, n);
         if (got < 0) {
-            rc = ck_err_set(err, CK_EIO, "%s: chunk %s (coords %s): %s",
-                            za->label, key, cs, strerror(errno));
+            rc = ck_os_fail(err, CK_EIO, errno, "%s: chunk %s (coords %s)",
+                            za->label, key, cs);
             goto out;
         }
         rc = ck_codec_decode(m->codec.id, raw, (size_t)got, out, cb, err);
@@ -816,8 +813,8 @@ out:
 static ck_code zarr_create(ck_store *s, ck_err *err)
 {
     if (mkdir(s->tmp, 0777) != 0)
-        return ck_err_set(err, CK_EIO, "%s: cannot create %s: %s", s->path,
-                          s->tmp, strerror(errno));
+        return ck_os_fail(err, CK_EIO, errno, "%s: cannot create %s", s->path,
+                          s->tmp);
     /* The root's .zgroup waits until we know the root is not an array. */
     return zstore_new(s, s->tmp, err);
 }
@@ -828,8 +825,7 @@ static ck_code write_zgroup(const ck_store *s, const char *dir, ck_err *err)
     ck_code rc;
 
     if (fd < 0)
-        return ck_err_set(err, CK_EIO, "%s: %s: %s", s->path, dir,
-                          strerror(errno));
+        return ck_os_fail(err, CK_EIO, errno, "%s: %s", s->path, dir);
     rc = write_file_at(fd, ".zgroup", zgroup_text, sizeof zgroup_text - 1,
                        s->path, err);
     close(fd);
@@ -869,8 +865,8 @@ static ck_code ensure_groups(ck_store *s, const char *name, int self,
             CK_TRY(write_zgroup(s, dir, err));
         } else if (errno != EEXIST || lstat(dir, &st) != 0 ||
                    !S_ISDIR(st.st_mode)) {
-            return ck_err_set(err, CK_EIO, "%s: cannot create group %s: %s",
-                              s->path, dir + rlen, strerror(errno));
+            return ck_os_fail(err, CK_EIO, errno, "%s: cannot create group %s",
+                              s->path, dir + rlen);
         } else if (has_file_in(dir, ".zarray")) {
             return ck_err_set(err, CK_EUSAGE,
                               "%s: '%s' is an array; it cannot hold '%s'",
@@ -924,9 +920,8 @@ static ck_code create_locked(ck_store *s, const ck_array_spec *spec,
         if (rc == CK_OK &&
             (rc = dir_path(s, name, dir, sizeof dir, err)) == CK_OK &&
             mkdir(dir, 0777) != 0)
-            rc = ck_err_set(err, errno == EEXIST ? CK_EUSAGE : CK_EIO,
-                            "%s: cannot create array '%s': %s", s->path, name,
-                            strerror(errno));
+            rc = ck_os_fail(err, errno == EEXIST ? CK_EUSAGE : CK_EIO, errno,
+                            "%s: cannot create array '%s'", s->path, name);
         if (rc != CK_OK) {
             free(txt);
             return rc;

@@ -9,3 +9,11 @@ for cmd in $($CHUNKCTL --help | awk '/^commands:/{on=1; next} on && NF==0{exit} 
     done
 done
 grep -q "chunkctl\\\\-copy" "$SRC/man/chunkctl.1" || echo "chunkctl.1 misses copy" >&2
+# Every op in the op table (the ops chunkctl --help lists) has its line in
+# chunkctl-pipeline(5).
+for op in $($CHUNKCTL --help | awk '/^pipeline ops/{on=1; next}
+        on && NF==0{exit} on && /^     /{for(i=1;i<=NF;i++) print $i; next}
+        on && $1 !~ /:$/ {print $1}'); do
+    grep -qw -- "$op" "$SRC/man/chunkctl-pipeline.5" ||
+        echo "chunkctl-pipeline.5 does not document op $op" >&2
+done

@@ -28,6 +28,13 @@ PLUGIN_DIR = os.environ.get(
 BLOSC_PLUGIN_DIR = "/usr/lib/x86_64-linux-gnu/hdf5/serial/plugins"
 os.environ["HDF5_PLUGIN_PATH"] = ":".join(
     d for d in (PLUGIN_DIR, BLOSC_PLUGIN_DIR) if d)
+# A test file that must decode chunks with no HDF5 plugin at all (its own
+# decoder, never chunkctl's filter) sets CK_H5_NO_PLUGINS=1 before it
+# imports this module: HDF5 then searches only a folder that does not
+# exist, and h5py cannot decode a zstd chunk by itself.
+NO_PLUGINS = os.environ.get("CK_H5_NO_PLUGINS") == "1"
+if NO_PLUGINS:
+    os.environ["HDF5_PLUGIN_PATH"] = os.path.join(HERE, "no-such-folder")
 
 import numpy as np  # noqa: E402  (after HDF5_PLUGIN_PATH, on purpose)
 import h5py  # noqa: E402,F401

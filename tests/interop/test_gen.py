@@ -134,14 +134,19 @@ class Gen(C.InteropCase):
 
     def test_usage_errors(self):
         out = self.path("never.h5")
-        for args in (("--shape", "10,10", "--dist", "poisson"),
-                     ("--shape", "10,10", "--low", "2", "--high", "1"),
-                     ("--shape", "10,10", "--compress", "brotli"),
-                     ("--dtype", "float16", "--shape", "10"),
-                     ("--chunks", "5,5")):
+        for args, cause in (
+                (("--shape", "10,10", "--dist", "poisson"),
+                 "--dist 'poisson': expected uniform, normal or integers"),
+                (("--shape", "10,10", "--low", "2", "--high", "1"),
+                 "--high must exceed --low"),
+                (("--shape", "10,10", "--compress", "brotli"),
+                 "--compress 'brotli': expected"),
+                (("--dtype", "float16", "--shape", "10"),
+                 "unknown dtype 'float16'"),
+                (("--chunks", "5,5"), "--shape is required")):
             with self.subTest(args=args):
                 p = C.gen(out + ":/x", *args, expect=None)
-                self.assertCleanError(p, 2)
+                self.assertCleanError(p, 2, cause)
                 self.assertFalse(os.path.exists(out))
 
 

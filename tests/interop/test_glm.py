@@ -533,7 +533,8 @@ class Glm(C.InteropCase):
         p = C.run("glm-predict", "--quiet", model, self.src("X4"), "-o", out,
                   expect=None)
         self.assertNotEqual(p.returncode, 0)
-        self.assertCleanError(p, p.returncode, "4", "5")
+        # '4' and '5' are in the paths given (X4, m5.h5): name the cause
+        self.assertCleanError(p, p.returncode, "4 columns", "5 coefficients")
         self.assertFalse(os.path.exists(out))
 
     def test_non_convergence_warns(self):

@@ -225,18 +225,19 @@ class Info(C.InteropCase):
     def test_errors(self):
         missing = self.path("missing.h5")
         p = C.run("info", "--json", missing, expect=None)
-        self.assertCleanError(p, 1, "missing.h5")
+        # the path, and the cause: words the path itself does not hold
+        self.assertCleanError(p, 1, "missing.h5", "no such file")
         junk = self.path("junk.h5")
         with open(junk, "w") as f:
             f.write("not hdf5\n")
         p = C.run("info", "--json", junk, expect=None)
-        self.assertCleanError(p, 1, "junk.h5")
+        self.assertCleanError(p, 1, "junk.h5", "not an HDF5 file")
         for target in (self.h5 + ":/nope", self.zs + ":/nope"):
             with self.subTest(target=target):
                 p = C.run("info", "--json", target, expect=None)
-                self.assertCleanError(p, 2, "nope")
+                self.assertCleanError(p, 2, "no array '/nope'")
         p = C.run("info", expect=None)
-        self.assertCleanError(p, 2)
+        self.assertCleanError(p, 2, "expected one PATH")
 
 
 if __name__ == "__main__":

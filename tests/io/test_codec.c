@@ -91,6 +91,10 @@ Test(codec, garbage_and_wrong_sizes_are_corrupt)
     ck_err err = {0};
     ck_codec_id ids[] = {CK_CODEC_ZSTD, CK_CODEC_ZLIB, CK_CODEC_GZIP,
                          CK_CODEC_BLOSC, CK_CODEC_NONE};
+    /* Each message names what is wrong, not only that something is. */
+    const char *cause[] = {"not a zstd frame", "zlib data does not decode",
+                           "zlib data does not decode", "blosc frame",
+                           "64 bytes, expected 1000"};
 
     memset(junk, 0x5a, sizeof junk);
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
@@ -98,7 +102,8 @@ Test(codec, garbage_and_wrong_sizes_are_corrupt)
         cr_assert_eq(
             ck_codec_decode(ids[i], junk, sizeof junk, out, sizeof out, &err),
             CK_ECORRUPT, "codec %d", (int)ids[i]);
-        cr_assert(err.msg[0]);
+        cr_assert(strstr(err.msg, cause[i]), "codec %d: '%s' lacks '%s'",
+                  (int)ids[i], err.msg, cause[i]);
     }
 }
 

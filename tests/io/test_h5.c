@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "io/hdf5/zstd_filter.h"
+#include "io/store.h"
 #include "io/store_impl.h"
 
 static char dir[64];
@@ -583,6 +584,10 @@ Test(h5, damaged_files_give_errors)
     err = (ck_err){0};
     snprintf(st.path, sizeof st.path, "%s", in_dir("nope.h5"));
     cr_assert_eq(ck_h5_ops.open(&st, &err), CK_EIO);
+    /* The path alone would match any message: the cause too. */
+    cr_assert(strstr(err.msg, "nope.h5") &&
+                  strstr(err.msg, "No such file or directory"),
+              "%s", err.msg);
 }
 
 /* Writes a deflate-compressed dataset and returns the address of chunk

@@ -1,0 +1,717 @@
+/*
+ * io/hdf5/h5_attrs.c - attributes of HDF5 groups and datasets.
+ * All of an object's attributes as one JSON object (for copies between
+ * HDF5 and Zarr), and one typed attribute at a time (ck_store_set_attr,
+ * ck_store_get_attr).  Values HDF5 or JSON cannot hold are skipped with a
+ * note, never an error.  Dataset data is not touched here.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "base/ck_log.h"
+#include "io/hdf5/h5_impl.h"
+
+/* Attributes larger than this many elements are skipped, not read. */
+#define ATTR_MAX_ELEMS ((hssize_t)1 << 24)
+
+/* ---- attributes ---- */
+
+/* cJSON prints numbers with 15 significant digits when that is "close
+ * enough", which rounds 2^53 + 1 and 0.1 + 0.2; these print the shortest
+ * text that reads back exactly, as raw JSON. */
+static cJSON *json_double(double v)
+{
+    char buf[40];
+
+    if (isnan(v))
+        return cJSON_CreateString("NaN");
+    if (isinf(v))
+        return cJSON_CreateString(v > 0 ? "Infinity" : "-Infinity");
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    return cJSON_CreateRaw(buf);
+}
+
+static cJSON *json_int(long long v)
+{
+    char buf[32];
+
+    snprintf(buf, sizeof buf, "%lld", v);
+    return cJSON_CreateRaw(buf);
+}
+
+static cJSON *json_uint(unsigned long long v)
+{
+    char buf[32];
+
+    snprintf(buf, sizeof buf, "%llu", v);
+    return cJSON_CreateRaw(buf);
+}
+
+/* Turns a flat JSON array of a C-order N-d attribute into nested arrays
+ * (what NumPy's tolist() gives, and how zarr keeps array attributes).
+ * Takes flat; NULL when out of memory. */
+static cJSON *nest(cJSON *flat, const hsize_t *dims, int nd)
+{
+    for (int d = nd - 1; d >= 1; d--) {
+        cJSON *outer = cJSON_CreateArray(), *item;
+        if (!outer) {
+            cJSON_Delete(flat);
+            return NULL;
+        }
+        while (flat->child) {
+            cJSON *row = cJSON_CreateArray();
+            if (!row) {
+                cJSON_Delete(outer);
+                cJSON_Delete(flat);
+                return NULL;
+            }
+            for (hsize_t k = 0; k < dims[d] && flat->child; k++) {
+                item = cJSON_DetachItemFromArray(flat, 0);
+                cJSON_AddItemToArray(row, item);
+            }
+            cJSON_AddItemToArray(outer, row);
+        }
+        cJSON_Delete(flat);
+        flat = outer;
+    }
+    return flat;
+}
+
+/* The value of one attribute as JSON, or NULL to skip it. */
+static cJSON *attr_json(hid_t attr, const char *name, const char *where)
+{
+    hid_t type = H5Aget_type(attr), space = H5Aget_space(attr), mt = -1;
+    H5T_class_t cls = type >= 0 ? H5Tget_class(type) : H5T_NO_CLASS;
+    H5S_class_t scls =
+        space >= 0 ? H5Sget_simple_extent_type(space) : H5S_NO_CLASS;
+    hssize_t n = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
+    int nd = space >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
+    cJSON *v = NULL, *arr = NULL;
+    void *buf = NULL;
+    size_t esz = 8;
+    int isbool = cls == H5T_ENUM && ck_h5_is_bool_enum(type);
+    int isvstr = cls == H5T_STRING && H5Tis_variable_str(type) > 0;
+    int got = 0;
+
+    if (!(scls == H5S_SCALAR ||
+          (scls == H5S_SIMPLE && nd >= 1 && nd <= CK_MAX_DIMS)) ||
+        n < 0 || n > ATTR_MAX_ELEMS)
+        goto skip;
+    if (cls == H5T_INTEGER)
+        mt = H5Tcopy(H5Tget_sign(type) == H5T_SGN_NONE ? H5T_NATIVE_ULLONG
+                                                       : H5T_NATIVE_LLONG);
+    else if (cls == H5T_FLOAT)
+        mt = H5Tcopy(H5T_NATIVE_DOUBLE);
+    else if (isbool)
+        mt = ck_h5_make_type(CK_BOOL, 0), esz = 1;
+    else if (cls == H5T_STRING && isvstr) {
+        mt = H5Tcopy(H5T_C_S1);
+        if (mt >= 0 && (H5Tset_size(mt, H5T_VARIABLE) < 0 ||
+                        H5Tset_cset(mt, H5Tget_cset(type)) < 0)) {
+            H5Tclose(mt);
+            mt = -1;
+        }
+        esz = sizeof(char *);
+    } else if (cls == H5T_STRING) {
+        mt = H5Tcopy(type);
+        esz = H5Tget_size(type);
+    } else {
+        goto skip;
+    }
+    if (mt < 0 || esz == 0 || !(buf = calloc((size_t)(n ? n : 1), esz)) ||
+        H5Aread(attr, mt, buf) < 0)
+        goto skip;
+    got = 1;
+    if (scls == H5S_SIMPLE && !(arr = cJSON_CreateArray()))
+        goto skip;
+    for (hssize_t i = 0; i < n; i++) {
+        cJSON *item = NULL;
+        if (cls == H5T_INTEGER && H5Tget_sign(type) == H5T_SGN_NONE)
+            item = json_uint(((unsigned long long *)buf)[i]);
+        else if (cls == H5T_INTEGER)
+            item = json_int(((long long *)buf)[i]);
+        else if (cls == H5T_FLOAT)
+            item = json_double(((double *)buf)[i]);
+        else if (isbool)
+            item = cJSON_CreateBool(((int8_t *)buf)[i] != 0);
+        else if (isvstr) {
+            const char *p = ((char **)buf)[i];
+            item = cJSON_CreateString(p ? p : "");
+        } else {
+            const char *p = (const char *)buf + (size_t)i * esz;
+            size_t len = strnlen(p, esz);
+            char *tmp = malloc(len + 1);
+            if (tmp) {
+                memcpy(tmp, p, len);
+                tmp[len] = '\0';
+                if (H5Tget_strpad(type) == H5T_STR_SPACEPAD)
+                    while (len > 0 && tmp[len - 1] == ' ')
+                        tmp[--len] = '\0';
+                item = cJSON_CreateString(tmp);
+                free(tmp);
+            }
+        }
+        if (!item)
+            goto skip;
+        if (!arr) {
+            v = item;
+            break;
+        }
+        cJSON_AddItemToArray(arr, item);
+    }
+    if (arr && nd > 1) {
+        hsize_t dims[CK_MAX_DIMS];
+        H5Sget_simple_extent_dims(space, dims, NULL);
+        if (!(arr = nest(arr, dims, nd)))
+            goto skip;
+    }
+    if (arr) {
+        v = arr;
+        arr = NULL;
+    }
+    goto out;
+skip:
+    ck_log(CK_LOG_NOTE, "%s: attribute '%s' skipped (%s)", where, name,
+           ck_h5_class_name(cls));
+out:
+    if (got && isvstr)
+        H5Dvlen_reclaim(mt, space, H5P_DEFAULT, buf);
+    free(buf);
+    cJSON_Delete(arr);
+    if (mt >= 0)
+        H5Tclose(mt);
+    if (space >= 0)
+        H5Sclose(space);
+    if (type >= 0)
+        H5Tclose(type);
+    return v;
+}
+
+static ck_code open_object(ck_store *s, const char *name, hid_t *out,
+                           ck_err *err)
+{
+    h5_store *hs = s->impl;
+    const char *n = name && *name ? name : "/";
+
+    if (!hs || hs->file < 0)
+        return ck_err_set(err, CK_EUSAGE, "%s: file already closed", s->path);
+    *out = H5Oopen(hs->file, n, H5P_DEFAULT);
+    if (*out < 0)
+        return ck_err_set(err, CK_EFORMAT, "%s: no group or dataset '%s'",
+                          s->path, n);
+    return CK_OK;
+}
+
+typedef struct attr_ctx {
+    cJSON *obj;
+    const char *where;
+} attr_ctx;
+
+static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *ai,
+                      void *data)
+{
+    attr_ctx *c = data;
+    hid_t attr = H5Aopen(loc, name, H5P_DEFAULT);
+    cJSON *v;
+
+    (void)ai;
+    if (attr < 0)
+        return 0;
+    v = attr_json(attr, name, c->where);
+    H5Aclose(attr);
+    if (v)
+        cJSON_AddItemToObject(c->obj, name, v);
+    return 0;
+}
+
+ck_code ck_h5_get_attrs(ck_store *s, const char *name, char **json, ck_err *err)
+{
+    char where[PATH_MAX + 520];
+    hid_t obj = -1;
+    char *text = NULL;
+    cJSON *out;
+    attr_ctx c;
+    ck_code rc;
+
+    snprintf(where, sizeof where, "%s:%s", s->path, name ? name : "/");
+    if (!(out = cJSON_CreateObject()))
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    c.obj = out;
+    c.where = where;
+    ck_h5_lock();
+    rc = open_object(s, name, &obj, err);
+    if (rc == CK_OK &&
+        H5Aiterate2(obj, H5_INDEX_NAME, H5_ITER_INC, NULL, attr_cb, &c) < 0)
+        rc = ck_h5_fail(err, CK_EFORMAT, "%s: cannot read attributes", where);
+    if (obj >= 0)
+        H5Oclose(obj);
+    ck_h5_unlock();
+    if (rc == CK_OK && !(text = cJSON_PrintUnformatted(out)))
+        rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+    cJSON_Delete(out);
+    if (rc == CK_OK)
+        *json = text;
+    return rc;
+}
+
+/* A number in JSON, or zarr's spelling of a non-finite float. */
+static int json_num(const cJSON *v, double *out)
+{
+    if (cJSON_IsNumber(v)) {
+        *out = v->valuedouble;
+        return 1;
+    }
+    if (cJSON_IsString(v)) {
+        if (strcmp(v->valuestring, "NaN") == 0)
+            *out = NAN;
+        else if (strcmp(v->valuestring, "Infinity") == 0)
+            *out = INFINITY;
+        else if (strcmp(v->valuestring, "-Infinity") == 0)
+            *out = -INFINITY;
+        else
+            return 0;
+        return 1;
+    }
+    return 0;
+}
+
+static int integral(double v)
+{
+    return isfinite(v) && v == floor(v) && fabs(v) < 9.2e18;
+}
+
+/* Writes one attribute; returns 0 when the value has no HDF5 form (the
+ * caller notes it), -1 on an HDF5 failure. */
+static int write_attr_nd(hid_t obj, const char *name, const cJSON *v, int nd,
+                         const hsize_t *dims);
+
+/* Shape of a rectangular nested JSON array into dims; 0 if ragged or
+ * deeper than CK_MAX_DIMS. */
+static int json_shape(const cJSON *v, int d, hsize_t *dims, int *nd)
+{
+    const cJSON *e;
+
+    if (!cJSON_IsArray(v))
+        return d == *nd;
+    if (d >= CK_MAX_DIMS)
+        return 0;
+    if (d >= *nd) {
+        *nd = d + 1;
+        dims[d] = (hsize_t)cJSON_GetArraySize(v);
+    } else if (dims[d] != (hsize_t)cJSON_GetArraySize(v)) {
+        return 0;
+    }
+    cJSON_ArrayForEach(e, v)
+    {
+        if (!json_shape(e, d + 1, dims, nd))
+            return 0;
+    }
+    return 1;
+}
+
+static void flatten(const cJSON *v, cJSON *flat)
+{
+    const cJSON *e;
+
+    cJSON_ArrayForEach(e, v)
+    {
+        if (cJSON_IsArray(e))
+            flatten(e, flat);
+        else
+            cJSON_AddItemToArray(flat, cJSON_Duplicate(e, 1));
+    }
+}
+
+static int write_attr(hid_t obj, const char *name, const cJSON *v)
+{
+    hsize_t dims[CK_MAX_DIMS];
+    int nd = 0, r;
+    cJSON *flat;
+
+    if (!cJSON_IsArray(v) || !v->child || !cJSON_IsArray(v->child))
+        return write_attr_nd(obj, name, v, cJSON_IsArray(v), NULL);
+    if (!json_shape(v, 0, dims, &nd) || nd < 2)
+        return 0;
+    if (!(flat = cJSON_CreateArray()))
+        return -1;
+    flatten(v, flat);
+    r = write_attr_nd(obj, name, flat, nd, dims);
+    cJSON_Delete(flat);
+    return r;
+}
+
+/* Writes a scalar (nd 0) or a flat array holding an N-d attribute of shape
+ * dims (NULL: 1-D of its length). */
+static int write_attr_nd(hid_t obj, const char *name, const cJSON *v, int nd,
+                         const hsize_t *dims)
+{
+    int isarr = cJSON_IsArray(v), n = isarr ? cJSON_GetArraySize(v) : 1;
+    int nnum = 0, nstr = 0, nbool = 0, nreal = 0, ok = -1;
+    const cJSON *e;
+    hid_t type = -1, space = -1, attr = -1;
+    hsize_t dim = (hsize_t)n;
+    void *buf = NULL;
+    double d;
+
+    if (isarr) {
+        cJSON_ArrayForEach(e, v)
+        {
+            if (cJSON_IsNumber(e))
+                nreal++;
+            nnum += json_num(e, &d);
+            nstr += cJSON_IsString(e);
+            nbool += cJSON_IsBool(e);
+        }
+    } else {
+        nreal = cJSON_IsNumber(v);
+        nnum = nreal;
+        nstr = cJSON_IsString(v);
+        nbool = cJSON_IsBool(v);
+    }
+    /* "NaN" alone is a string; among numbers it is a float. */
+    if (nnum == n && (nreal > 0 || n == 0)) {
+        int allint = 1;
+        size_t k = 0;
+        if (!(buf = calloc((size_t)(n ? n : 1), 8)))
+            return -1;
+        if (isarr) {
+            cJSON_ArrayForEach(e, v)
+            {
+                json_num(e, &d);
+                ((double *)buf)[k++] = d;
+                allint &= integral(d);
+            }
+        } else {
+            d = v->valuedouble;
+            ((double *)buf)[0] = d;
+            allint = integral(d);
+        }
+        if (allint && n > 0) {
+            for (int i = 0; i < n; i++)
+                ((int64_t *)buf)[i] = (int64_t)((double *)buf)[i];
+            type = H5Tcopy(H5T_NATIVE_INT64);
+        } else {
+            type = H5Tcopy(H5T_NATIVE_DOUBLE);
+        }
+    } else if (nstr == n && n > 0) {
+        size_t k = 0;
+        if (!(buf = calloc((size_t)n, sizeof(char *))))
+            return -1;
+        if (isarr) {
+            cJSON_ArrayForEach(e, v)((const char **)buf)[k++] = e->valuestring;
+        } else {
+            ((const char **)buf)[0] = v->valuestring;
+        }
+        type = H5Tcopy(H5T_C_S1);
+        if (type >= 0 && (H5Tset_size(type, H5T_VARIABLE) < 0 ||
+                          H5Tset_cset(type, H5T_CSET_UTF8) < 0))
+            goto out;
+    } else if (nbool == n && n > 0) {
+        size_t k = 0;
+        if (!(buf = calloc((size_t)n, 1)))
+            return -1;
+        if (isarr) {
+            cJSON_ArrayForEach(e, v)((int8_t *)buf)[k++] =
+                (int8_t)cJSON_IsTrue(e);
+        } else {
+            ((int8_t *)buf)[0] = (int8_t)cJSON_IsTrue(v);
+        }
+        type = ck_h5_make_type(CK_BOOL, 0);
+    } else {
+        return 0;
+    }
+    if (type < 0)
+        goto out;
+    space = !isarr ? H5Screate(H5S_SCALAR)
+            : dims ? H5Screate_simple(nd, dims, NULL)
+                   : H5Screate_simple(1, &dim, NULL);
+    if (space < 0)
+        goto out;
+    if (H5Aexists(obj, name) > 0 && H5Adelete(obj, name) < 0)
+        goto out;
+    if ((attr = H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT)) <
+            0 ||
+        H5Awrite(attr, type, buf) < 0)
+        goto out;
+    ok = 1;
+out:
+    if (attr >= 0)
+        H5Aclose(attr);
+    if (space >= 0)
+        H5Sclose(space);
+    if (type >= 0)
+        H5Tclose(type);
+    free(buf);
+    return ok;
+}
+
+ck_code ck_h5_set_attrs(ck_store *s, const char *name, const char *json,
+                        ck_err *err)
+{
+    cJSON *root = cJSON_Parse(json), *v;
+    char where[PATH_MAX + 520];
+    hid_t obj = -1;
+    ck_code rc;
+
+    snprintf(where, sizeof where, "%s:%s", s->path, name ? name : "/");
+    if (!cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        return ck_err_set(err, CK_EUSAGE,
+                          "%s: attributes must be a JSON object", where);
+    }
+    ck_h5_lock();
+    rc = open_object(s, name, &obj, err);
+    for (v = root->child; rc == CK_OK && v; v = v->next) {
+        int r = write_attr(obj, v->string, v);
+        if (r < 0)
+            rc = ck_h5_fail(err, CK_EIO, "%s: cannot write attribute '%s'",
+                            where, v->string);
+        else if (r == 0)
+            ck_log(CK_LOG_NOTE,
+                   "%s: attribute '%s' skipped (HDF5 holds no such value)",
+                   where, v->string);
+    }
+    if (obj >= 0)
+        H5Oclose(obj);
+    ck_h5_unlock();
+    cJSON_Delete(root);
+    return rc;
+}
+
+/* ---- one typed attribute (ck_store_set_attr, ck_store_get_attr) ---- */
+
+/* Writes a scalar attribute.  Strings are variable-length UTF-8, what h5py
+ * writes for a Python str and hands back as one (fixed-length ASCII comes
+ * back as bytes in h5py 3).  Numbers are stored little-endian whatever the
+ * host, as h5py does on the machines it runs on. */
+ck_code ck_h5_set_attr(ck_store *s, const char *name, const char *key,
+                       const ck_attr *v, ck_err *err)
+{
+    hid_t obj = -1, ftype = -1, mtype = -1, space = -1, attr = -1;
+    const char *str = v->str;
+    const void *buf = &str;
+    htri_t ex;
+    ck_code rc;
+
+    ck_h5_lock();
+    if ((rc = open_object(s, name, &obj, err)) != CK_OK)
+        goto out;
+    if (v->kind == CK_ATTR_STR) {
+        ftype = H5Tcopy(H5T_C_S1);
+        if (ftype >= 0 && (H5Tset_size(ftype, H5T_VARIABLE) < 0 ||
+                           H5Tset_cset(ftype, H5T_CSET_UTF8) < 0)) {
+            H5Tclose(ftype);
+            ftype = -1;
+        }
+        mtype = ftype >= 0 ? H5Tcopy(ftype) : -1;
+    } else if (v->kind == CK_ATTR_F64) {
+        ftype = H5Tcopy(H5T_IEEE_F64LE);
+        mtype = H5Tcopy(H5T_NATIVE_DOUBLE);
+        buf = &v->f64;
+    } else {
+        ftype = H5Tcopy(H5T_STD_I64LE);
+        mtype = H5Tcopy(H5T_NATIVE_INT64);
+        buf = &v->i64;
+    }
+    /* A key that exists is replaced, even with another type: HDF5 cannot
+     * change the type of an attribute in place. */
+    if (ftype < 0 || mtype < 0 || (space = H5Screate(H5S_SCALAR)) < 0 ||
+        (ex = H5Aexists(obj, key)) < 0 || (ex > 0 && H5Adelete(obj, key) < 0))
+        goto fail;
+    attr = H5Acreate2(obj, key, ftype, space, H5P_DEFAULT, H5P_DEFAULT);
+    if (attr < 0 || H5Awrite(attr, mtype, buf) < 0)
+        goto fail;
+    goto out;
+fail:
+    rc = ck_h5_fail(err, CK_EIO, "%s:%s: cannot write attribute '%s'", s->path,
+                    name, key);
+out:
+    if (attr >= 0)
+        H5Aclose(attr);
+    if (space >= 0)
+        H5Sclose(space);
+    if (mtype >= 0)
+        H5Tclose(mtype);
+    if (ftype >= 0)
+        H5Tclose(ftype);
+    if (obj >= 0)
+        H5Oclose(obj);
+    ck_h5_unlock();
+    return rc;
+}
+
+/* Reads a string attribute of file type 'type' into v->str.  Called with
+ * h5_mutex held. */
+static ck_code read_str_attr(hid_t attr, hid_t type, hid_t space,
+                             const char *label, const char *key, ck_attr *v,
+                             ck_err *err)
+{
+    int vlen = H5Tis_variable_str(type) > 0;
+    hid_t mt = H5Tcopy(vlen ? H5T_C_S1 : type);
+    size_t esz = vlen ? sizeof(char *) : H5Tget_size(type), len;
+    char *buf = NULL, *p;
+    ck_code rc = CK_OK;
+
+    /* A variable-length string is read as one in the file's character set
+     * (HDF5 converts none); a fixed-length one as its own bytes. */
+    if (mt < 0 || esz == 0 ||
+        (vlen && (H5Tset_size(mt, H5T_VARIABLE) < 0 ||
+                  H5Tset_cset(mt, H5Tget_cset(type)) < 0))) {
+        rc = ck_h5_fail(err, CK_EFORMAT, "%s: cannot read attribute '%s'",
+                        label, key);
+        goto out;
+    }
+    if (!(buf = calloc(1, esz + 1))) {
+        rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+        goto out;
+    }
+    if (H5Aread(attr, mt, buf) < 0) {
+        rc = ck_h5_fail(err, CK_EFORMAT, "%s: cannot read attribute '%s'",
+                        label, key);
+        free(buf);
+        buf = NULL;
+        goto out;
+    }
+    if (vlen) {
+        p = *(char **)buf;
+        len = p ? strlen(p) : 0;
+    } else {
+        p = buf;
+        len = strnlen(p, esz);
+        if (H5Tget_strpad(type) == H5T_STR_SPACEPAD)
+            while (len > 0 && p[len - 1] == ' ')
+                len--;
+    }
+    if (len >= sizeof v->str)
+        rc = ck_err_set(err, CK_ENOTSUP,
+                        "%s: attribute '%s': string of %zu bytes (at most "
+                        "%zu)",
+                        label, key, len, sizeof v->str - 1);
+    else {
+        v->kind = CK_ATTR_STR;
+        if (len)
+            memcpy(v->str, p, len);
+        v->str[len] = '\0';
+    }
+    if (vlen)
+        H5Dvlen_reclaim(mt, space, H5P_DEFAULT, buf);
+out:
+    free(buf);
+    if (mt >= 0)
+        H5Tclose(mt);
+    return rc;
+}
+
+/* Reads one value of an integer, float or h5py-bool attribute, converted
+ * by HDF5 to int64 or double.  Called with h5_mutex held. */
+static ck_code read_num_attr(hid_t attr, hid_t type, const char *label,
+                             const char *key, ck_attr *v, ck_err *err)
+{
+    H5T_class_t cls = H5Tget_class(type);
+    int isuns = cls == H5T_INTEGER && H5Tget_sign(type) == H5T_SGN_NONE;
+    hid_t mt = cls == H5T_FLOAT  ? H5Tcopy(H5T_NATIVE_DOUBLE)
+               : cls == H5T_ENUM ? ck_h5_make_type(CK_BOOL, 0)
+               : isuns           ? H5Tcopy(H5T_NATIVE_UINT64)
+                                 : H5Tcopy(H5T_NATIVE_INT64);
+    union {
+        double f;
+        int64_t i;
+        uint64_t u;
+        int8_t b;
+    } buf;
+    ck_code rc = CK_OK;
+
+    memset(&buf, 0, sizeof buf);
+    if (mt < 0 || H5Aread(attr, mt, &buf) < 0) {
+        rc = ck_h5_fail(err, CK_EFORMAT, "%s: cannot read attribute '%s'",
+                        label, key);
+    } else if (cls == H5T_FLOAT) {
+        v->kind = CK_ATTR_F64;
+        v->f64 = buf.f;
+    } else if (cls == H5T_ENUM) {
+        v->kind = CK_ATTR_I64;
+        v->i64 = buf.b != 0;
+    } else if (isuns && buf.u > INT64_MAX) {
+        rc = ck_err_set(err, CK_ENOTSUP,
+                        "%s: attribute '%s': %llu does not fit int64", label,
+                        key, (unsigned long long)buf.u);
+    } else {
+        v->kind = CK_ATTR_I64;
+        v->i64 = isuns ? (int64_t)buf.u : buf.i;
+    }
+    if (mt >= 0)
+        H5Tclose(mt);
+    return rc;
+}
+
+ck_code ck_h5_get_attr(ck_store *s, const char *name, const char *key,
+                       ck_attr *v, ck_err *err)
+{
+    char label[PATH_MAX + 520];
+    hid_t obj = -1, attr = -1, type = -1, space = -1;
+    H5T_class_t cls;
+    hssize_t n;
+    htri_t ex;
+    ck_code rc;
+
+    snprintf(label, sizeof label, "%s:%s", s->path, name);
+    ck_h5_lock();
+    if ((rc = open_object(s, name, &obj, err)) != CK_OK)
+        goto out;
+    if ((ex = H5Aexists(obj, key)) < 0) {
+        rc = ck_h5_fail(err, CK_EFORMAT, "%s: cannot read attribute '%s'",
+                        label, key);
+        goto out;
+    }
+    if (!ex) {
+        rc = ck_err_set(err, CK_EFORMAT, "%s: no attribute '%s'", label, key);
+        goto out;
+    }
+    if ((attr = H5Aopen(obj, key, H5P_DEFAULT)) < 0 ||
+        (type = H5Aget_type(attr)) < 0 || (space = H5Aget_space(attr)) < 0 ||
+        (n = H5Sget_simple_extent_npoints(space)) < 0) {
+        rc = ck_h5_fail(err, CK_EFORMAT, "%s: cannot read attribute '%s'",
+                        label, key);
+        goto out;
+    }
+    /* netCDF and MATLAB write a number as an array of one element: that is
+     * one value too. */
+    if (n != 1) {
+        rc = ck_err_set(err, CK_ENOTSUP,
+                        "%s: attribute '%s' holds %lld values, not one", label,
+                        key, (long long)n);
+        goto out;
+    }
+    cls = H5Tget_class(type);
+    if (cls == H5T_STRING)
+        rc = read_str_attr(attr, type, space, label, key, v, err);
+    else if (cls == H5T_INTEGER || cls == H5T_FLOAT ||
+             (cls == H5T_ENUM && ck_h5_is_bool_enum(type)))
+        rc = read_num_attr(attr, type, label, key, v, err);
+    else
+        rc = ck_err_set(err, CK_ENOTSUP,
+                        "%s: attribute '%s': HDF5 type class %s (only "
+                        "strings and numbers are read)",
+                        label, key, ck_h5_class_name(cls));
+out:
+    if (space >= 0)
+        H5Sclose(space);
+    if (type >= 0)
+        H5Tclose(type);
+    if (attr >= 0)
+        H5Aclose(attr);
+    if (obj >= 0)
+        H5Oclose(obj);
+    ck_h5_unlock();
+    return rc;
+}

@@ -1,0 +1,252 @@
+/*
+ * io/hdf5/h5_write.c - datasets created and chunks written in an HDF5
+ * file being written.  Sets up the filter pipeline for a codec so that
+ * h5py and h5dump read the file, encodes each chunk outside the lock with
+ * io/codec.c and hands the encoded bytes to H5Dwrite_chunk.  Creating and
+ * committing the file itself is h5.c's job; attributes are h5_attrs.c's.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <blosc.h>
+
+#include "io/hdf5/h5_impl.h"
+#include "io/hdf5/zstd_filter.h"
+
+/* ---- writing ---- */
+
+/* Adds the filters of codec c to dcpl.  HDF5's deflate reads zlib
+ * streams, so gzip is written as deflate; the shuffle of a non-blosc codec
+ * is HDF5's shuffle filter. */
+static ck_code set_filters(ck_store *s, const ck_array_spec *spec, size_t esize,
+                           size_t cb, hid_t dcpl, h5_array *ha, ck_err *err)
+{
+    const ck_codec_spec *c = &spec->codec;
+    int level = c->level;
+
+    ha->wcodec = *c;
+    ha->wcodec.shuffle = CK_SHUF_NONE;
+    if (c->id != CK_CODEC_BLOSC && c->shuffle == CK_SHUF_BIT)
+        return ck_err_set(err, CK_ENOTSUP,
+                          "%s:%s: bitshuffle needs blosc in HDF5 files",
+                          s->path, spec->name);
+    if (c->id != CK_CODEC_BLOSC && c->shuffle == CK_SHUF_BYTE) {
+        ha->wshuffle = 1;
+        if (H5Pset_shuffle(dcpl) < 0)
+            goto fail;
+    }
+    switch (c->id) {
+    case CK_CODEC_NONE:
+        break;
+    case CK_CODEC_ZLIB:
+    case CK_CODEC_GZIP:
+        level = level < 0 ? 0 : level > 9 ? 9 : level;
+        ha->wcodec.id = CK_CODEC_ZLIB;
+        ha->wcodec.level = level;
+        if (H5Pset_deflate(dcpl, (unsigned)level) < 0)
+            goto fail;
+        break;
+    case CK_CODEC_ZSTD: {
+        unsigned cd[1] = {(unsigned)level};
+        if (H5Pset_filter(dcpl, CK_H5Z_FILTER_ZSTD, H5Z_FLAG_OPTIONAL, 1, cd) <
+            0)
+            goto fail;
+        break;
+    }
+    case CK_CODEC_BLOSC: {
+        const char *cname = c->cname[0] ? c->cname : "lz4";
+        int code = blosc_compname_to_compcode(cname);
+        unsigned cd[7] = {BLOSC_FILTER_REV, BLOSC_VERSION_FORMAT,
+                          (unsigned)esize,  (unsigned)cb,
+                          (unsigned)level,  (unsigned)c->shuffle,
+                          (unsigned)code};
+        if (code < 0)
+            return ck_err_set(err, CK_ENOTSUP,
+                              "%s:%s: blosc has no compressor '%s'", s->path,
+                              spec->name, cname);
+        ha->wcodec.shuffle = c->shuffle;
+        snprintf(ha->wcodec.cname, sizeof ha->wcodec.cname, "%s", cname);
+        if (H5Pset_filter(dcpl, H5Z_FILTER_BLOSC_ID, H5Z_FLAG_OPTIONAL, 7, cd) <
+            0)
+            goto fail;
+        break;
+    }
+    default:
+        return ck_err_set(err, CK_ENOTSUP, "%s:%s: codec %d", s->path,
+                          spec->name, (int)c->id);
+    }
+    return CK_OK;
+fail:
+    return ck_h5_fail(err, CK_EIO, "%s:%s: cannot set up the filters", s->path,
+                      spec->name);
+}
+
+ck_code ck_h5_array_create(ck_store *s, const ck_array_spec *spec, ck_array *a,
+                           ck_err *err)
+{
+    h5_store *hs = s->impl;
+    h5_array *ha = ck_h5_array_new(hs);
+    hid_t ftype = -1, space = -1, dcpl = -1, lcpl = -1, dapl = -1;
+    hsize_t dims[CK_MAX_DIMS], maxd[CK_MAX_DIMS], cdims[CK_MAX_DIMS];
+    size_t esize = ck_dtype_size(spec->dtype);
+    int64_t cb = (int64_t)esize;
+    ck_code rc = CK_OK;
+
+    if (!ha)
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    if (esize == 0 || spec->ndim < 0 || spec->ndim > CK_MAX_DIMS) {
+        free(ha);
+        return ck_err_set(err, CK_EUSAGE, "%s:%s: bad array spec", s->path,
+                          spec->name);
+    }
+    /* HDF5 wants chunks no larger than a fixed dimension: clip them (the
+     * caller takes its grid from a->info); a 0-long axis is unlimited. */
+    for (int d = 0; d < spec->ndim; d++) {
+        int64_t c = spec->chunks[d] > 0 ? spec->chunks[d] : 1;
+        if (spec->shape[d] > 0 && c > spec->shape[d])
+            c = spec->shape[d];
+        dims[d] = (hsize_t)spec->shape[d];
+        maxd[d] = spec->shape[d] > 0 ? dims[d] : H5S_UNLIMITED;
+        cdims[d] = (hsize_t)c;
+        if (c > H5_CHUNK_MAX / cb) {
+            free(ha);
+            return ck_err_set(err, CK_ENOTSUP,
+                              "%s:%s: HDF5 chunks must be smaller than 4 GiB",
+                              s->path, spec->name);
+        }
+        cb *= c;
+    }
+    ck_h5_lock();
+    if ((ftype = ck_h5_make_type(spec->dtype, 1)) < 0 ||
+        (dcpl = H5Pcreate(H5P_DATASET_CREATE)) < 0 ||
+        (lcpl = H5Pcreate(H5P_LINK_CREATE)) < 0 ||
+        H5Pset_create_intermediate_group(lcpl, 1) < 0 ||
+        (dapl = ck_h5_make_dapl()) < 0 ||
+        (space = spec->ndim > 0 ? H5Screate_simple(spec->ndim, dims, maxd)
+                                : H5Screate(H5S_SCALAR)) < 0 ||
+        (ha->mtype = ck_h5_make_type(spec->dtype, 0)) < 0) {
+        rc = ck_h5_fail(err, CK_EIO, "%s:%s: cannot set up the dataset",
+                        s->path, spec->name);
+        goto out;
+    }
+    if (spec->ndim > 0) {
+        if (H5Pset_chunk(dcpl, spec->ndim, cdims) < 0) {
+            rc = ck_h5_fail(err, CK_EUSAGE, "%s:%s: bad chunk shape", s->path,
+                            spec->name);
+            goto out;
+        }
+        if ((rc = set_filters(s, spec, esize, (size_t)cb, dcpl, ha, err)) !=
+            CK_OK)
+            goto out;
+    }
+    if (spec->has_fill) {
+        unsigned char fv[16];
+        ck_dtype_fill(spec->dtype, fv, spec->fill, 1);
+        if (H5Pset_fill_value(dcpl, ha->mtype, fv) < 0) {
+            rc = ck_h5_fail(err, CK_EIO, "%s:%s: cannot set the fill value",
+                            s->path, spec->name);
+            goto out;
+        }
+    }
+    /* H5Lexists fails (rather than says 0) when a parent group is
+     * missing; either way there is nothing in the way. */
+    if (H5Lexists(hs->file, spec->name, H5P_DEFAULT) > 0) {
+        rc = ck_err_set(err, CK_EUSAGE, "%s: '%s' already exists", s->path,
+                        spec->name);
+        goto out;
+    }
+    ha->dset = H5Dcreate2(hs->file, spec->name, ftype, space, lcpl, dcpl, dapl);
+    if (ha->dset < 0) {
+        rc = ck_h5_fail(err, CK_EIO, "%s: cannot create dataset '%s'", s->path,
+                        spec->name);
+        goto out;
+    }
+    H5Tclose(ha->mtype);
+    ha->mtype = -1;
+    if ((rc = ck_h5_describe(s, spec->name, ha->dset, a, ha, err)) != CK_OK)
+        goto out;
+    ha->writing = 1;
+    ha->path = PATH_H5READ;
+out:
+    if (dapl >= 0)
+        H5Pclose(dapl);
+    if (lcpl >= 0)
+        H5Pclose(lcpl);
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    if (space >= 0)
+        H5Sclose(space);
+    if (ftype >= 0)
+        H5Tclose(ftype);
+    if (rc != CK_OK)
+        ck_h5_array_free(ha);
+    ck_h5_unlock();
+    if (rc == CK_OK)
+        a->impl = ha;
+    return rc;
+}
+
+ck_code ck_h5_write_chunk(ck_array *a, const int64_t *coords, const void *src,
+                          ck_arena *scratch, ck_err *err)
+{
+    h5_array *ha = a->impl;
+    const ck_array_info *info = &a->info;
+    size_t cb = ha->chunk_bytes, n = cb;
+    hsize_t off[CK_MAX_DIMS];
+    const void *in = src;
+    char cs[160];
+    ck_code rc = CK_OK;
+
+    if (!ha->writing)
+        return ck_err_set(err, CK_EUSAGE, "%s:%s: not open for writing",
+                          a->store->path, info->name);
+    for (int d = 0; d < info->ndim; d++) {
+        if (coords[d] < 0 || coords[d] >= a->grid.nchunks[d])
+            return ck_err_set(err, CK_EUSAGE,
+                              "%s:%s: chunk %s is outside the array",
+                              a->store->path, info->name,
+                              ck_h5_chunk_str(a, coords, cs, sizeof cs));
+        off[d] = (hsize_t)(coords[d] * info->chunks[d]);
+    }
+    if (info->ndim == 0) { /* a scalar dataset has no chunks */
+        ck_h5_lock();
+        if (ha->hs->file < 0 || H5Dwrite(ha->dset, ha->mtype, H5S_ALL, H5S_ALL,
+                                         H5P_DEFAULT, src) < 0)
+            rc = ck_h5_fail(err, CK_EIO, "%s:%s: cannot write", a->store->path,
+                            info->name);
+        ck_h5_unlock();
+        return rc;
+    }
+    /* Encode outside the ck_h5_lock; only the write itself is serialised. */
+    if (ha->wshuffle) {
+        void *t = ck_arena_alloc(scratch, cb);
+        if (!t)
+            return ck_err_set(err, CK_ENOMEM, "%s:%s: scratch arena too small",
+                              a->store->path, info->name);
+        ck_shuffle(ha->esize, src, t, cb);
+        in = t;
+    }
+    if (ha->wcodec.id != CK_CODEC_NONE) {
+        size_t cap = ck_codec_bound(&ha->wcodec, cb);
+        void *out = ck_arena_alloc(scratch, cap);
+        if (!out)
+            return ck_err_set(err, CK_ENOMEM, "%s:%s: scratch arena too small",
+                              a->store->path, info->name);
+        rc = ck_codec_encode(&ha->wcodec, ha->esize, in, cb, out, cap, &n, err);
+        if (rc != CK_OK) {
+            ck_err_prefix(err, "%s:%s: chunk %s", a->store->path, info->name,
+                          ck_h5_chunk_str(a, coords, cs, sizeof cs));
+            return rc;
+        }
+        in = out;
+    }
+    ck_h5_lock();
+    if (ha->hs->file < 0 ||
+        H5Dwrite_chunk(ha->dset, H5P_DEFAULT, 0, off, n, in) < 0)
+        rc = ck_h5_fail(err, CK_EIO, "%s:%s: chunk %s: cannot write",
+                        a->store->path, info->name,
+                        ck_h5_chunk_str(a, coords, cs, sizeof cs));
+    ck_h5_unlock();
+    return rc;
+}

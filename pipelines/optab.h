@@ -1,0 +1,109 @@
+/*
+ * pipelines/optab.h - the table of pipeline ops: one row per op (or op
+ * family), from which the parser (plan.c), the planner's listings, the
+ * executor (exec.c, linalg.c), `chunkctl --help` and the one-step commands
+ * all read.  Adding an op is one row here, its parse function beside the
+ * others in plan.c, its scratch-bytes and evaluation functions side by side
+ * in exec.c (or linalg.c), its tests and its line in chunkctl-pipeline(5).
+ * Private to pipelines/.
+ */
+#ifndef CK_OPTAB_H
+#define CK_OPTAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/ck_err.h"
+#include "base/ck_mem.h"
+#include "pipelines/plan.h"
+
+struct cJSON;
+struct xrun;
+struct memo;
+
+/* What an op's row says of it (flags). */
+enum {
+    CK_OP_PRINTS = 1 << 0, /* its result is small: "print" and one-step
+                              commands show it */
+    CK_OP_FOLD = 1 << 1,   /* folded chunk by chunk before outputs are
+                              written; the result is held in memory */
+    CK_OP_HELD = 1 << 2,   /* its result is held in memory (folds, and the
+                              small results of svd and glm_fit) */
+    CK_OP_SOURCE = 1 << 3, /* takes no "args": makes its values itself */
+};
+
+/* Which backends implement an op's evaluation (backends). */
+enum { CK_OPB_CPU = 1 << 0, CK_OPB_CUDA = 1 << 1 };
+
+typedef struct ck_op_def {
+    const char *name; /* as a step's "op" names it; a family's members are
+                         named by member() */
+    ck_node_kind kind;
+    /* A family (elementwise ops, reductions): members 0..nmembers-1, their
+     * names, and each member's number of args. */
+    int nmembers;
+    const char *(*member)(int sub);
+    int (*member_arity)(int sub);
+    int sub; /* what a row that is no family passes to parse */
+    /* "args": how many (arrays or numbers); max -1: up to CK_MAX_ARGS */
+    int min_args, max_args;
+    unsigned flags;
+    unsigned backends;
+    const char *help; /* one line for `chunkctl --help` */
+    /* Parses the step's keys into n (its args are parsed already, n->arg
+     * and n->scalar set) and infers its dtype, shape and chunks.  sub is
+     * the family member.  Messages through plan.c's bad(). */
+    ck_code (*parse)(ck_plan *p, const char *path, const char *where,
+                     ck_node *n, int sub, const struct cJSON *step,
+                     ck_err *err);
+    /* Arena bytes that evaluating a box of n elements of node i needs,
+     * where node 'known' is given as a memo (-1: none) and 'aligned' says
+     * the boxes are node i's own chunks.  Written beside eval, whose
+     * allocations it adds up. */
+    size_t (*bytes)(const struct xrun *r, int i, size_t n, int known,
+                    int aligned);
+    /* Node i's values over the box start[]/shape[] into dst (its dtype, C
+     * order), scratch from a. */
+    ck_code (*eval)(struct xrun *r, int i, const int64_t *start,
+                    const int64_t *shape, void *dst, ck_arena *a,
+                    const struct memo *mm, ck_err *err);
+    /* A whole-step phase that runs before outputs are written (svd,
+     * glm_fit); NULL for ops that are only evaluated box by box. */
+    ck_code (*run)(struct xrun *r, int i, ck_err *err);
+} ck_op_def;
+
+/* The rows' parse functions, in plan.c (the rows' box and run functions
+ * are declared in exec_impl.h). */
+#define CK_PLAN_PARSE_FN(op)                                                   \
+    ck_code ck_plan_parse_##op(ck_plan *p, const char *path,                   \
+                               const char *where, ck_node *n, int sub,         \
+                               const struct cJSON *step, ck_err *err)
+CK_PLAN_PARSE_FN(ew);
+CK_PLAN_PARSE_FN(astype);
+CK_PLAN_PARSE_FN(reduce);
+CK_PLAN_PARSE_FN(hist);
+CK_PLAN_PARSE_FN(slice);
+CK_PLAN_PARSE_FN(transpose);
+CK_PLAN_PARSE_FN(reshape);
+CK_PLAN_PARSE_FN(rechunk);
+CK_PLAN_PARSE_FN(concat);
+CK_PLAN_PARSE_FN(random);
+CK_PLAN_PARSE_FN(mask);
+CK_PLAN_PARSE_FN(hist2d);
+CK_PLAN_PARSE_FN(matmul);
+CK_PLAN_PARSE_FN(svd);
+CK_PLAN_PARSE_FN(glm);
+CK_PLAN_PARSE_FN(predict);
+
+/* The row that defines node kind k (every kind has one). */
+const ck_op_def *ck_optab_kind(ck_node_kind k);
+/* The row of the op a step names, and the family member in *sub; NULL if
+ * no op has that name. */
+const ck_op_def *ck_optab_find(const char *name, int *sub);
+/* The rows, for listings: ck_optab_row(0 .. ck_optab_rows() - 1). */
+int ck_optab_rows(void);
+const ck_op_def *ck_optab_row(int k);
+/* The name a node's op shows in `chunkctl plan`. */
+const char *ck_optab_label(const ck_node *n);
+
+#endif
