@@ -2,7 +2,9 @@
  * cli/cmd_info.c - chunkctl info PATH[:DATASET] [--json]
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/ck_mem.h"
@@ -17,16 +19,39 @@ static const char help[] =
     "  --json     one JSON object on stdout, for scripts\n"
     "  --help     this text\n";
 
-static const char *shape_str(int nd, const int64_t *v, char *buf, size_t n)
+/* printf into a new string, or NULL when out of memory. */
+static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+static char *fmt(const char *f, ...)
 {
-    size_t used = 0;
+    va_list ap;
+    int n;
+    char *t;
 
-    used += (size_t)snprintf(buf, n, "(");
-    for (int d = 0; d < nd && used < n; d++)
+    va_start(ap, f);
+    n = vsnprintf(NULL, 0, f, ap);
+    va_end(ap);
+    if (n < 0 || !(t = malloc((size_t)n + 1)))
+        return NULL;
+    va_start(ap, f);
+    vsnprintf(t, (size_t)n + 1, f, ap);
+    va_end(ap);
+    return t;
+}
+
+/* "(a, b, c)", "(a,)" or "()", in a new string. */
+static char *shape_str(int nd, const int64_t *v)
+{
+    /* 20 digits and a sign per extent, ", " between, "(" ",)" around */
+    size_t n = (size_t)nd * 23 + 4, used = 1;
+    char *buf = malloc(n);
+
+    if (!buf)
+        return NULL;
+    buf[0] = '(';
+    for (int d = 0; d < nd; d++)
         used += (size_t)snprintf(buf + used, n - used, "%s%lld", d ? ", " : "",
                                  (long long)v[d]);
-    if (used < n)
-        snprintf(buf + used, n - used, nd == 1 ? ",)" : ")");
+    snprintf(buf + used, n - used, nd == 1 ? ",)" : ")");
     return buf;
 }
 
@@ -107,56 +132,63 @@ static void print_json(const char *path, const ck_info_list *l)
 
 enum { COLS = 9 };
 
-static void print_table(const char *path, const ck_info_list *l)
+static char *size_cell(double bytes)
+{
+    char b[32];
+    return fmt("%s", ck_size_str(bytes, b, sizeof b));
+}
+
+static ck_code print_table(const char *path, const ck_info_list *l, ck_err *err)
 {
     static const char *const head[COLS] = {"name",   "shape",   "dtype",
                                            "chunks", "nchunks", "bytes",
                                            "stored", "ratio",   "compressor"};
-    char cell[64][COLS][96];
-    int w[COLS], rows = l->n < 64 ? l->n : 64;
+    size_t ncell = (size_t)l->n * COLS;
+    char **cell = calloc(ncell ? ncell : 1, sizeof *cell);
+    int w[COLS], oom = !cell;
 
-    printf("%s: %s, %d array%s\n", path,
-           l->kind == CK_KIND_HDF5 ? "HDF5 file" : "Zarr store", l->n,
-           l->n == 1 ? "" : "s");
     for (int c = 0; c < COLS; c++)
         w[c] = (int)strlen(head[c]);
-    for (int i = 0; i < rows; i++) {
+    for (int i = 0; i < l->n && !oom; i++) {
         const ck_array_info *a = &l->v[i];
         double raw = raw_bytes(a);
-        cell[i][0][0] = '\0'; /* names can be long: printed from a->name */
-        shape_str(a->ndim, a->shape, cell[i][1], 96);
-        snprintf(cell[i][2], 96, "%s%s", ck_dtype_name(a->dtype),
-                 a->big_endian && ck_dtype_size(a->dtype) > 1 ? " (BE)" : "");
-        if (a->layout == CK_LAYOUT_CHUNKED)
-            shape_str(a->ndim, a->chunks, cell[i][3], 96);
-        else
-            snprintf(cell[i][3], 96, "%s", layout_name(a->layout));
-        snprintf(cell[i][4], 96, "%lld", (long long)l->nchunks[i]);
-        ck_size_str(raw, cell[i][5], 96);
-        if (a->stored_bytes >= 0)
-            ck_size_str((double)a->stored_bytes, cell[i][6], 96);
-        else
-            snprintf(cell[i][6], 96, "?");
-        if (a->stored_bytes > 0)
-            snprintf(cell[i][7], 96, "%.2f", raw / (double)a->stored_bytes);
-        else
-            snprintf(cell[i][7], 96, "-");
-        snprintf(cell[i][8], 96, "%s", a->compressor);
+        char **r = cell + (size_t)i * COLS;
+        r[0] = fmt("%s", a->name);
+        r[1] = shape_str(a->ndim, a->shape);
+        r[2] = fmt("%s%s", ck_dtype_name(a->dtype),
+                   a->big_endian && ck_dtype_size(a->dtype) > 1 ? " (BE)" : "");
+        r[3] = a->layout == CK_LAYOUT_CHUNKED
+                   ? shape_str(a->ndim, a->chunks)
+                   : fmt("%s", layout_name(a->layout));
+        r[4] = fmt("%lld", (long long)l->nchunks[i]);
+        r[5] = size_cell(raw);
+        r[6] = a->stored_bytes >= 0 ? size_cell((double)a->stored_bytes)
+                                    : fmt("?");
+        r[7] = a->stored_bytes > 0 ? fmt("%.2f", raw / (double)a->stored_bytes)
+                                   : fmt("-");
+        r[8] = fmt("%s", a->compressor);
         for (int c = 0; c < COLS; c++) {
-            const char *t = c == 0 ? a->name : cell[i][c];
-            if ((int)strlen(t) > w[c])
-                w[c] = (int)strlen(t);
+            if (!r[c])
+                oom = 1;
+            else if ((int)strlen(r[c]) > w[c])
+                w[c] = (int)strlen(r[c]);
         }
     }
-    for (int c = 0; c < COLS; c++)
-        printf(c < COLS - 1 ? "%-*s  " : "%-*s\n", c < COLS - 1 ? w[c] : 0,
-               head[c]);
-    for (int i = 0; i < rows; i++)
+    if (!oom) {
+        printf("%s: %s, %d array%s\n", path,
+               l->kind == CK_KIND_HDF5 ? "HDF5 file" : "Zarr store", l->n,
+               l->n == 1 ? "" : "s");
         for (int c = 0; c < COLS; c++)
             printf(c < COLS - 1 ? "%-*s  " : "%-*s\n", c < COLS - 1 ? w[c] : 0,
-                   c == 0 ? l->v[i].name : cell[i][c]);
-    if (rows < l->n)
-        printf("... and %d more (use --json for all)\n", l->n - rows);
+                   head[c]);
+        for (size_t k = 0; k < ncell; k++)
+            printf(k % COLS < COLS - 1 ? "%-*s  " : "%-*s\n",
+                   k % COLS < COLS - 1 ? w[k % COLS] : 0, cell[k]);
+    }
+    for (size_t k = 0; cell && k < ncell; k++)
+        free(cell[k]);
+    free(cell);
+    return oom ? ck_err_set(err, CK_ENOMEM, "info: out of memory") : CK_OK;
 }
 
 static ck_code info_opt(void *ctx, int opt, const char *arg, ck_err *err)
@@ -188,7 +220,7 @@ ck_code cmd_info(int argc, char **argv, cli_common *c, ck_err *err)
     if (json)
         print_json(argv[first], &l);
     else
-        print_table(argv[first], &l);
+        rc = print_table(argv[first], &l, err);
     ck_info_release(&l);
-    return CK_OK;
+    return rc;
 }

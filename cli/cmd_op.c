@@ -152,10 +152,6 @@ ck_code cmd_op(int argc, char **argv, cli_common *c, ck_err *err)
     /* the dataset's default name is the op's */
     if ((rc = cli_step_init(&s, op, op, err)) != CK_OK)
         goto done;
-    if (strcmp(op, "random") == 0) { /* a source: no args */
-        cJSON_DeleteItemFromObject(s.step, "args");
-        s.args = NULL;
-    }
     for (int i = 1; i < argc && rc == CK_OK; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -222,14 +218,13 @@ ck_code cmd_op(int argc, char **argv, cli_common *c, ck_err *err)
         /* a positional argument: a number or an array */
         npos++;
         if (is_number(a)) {
-            if (s.args)
-                cli_step_arg_num(&s, strtod(a, NULL));
+            cli_step_arg_num(&s, strtod(a, NULL));
         } else {
             char name[16], what[32];
             snprintf(name, sizeof name, "a%d", nin);
             snprintf(what, sizeof what, "argument %d", npos);
             if ((rc = cli_check_path(op, what, a, err)) == CK_OK)
-                cli_step_input(&s, name, a, s.args != NULL);
+                cli_step_input(&s, name, a, 1);
             nin++;
         }
     }
