@@ -15,7 +15,7 @@
 #include "base/ck_err.h"
 #include "base/ck_grid.h"
 
-#define CK_BACKEND_ABI 5 /* bump when a slot is added */
+#define CK_BACKEND_ABI 6 /* bump when a slot is added */
 
 typedef struct ck_be_ctx ck_be_ctx;
 
@@ -214,6 +214,20 @@ typedef struct ck_be_opts {
     int threads; /* 0: all cores */
 } ck_be_opts;
 
+/* The devices a backend can run on, as `chunkctl devices` lists them. */
+enum { CK_BE_MAX_DEVICES = 16 };
+typedef struct ck_be_device {
+    char name[128];
+    int64_t memory;      /* bytes */
+    int64_t free_memory; /* bytes free when asked */
+    int major, minor;    /* compute capability */
+} ck_be_device;
+typedef struct ck_be_devices {
+    int n;               /* devices found (at most CK_BE_MAX_DEVICES) */
+    int driver, runtime; /* versions, 1000 * major + 10 * minor */
+    ck_be_device dev[CK_BE_MAX_DEVICES];
+} ck_be_devices;
+
 typedef struct ck_backend {
     const char *name; /* "cpu", "cuda" */
     int abi;
@@ -243,6 +257,11 @@ typedef struct ck_backend {
      * (static strings) when the process should start again with it set,
      * 0 when all is well.  NULL: never. */
     int (*restart_env)(const char **name, const char **value);
+    /* Lists the devices (NULL for a backend that runs on the host), with
+     * each one's free memory when with_free (which costs a context on
+     * each).  No usable device is CK_EDEVICE "no CUDA device: <the
+     * driver's reason>; use --backend cpu". */
+    ck_code (*devices)(ck_be_devices *out, int with_free, ck_err *err);
 } ck_backend;
 
 /* A backend table with its open context: what ops/ is handed. */
@@ -254,12 +273,32 @@ typedef struct ck_be {
 
 extern const ck_backend ck_backend_cpu;
 
-/* Finds a backend by name ("cpu").  CK_EUSAGE naming the known ones. */
+/* What a backend module (libchunkctl-NAME.so) exports, its one symbol:
+ * its table, whose abi must be CK_BACKEND_ABI. */
+const ck_backend *ck_backend_module(void);
+
+/* Finds a backend by name: "cpu" (built in) or "cuda" (the module
+ * libchunkctl-cuda.so beside the executable, loaded on first use).
+ * CK_EUSAGE for a name it does not know, naming the known ones; CK_EDEVICE
+ * "no CUDA backend: <why the module did not load>" when chunkctl was built
+ * without it or it cannot load. */
 ck_code ck_be_find(const char *name, const ck_backend **out, ck_err *err);
 
-/* Finds and opens backend 'name' (and the CPU backend beside it, for the
- * slots it leaves NULL) into *be.  ck_be_close releases both; it accepts
- * a zeroed ck_be. */
+/* The backend 'name' means on this machine: "auto" is "cuda" when the
+ * module loads and lists a device, "cpu" otherwise; any other name is
+ * itself (checked as ck_be_find checks it).  *out gets the chosen name
+ * (a static string); when why is not NULL it gets, for "auto", the reason
+ * for the choice (why_n bytes, "" when cuda was chosen). */
+ck_code ck_be_resolve(const char *name, const char **out, char *why,
+                      size_t why_n, ck_err *err);
+
+/* The GPUs the CUDA backend can use, with their free memory: CK_EDEVICE
+ * as ck_be_find and the devices slot say when there are none. */
+ck_code ck_be_list_devices(ck_be_devices *out, ck_err *err);
+
+/* Finds and opens backend 'name' ("auto" as ck_be_resolve chooses; and
+ * the CPU backend beside it, for the slots it leaves NULL) into *be.
+ * ck_be_close releases both; it accepts a zeroed ck_be. */
 ck_code ck_be_open(const char *name, const ck_be_opts *o, ck_be *be,
                    ck_err *err);
 void ck_be_close(ck_be *be);

@@ -17,12 +17,14 @@ typedef struct cli_common {
     int threads;           /* --threads, 0 = all cores */
     int quiet;             /* --quiet */
     int force;             /* --force */
+    const char *backend;   /* --backend, NULL: the pipeline's, or auto */
+    int verbose;           /* --verbose */
     ck_progress *progress; /* NULL unless stderr is a terminal */
 } cli_common;
 
 /* A command's options, for cli_getopt.  Its own option values (the 'val'
- * of each struct option, and its short letters) must not be M, T, q, f or
- * h: those are the common options'. */
+ * of each struct option, and its short letters) must not be M, T, q, f,
+ * h, B or v: those are the common options'. */
 typedef struct cli_cmd_opts {
     const char *name;           /* the command, for messages */
     const char *help;           /* what --help and -h print */
@@ -31,6 +33,9 @@ typedef struct cli_cmd_opts {
     /* Called with each of its own options; a code other than CK_OK ends
      * the parse with that code. */
     ck_code (*on)(void *ctx, int opt, const char *arg, ck_err *err);
+    /* 1 for a command that computes: it takes --backend and --verbose
+     * too (common options, B and v) */
+    int computes;
 } cli_cmd_opts;
 
 /* Parses argv (argv[0] is the command) with getopt_long: the command's
@@ -145,6 +150,7 @@ ck_code cmd_histogram(int argc, char **argv, cli_common *c, ck_err *err);
 ck_code cmd_svd(int argc, char **argv, cli_common *c, ck_err *err);
 ck_code cmd_glm_fit(int argc, char **argv, cli_common *c, ck_err *err);
 ck_code cmd_glm_predict(int argc, char **argv, cli_common *c, ck_err *err);
+ck_code cmd_devices(int argc, char **argv, cli_common *c, ck_err *err);
 /* Any pipeline op as a command (argv[0] is the op's name). */
 ck_code cmd_op(int argc, char **argv, cli_common *c, ck_err *err);
 

@@ -54,7 +54,7 @@ ck_code cmd_copy(int argc, char **argv, cli_common *c, ck_err *err)
         {"compress", required_argument, 0, 'z'},
         {"dtype", required_argument, 0, 'd'},
         {0, 0, 0, 0}};
-    static const cli_cmd_opts opts = {"copy", help, NULL, longs, copy_opt};
+    static const cli_cmd_opts opts = {"copy", help, NULL, longs, copy_opt, 0};
     ck_copy_opts o;
     ck_code rc;
     int first;

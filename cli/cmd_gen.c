@@ -107,7 +107,7 @@ ck_code cmd_gen(int argc, char **argv, cli_common *c, ck_err *err)
         {"dtype", required_argument, 0, 'd'},
         {"compress", required_argument, 0, 'z'},
         {0, 0, 0, 0}};
-    static const cli_cmd_opts opts = {"gen", help, NULL, longs, gen_opt};
+    static const cli_cmd_opts opts = {"gen", help, NULL, longs, gen_opt, 0};
     gen_cli g;
     ck_gen_opts *o = &g.o;
     ck_code rc;

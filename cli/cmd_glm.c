@@ -32,6 +32,8 @@ static const char fit_help[] =
     "  --max-iter N       iteration limit (default: the solver's)\n"
     "  --tol T            optimality tolerance (default 1e-8)\n"
     "  -o, --output DST   write /coef and /intercept to DST\n"
+    "  --backend NAME     auto, cpu or cuda (default: auto)\n"
+    "  --verbose          say which backend runs each step\n"
     "  --memory SIZE      memory cap (default a quarter of RAM)\n"
     "  --threads N        threads, 0 = all cores (default 0)\n"
     "  --force            overwrite DST\n"
@@ -48,6 +50,8 @@ static const char predict_help[] =
     "a probability), exp(x.w + c) (poisson).  MODEL is the file glm-fit\n"
     "wrote (its /coef), or PATH:DATASET of the coefficients.\n\n"
     "  -o, --output DST   where the predictions go (required)\n"
+    "  --backend NAME     auto, cpu or cuda (default: auto)\n"
+    "  --verbose          say which backend runs each step\n"
     "  --memory SIZE      memory cap (default a quarter of RAM)\n"
     "  --threads N        threads, 0 = all cores (default 0)\n"
     "  --force            overwrite DST\n"
@@ -147,8 +151,8 @@ ck_code cmd_glm_fit(int argc, char **argv, cli_common *c, ck_err *err)
         {"tol", required_argument, 0, 't'},
         {"output", required_argument, 0, 'o'},
         {0, 0, 0, 0}};
-    static const cli_cmd_opts opts = {"glm-fit", fit_help, "o:", longs,
-                                      fit_opt};
+    static const cli_cmd_opts opts = {
+        "glm-fit", fit_help, "o:", longs, fit_opt, .computes = 1};
     static const char *const parts[] = {"coef", "intercept"};
     cli_step s;
     fit_opts o = {&s, NULL};
@@ -221,7 +225,7 @@ ck_code cmd_glm_predict(int argc, char **argv, cli_common *c, ck_err *err)
     static const struct option longs[] = {{"output", required_argument, 0, 'o'},
                                           {0, 0, 0, 0}};
     static const cli_cmd_opts opts = {"glm-predict", predict_help, "o:", longs,
-                                      predict_opt};
+                                      predict_opt,   .computes = 1};
     predict_opts o = {NULL};
     cli_step s = {0};
     ck_results res = {0};

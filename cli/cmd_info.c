@@ -204,7 +204,7 @@ ck_code cmd_info(int argc, char **argv, cli_common *c, ck_err *err)
 {
     static const struct option longs[] = {{"json", no_argument, 0, 'j'},
                                           {0, 0, 0, 0}};
-    static const cli_cmd_opts opts = {"info", help, NULL, longs, info_opt};
+    static const cli_cmd_opts opts = {"info", help, NULL, longs, info_opt, 0};
     ck_info_list l;
     ck_code rc;
     int json = 0, first;

@@ -134,7 +134,8 @@ static const char op_help[] =
     "Reductions and histograms print their result when no -o is given.\n\n"
     "  -o, --output DST   write the result to DST[:DATASET]\n"
     "  --json             print the result as JSON\n"
-    "  --memory SIZE, --threads N, --force, --quiet, --help\n\n"
+    "  --backend NAME     auto, cpu or cuda (default: auto)\n"
+    "  --memory SIZE, --threads N, --force, --quiet, --verbose, --help\n\n"
     "examples:\n"
     "  chunkctl reshape data.h5:/x --shape 1000,5000,5 -o out.zarr\n"
     "  chunkctl add data.h5:/x 1.5 -o out.h5:/y\n"
@@ -170,13 +171,16 @@ ck_code cmd_op(int argc, char **argv, cli_common *c, ck_err *err)
             continue;
         }
         if (!strcmp(a, "--quiet") || !strcmp(a, "--force") ||
-            !strcmp(a, "--memory") || !strcmp(a, "--threads")) {
+            !strcmp(a, "--memory") || !strcmp(a, "--threads") ||
+            !strcmp(a, "--backend") || !strcmp(a, "--verbose")) {
             int opt = a[2] == 'q'   ? 'q'
                       : a[2] == 'f' ? 'f'
                       : a[2] == 'm' ? 'M'
+                      : a[2] == 'b' ? 'B'
+                      : a[2] == 'v' ? 'v'
                                     : 'T';
             const char *arg = NULL;
-            if (opt == 'M' || opt == 'T') {
+            if (opt == 'M' || opt == 'T' || opt == 'B') {
                 if (++i == argc) {
                     rc = ck_err_set(err, CK_EUSAGE, "%s: %s needs a value", op,
                                     a);

@@ -63,7 +63,8 @@ static const char reduce_help[] =
     "  --ddof N           delta degrees of freedom for var and std\n"
     "  -o, --output DST   write the result to DST[:DATASET] instead\n"
     "  --json             print the result as JSON\n"
-    "  --memory SIZE, --threads N, --force, --quiet, --help\n\n"
+    "  --backend NAME     auto, cpu or cuda (default: auto)\n"
+    "  --memory SIZE, --threads N, --force, --quiet, --verbose, --help\n\n"
     "example: chunkctl reduce mean data.h5:/x --axis 0 -o out.h5:/m\n";
 
 typedef struct reduce_opts {
@@ -113,8 +114,8 @@ ck_code cmd_reduce(int argc, char **argv, cli_common *c, ck_err *err)
                                           {"output", required_argument, 0, 'o'},
                                           {"json", no_argument, 0, 'j'},
                                           {0, 0, 0, 0}};
-    static const cli_cmd_opts opts = {"reduce", reduce_help, "o:", longs,
-                                      reduce_opt};
+    static const cli_cmd_opts opts = {
+        "reduce", reduce_help, "o:", longs, reduce_opt, .computes = 1};
     reduce_opts o = {0};
     cli_step s = {0};
     ck_code rc;
@@ -159,7 +160,8 @@ static const char hist_help[] =
     "  --weights W        an array of SRC's shape, PATH[:DATASET]\n"
     "  -o, --output DST   write the counts to DST[:DATASET] instead\n"
     "  --json             print edges and counts as JSON\n"
-    "  --memory SIZE, --threads N, --force, --quiet, --help\n\n"
+    "  --backend NAME     auto, cpu or cuda (default: auto)\n"
+    "  --memory SIZE, --threads N, --force, --quiet, --verbose, --help\n\n"
     "example: chunkctl histogram data.h5:/x --bins 100 --range -9,11\n";
 
 typedef struct hist_opts {
@@ -216,8 +218,8 @@ ck_code cmd_histogram(int argc, char **argv, cli_common *c, ck_err *err)
         {"output", required_argument, 0, 'o'},
         {"json", no_argument, 0, 'j'},
         {0, 0, 0, 0}};
-    static const cli_cmd_opts opts = {"histogram", hist_help, "o:", longs,
-                                      hist_opt};
+    static const cli_cmd_opts opts = {
+        "histogram", hist_help, "o:", longs, hist_opt, .computes = 1};
     hist_opts o = {0};
     cli_step s = {0};
     ck_code rc;

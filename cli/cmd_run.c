@@ -13,7 +13,9 @@ static const char help[] =
     "usage: chunkctl run [OPTIONS] PIPELINE.json\n\n"
     "Run a pipeline (see chunkctl-pipeline(5)) out of core on all cores.\n"
     "Outputs appear only when the whole run succeeds.\n\n"
-    "  --backend NAME     compute backend (default: cpu)\n"
+    "  --backend NAME     auto, cpu or cuda (default: the pipeline's\n"
+    "                     \"backend\", else auto: cuda when a GPU is there)\n"
+    "  --verbose          say which backend runs each step\n"
     "  --json             print the \"print\" steps' results as JSON\n"
     "  --memory SIZE      peak memory bound, e.g. 512M (default: 1/4 of "
     "RAM)\n"
@@ -22,37 +24,28 @@ static const char help[] =
     "  --quiet            no progress bar or notes\n"
     "  --help             this text\n";
 
-typedef struct run_opts {
-    const char *backend;
-    int json;
-} run_opts;
-
 static ck_code run_opt(void *ctx, int opt, const char *arg, ck_err *err)
 {
-    run_opts *o = ctx;
-
+    (void)opt; /* 'j', the only one */
+    (void)arg;
     (void)err;
-    if (opt == 'B')
-        o->backend = arg;
-    else /* 'j' */
-        o->json = 1;
+    *(int *)ctx = 1;
     return CK_OK;
 }
 
 ck_code cmd_run(int argc, char **argv, cli_common *c, ck_err *err)
 {
-    static const struct option longs[] = {
-        {"backend", required_argument, 0, 'B'},
-        {"json", no_argument, 0, 'j'},
-        {0, 0, 0, 0}};
-    static const cli_cmd_opts opts = {"run", help, NULL, longs, run_opt};
-    run_opts ro = {"cpu", 0};
+    static const struct option longs[] = {{"json", no_argument, 0, 'j'},
+                                          {0, 0, 0, 0}};
+    static const cli_cmd_opts opts = {"run", help,    NULL,
+                                      longs, run_opt, .computes = 1};
+    int json = 0;
     ck_exec_opts o = {0};
     ck_plan *p = NULL;
     ck_code rc;
     int first;
 
-    if ((rc = cli_getopt(&opts, &ro, argc, argv, c, &first, err)) != CK_OK ||
+    if ((rc = cli_getopt(&opts, &json, argc, argv, c, &first, err)) != CK_OK ||
         !first)
         return rc;
     if (first != argc - 1)
@@ -60,7 +53,7 @@ ck_code cmd_run(int argc, char **argv, cli_common *c, ck_err *err)
                           "run: expected one PIPELINE.json (see chunkctl run "
                           "--help)");
     CK_TRY(ck_plan_load(argv[first], &p, err));
-    o.backend = ro.backend;
+    o.backend = c->backend; /* NULL: the pipeline's */
     o.memory = c->memory;
     o.threads = c->threads;
     o.force = c->force;
@@ -70,7 +63,7 @@ ck_code cmd_run(int argc, char **argv, cli_common *c, ck_err *err)
     rc = ck_exec_run(p, &o, &res, err);
     cli_progress_end(c);
     if (rc == CK_OK)
-        cli_print_results(&res, ro.json);
+        cli_print_results(&res, json);
     ck_results_release(&res);
     ck_plan_free(p);
     return rc;

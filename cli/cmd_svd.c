@@ -29,6 +29,8 @@ static const char svd_help[] =
     "  --seed S           seed of the random test matrix (default 0)\n"
     "  --no-u             do not write U\n"
     "  --json             print all singular values as JSON\n"
+    "  --backend NAME     auto, cpu or cuda (default: auto)\n"
+    "  --verbose          say which backend runs each step\n"
     "  --memory SIZE      memory cap (default a quarter of RAM)\n"
     "  --threads N        threads, 0 = all cores (default 0)\n"
     "  --force            overwrite DST\n"
@@ -129,7 +131,8 @@ ck_code cmd_svd(int argc, char **argv, cli_common *c, ck_err *err)
         {"no-u", no_argument, 0, 'U'},
         {"json", no_argument, 0, 'j'},
         {0, 0, 0, 0}};
-    static const cli_cmd_opts opts = {"svd", svd_help, "o:k:", longs, svd_opt};
+    static const cli_cmd_opts opts = {
+        "svd", svd_help, "o:k:", longs, svd_opt, .computes = 1};
     static const char *const parts[] = {"U", "S", "Vt"};
     cli_step s;
     svd_opts o = {&s, NULL, 0, 0};

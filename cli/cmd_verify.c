@@ -17,7 +17,7 @@ static const char help[] =
 
 ck_code cmd_verify(int argc, char **argv, cli_common *c, ck_err *err)
 {
-    static const cli_cmd_opts opts = {"verify", help, NULL, NULL, NULL};
+    static const cli_cmd_opts opts = {"verify", help, NULL, NULL, NULL, 0};
     ck_verify_opts o = {0};
     ck_verify_report rep;
     ck_code rc;

@@ -37,6 +37,7 @@ static const struct cmd commands[] = {
     {"svd", cmd_svd, "SVD of a 2-D array: exact (TSQR) or randomized"},
     {"glm-fit", cmd_glm_fit, "fit a GLM (logistic, normal, poisson)"},
     {"glm-predict", cmd_glm_predict, "predictions of a fitted GLM"},
+    {"devices", cmd_devices, "list the GPUs the CUDA backend can use"},
 };
 
 static void usage(FILE *f)
@@ -88,6 +89,13 @@ int cli_common_opt(int opt, const char *arg, cli_common *c, ck_code *rc,
         return 1;
     case 'f':
         c->force = 1;
+        return 1;
+    case 'B':
+        c->backend = arg;
+        return 1;
+    case 'v':
+        c->verbose = 1;
+        ck_log_set_level(CK_LOG_DEBUG);
         return 1;
     default:
         return 0;

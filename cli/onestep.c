@@ -112,7 +112,7 @@ ck_code cli_step_run(cli_step *s, const char *label, cli_common *c,
     o.memory = c->memory;
     o.threads = c->threads;
     o.force = c->force;
-    o.backend = "cpu";
+    o.backend = c->backend; /* NULL: the plan's, auto */
     cli_progress_begin(c, label);
     o.progress = c->progress;
     rc = ck_exec_run(p, &o, res, err);

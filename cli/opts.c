@@ -1,9 +1,9 @@
 /*
  * cli/opts.c - the option loop every command shares: getopt_long over the
  * command's own options and the common ones (--memory, --threads, --quiet,
- * --force, --help), so a cmd_*.c file lists and handles only its own.
- * Applying the common options is main.c's cli_common_opt(); what a
- * command's options mean is the command's.
+ * --force, --help; --backend and --verbose for a command that computes), so a
+ * cmd_*.c file lists and handles only its own. Applying the common options is
+ * main.c's cli_common_opt(); what a command's options mean is the command's.
  */
 #include <assert.h>
 #include <stdio.h>
@@ -18,9 +18,16 @@ static const struct option common[] = {
     {"quiet", no_argument, 0, 'q'},
     {"force", no_argument, 0, 'f'},
     {"help", no_argument, 0, 'h'},
+    /* a command that computes also takes these */
+    {"backend", required_argument, 0, 'B'},
+    {"verbose", no_argument, 0, 'v'},
 };
 
-enum { NCOMMON = sizeof common / sizeof common[0], MAX_LONGS = 32 };
+enum {
+    NCOMMON = sizeof common / sizeof common[0],
+    NCOMPUTE = 2, /* the last NCOMPUTE of common[] */
+    MAX_LONGS = 32
+};
 
 ck_code cli_getopt(const cli_cmd_opts *o, void *ctx, int argc, char **argv,
                    cli_common *c, int *first, ck_err *err)
@@ -28,7 +35,7 @@ ck_code cli_getopt(const cli_cmd_opts *o, void *ctx, int argc, char **argv,
     /* the tables are the program's own, so fixed sizes suffice */
     struct option all[MAX_LONGS + NCOMMON + 1];
     char shorts[32] = ":h"; /* ':' - a missing value is reported as such */
-    size_t n = 0;
+    size_t n = 0, ncommon;
     ck_code rc = CK_OK;
     int opt;
 
@@ -36,8 +43,9 @@ ck_code cli_getopt(const cli_cmd_opts *o, void *ctx, int argc, char **argv,
         assert(n < MAX_LONGS);
         all[n] = o->longs[n];
     }
-    memcpy(all + n, common, sizeof common);
-    memset(all + n + NCOMMON, 0, sizeof all[0]);
+    ncommon = o->computes ? NCOMMON : NCOMMON - NCOMPUTE;
+    memcpy(all + n, common, ncommon * sizeof common[0]);
+    memset(all + n + ncommon, 0, sizeof all[0]);
     if (o->shorts) {
         assert(strlen(o->shorts) + 3 <= sizeof shorts);
         strcat(shorts, o->shorts);

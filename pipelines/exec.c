@@ -1582,6 +1582,59 @@ static ck_code take_results(xrun *r, const ck_plan *orig, ck_results *res,
     return CK_OK;
 }
 
+ck_code ck_exec_backend(const ck_plan *p, const char *want, const char **on,
+                        char *why, size_t why_n, ck_err *err)
+{
+    int device_steps = 0;
+
+    if (!want)
+        want = p->backend;
+    for (int i = 0; i < p->n; i++)
+        if (p->node[i].kind != CK_NODE_INPUT &&
+            (ck_optab_kind(p->node[i].kind)->backends & CK_OPB_CUDA))
+            device_steps++;
+    if (strcmp(want, "auto") == 0 && device_steps == 0) {
+        /* nothing would run on a GPU: do not pay for starting one */
+        *on = ck_backend_cpu.name;
+        if (why && why_n)
+            snprintf(why, why_n, "no step of this pipeline runs on a GPU");
+        return CK_OK;
+    }
+    return ck_be_resolve(want, on, why, why_n, err);
+}
+
+/* Opens the backend the run asked for and, with --verbose, says which
+ * runs and which steps fall back to the CPU. */
+static ck_code open_backend(xrun *r, const char *want, const ck_be_opts *bo,
+                            ck_err *err)
+{
+    const ck_plan *p = r->p;
+    const char *on;
+    char why[256];
+
+    if (!want)
+        want = p->backend;
+    CK_TRY(ck_exec_backend(p, want, &on, why, sizeof why, err));
+    if (strcmp(want, "auto") == 0)
+        ck_log(CK_LOG_DEBUG, "backend: %s (auto%s%s)", on, why[0] ? ": " : "",
+               why);
+    else
+        ck_log(CK_LOG_DEBUG, "backend: %s", on);
+    CK_TRY(ck_be_open(on, bo, &r->be, err));
+    if (r->be.table == &ck_backend_cpu)
+        return CK_OK;
+    for (int i = 0; i < p->n; i++) {
+        const ck_node *nd = &p->node[i];
+        if (nd->kind != CK_NODE_INPUT &&
+            !(ck_optab_kind(nd->kind)->backends & CK_OPB_CUDA))
+            ck_log(CK_LOG_DEBUG,
+                   "step '%s' (%s) runs on the CPU: the %s backend does "
+                   "not implement it",
+                   nd->name, ck_optab_label(nd), r->be.table->name);
+    }
+    return CK_OK;
+}
+
 ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
                     ck_err *err)
 {
@@ -1604,7 +1657,7 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
     r->budget.limit = o->memory;
     rc = ck_budget_charge(&r->budget, CK_BASE_OVERHEAD, "chunkctl itself", err);
     if (rc == CK_OK)
-        rc = ck_be_open(o->backend ? o->backend : "cpu", &bo, &r->be, err);
+        rc = open_backend(r, o->backend, &bo, err);
     /* Open the inputs. */
     for (int i = 0; rc == CK_OK && i < p->n; i++) {
         const ck_node *nd = &p->node[i];

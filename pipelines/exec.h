@@ -19,7 +19,7 @@ typedef struct ck_exec_opts {
     int64_t memory;
     int threads;
     int force;
-    const char *backend; /* "cpu" */
+    const char *backend; /* "auto", "cpu", "cuda"; NULL: the plan's */
     ck_progress *progress;
 } ck_exec_opts;
 
@@ -53,5 +53,12 @@ void ck_results_release(ck_results *res);
  * set (ck_be_restart_env: never when the user has set it), 0 otherwise.
  * Starting again is the caller's business. */
 int ck_exec_restart_env(const char **name, const char **value);
+
+/* The backend a run of p would use: want ("auto", "cpu", "cuda"; NULL:
+ * p's own "backend") as ck_be_resolve chooses, except that auto takes the
+ * CPU when no step of p runs on a GPU.  *on gets "cpu" or "cuda"; why, for
+ * auto, the reason (why_n bytes).  Errors as ck_be_resolve's. */
+ck_code ck_exec_backend(const ck_plan *p, const char *want, const char **on,
+                        char *why, size_t why_n, ck_err *err);
 
 #endif

@@ -1530,6 +1530,16 @@ ck_code ck_plan_build(const char *path, const cJSON *root, unsigned flags,
               !cJSON_GetArraySize(cJSON_GetObjectItem(root, "print"))))
         rc = bad(err, path, "outputs",
                  "expected {\"step\": \"PATH[:DATASET]\"}");
+    snprintf(p->backend, sizeof p->backend, "auto");
+    if (rc == CK_OK && (it = cJSON_GetObjectItem(root, "backend"))) {
+        const char *b = cJSON_GetStringValue(it);
+        if (!b || (strcmp(b, "auto") && strcmp(b, "cpu") && strcmp(b, "cuda")))
+            rc = bad(err, path, "backend",
+                     "expected \"auto\", \"cpu\" or "
+                     "\"cuda\"");
+        else
+            snprintf(p->backend, sizeof p->backend, "%s", b);
+    }
     for (it = inputs ? inputs->child : NULL; rc == CK_OK && it; it = it->next)
         rc = parse_input(p, path, it, err);
     if (rc == CK_OK && steps)
@@ -1654,13 +1664,27 @@ ck_code ck_plan_load(const char *path, ck_plan **out, ck_err *err)
     return rc;
 }
 
-void ck_plan_print(const ck_plan *p, int threads, int64_t memory, FILE *f)
+/* Where step n runs under backend: there, when the backend implements its
+ * op; on the CPU otherwise (its input downloaded once). */
+static const char *runs_on(const ck_node *n, const char *backend)
+{
+    unsigned bit = strcmp(backend, "cuda") == 0 ? CK_OPB_CUDA : CK_OPB_CPU;
+
+    if (n->kind == CK_NODE_INPUT)
+        return "host"; /* read and decoded there */
+    if (bit == CK_OPB_CPU)
+        return "cpu";
+    return ck_optab_kind(n->kind)->backends & bit ? backend : "cpu (fallback)";
+}
+
+void ck_plan_print(const ck_plan *p, int threads, int64_t memory,
+                   const char *backend, FILE *f)
 {
     char sh[128], ch[128], rd[32], wr[32], pk[32];
     double peak = 0;
 
-    fprintf(f, "%-12s %-12s %-20s %-8s %-18s %8s %10s %10s\n", "step", "op",
-            "shape", "dtype", "chunks", "tasks", "read", "write");
+    fprintf(f, "%-12s %-12s %-20s %-8s %-18s %8s %10s %10s  %s\n", "step", "op",
+            "shape", "dtype", "chunks", "tasks", "read", "write", "on");
     for (int j = 0; j < p->n; j++) {
         const ck_node *n = &p->node[p->order[j]];
         ck_grid g;
@@ -1688,12 +1712,14 @@ void ck_plan_print(const ck_plan *p, int threads, int64_t memory, FILE *f)
             (double)g.chunk_nelem * (double)ck_dtype_size(n->dtype) * 2;
         if (chunk_bytes > peak)
             peak = chunk_bytes;
-        fprintf(f, "%-12s %-12s %-20s %-8s %-18s %8lld %10s %10s\n", n->name,
-                ck_optab_label(n), shape_str(n->ndim, n->shape, sh, sizeof sh),
+        fprintf(f, "%-12s %-12s %-20s %-8s %-18s %8lld %10s %10s  %s\n",
+                n->name, ck_optab_label(n),
+                shape_str(n->ndim, n->shape, sh, sizeof sh),
                 ck_dtype_name(n->dtype),
                 shape_str(n->ndim, n->chunks, ch, sizeof ch), (long long)tasks,
                 in_bytes ? ck_size_str(in_bytes, rd, sizeof rd) : "-",
-                out_bytes ? ck_size_str(out_bytes, wr, sizeof wr) : "-");
+                out_bytes ? ck_size_str(out_bytes, wr, sizeof wr) : "-",
+                runs_on(n, backend));
     }
     for (int k = 0; k < p->nout; k++)
         fprintf(f, "output %s -> %s\n", p->node[p->out[k].node].name,

@@ -106,6 +106,7 @@ typedef struct ck_plan {
     int nprint;
     int print[CK_MAX_NODES]; /* "print": results handed back to the caller */
     int onestep;             /* built for a one-step command */
+    char backend[8]; /* "backend": "auto" (the default), "cpu", "cuda" */
 } ck_plan;
 
 /* Parses and validates the pipeline in text (from file 'path', for
@@ -140,10 +141,12 @@ void ck_plan_ops_help(FILE *f);
 ck_code ck_plan_load(const char *path, ck_plan **out, ck_err *err);
 
 /* Writes what 'chunkctl plan' shows: per step its shape, dtype, chunks,
- * chunk tasks, bytes read and written, and the estimated peak memory for
- * the given thread count, with as many workers as the budget 'memory'
- * (bytes; 0: none) holds. */
-void ck_plan_print(const ck_plan *p, int threads, int64_t memory, FILE *f);
+ * chunk tasks, bytes read and written and where it runs under 'backend'
+ * (resolved: "cpu" or "cuda"; a step whose op the backend lacks runs on
+ * the CPU), and the estimated peak memory for the given thread count, with
+ * as many workers as the budget 'memory' (bytes; 0: none) holds. */
+void ck_plan_print(const ck_plan *p, int threads, int64_t memory,
+                   const char *backend, FILE *f);
 /* The step graph in Graphviz dot. */
 void ck_plan_dot(const ck_plan *p, FILE *f);
 

@@ -1,0 +1,113 @@
+/*
+ * backends/cuda/cuda.c - the CUDA backend module, libchunkctl-cuda.so.
+ * Loaded by backends/backend.c with dlopen when a run asks for "cuda" (or
+ * "auto" finds a device).  It links the CUDA runtime statically, which
+ * finds the driver (libcuda.so.1) itself when first called, so the module
+ * loads on machines with no CUDA at all and says why it cannot run.
+ *
+ * This first step opens the device and lists devices; it fills no compute
+ * slot yet, so every step runs on the CPU beside it (a NULL slot is the
+ * CPU's, backends/backend.h) and results are the CPU's.  The device
+ * kernels arrive with the engine's device buffers (issue 11).
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "backends/backend.h"
+
+struct ck_be_ctx {
+    int device;
+};
+
+/* The driver's reason a call failed.  With no driver installed the
+ * runtime says only that the driver is "insufficient"; the loader's
+ * message for libcuda.so.1 says what is really missing. */
+static ck_code fail(cudaError_t e, const char *what, ck_err *err)
+{
+    int drv = 0;
+
+    if (e == cudaErrorInsufficientDriver &&
+        (cudaDriverGetVersion(&drv) != cudaSuccess || drv == 0)) {
+        void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+        if (!h)
+            return ck_err_set(err, CK_EDEVICE,
+                              "no CUDA device: no NVIDIA driver (%s); use "
+                              "--backend cpu",
+                              dlerror());
+        dlclose(h);
+    }
+    return ck_err_set(err, CK_EDEVICE, "%s: %s (%s); use --backend cpu", what,
+                      cudaGetErrorString(e), cudaGetErrorName(e));
+}
+
+static ck_code cuda_devices(ck_be_devices *out, int with_free, ck_err *err)
+{
+    cudaError_t e;
+    int n = 0;
+
+    memset(out, 0, sizeof *out);
+    cudaDriverGetVersion(&out->driver);
+    cudaRuntimeGetVersion(&out->runtime);
+    if ((e = cudaGetDeviceCount(&n)) != cudaSuccess)
+        return fail(e, "no CUDA device", err);
+    if (n == 0)
+        return ck_err_set(err, CK_EDEVICE,
+                          "no CUDA device: the driver lists none; use "
+                          "--backend cpu");
+    out->n = n < CK_BE_MAX_DEVICES ? n : CK_BE_MAX_DEVICES;
+    for (int i = 0; i < out->n; i++) {
+        ck_be_device *d = &out->dev[i];
+        struct cudaDeviceProp p;
+        size_t fr = 0, tot = 0;
+        if ((e = cudaGetDeviceProperties(&p, i)) != cudaSuccess)
+            return fail(e, "CUDA device properties", err);
+        snprintf(d->name, sizeof d->name, "%s", p.name);
+        d->memory = (int64_t)p.totalGlobalMem;
+        d->major = p.major;
+        d->minor = p.minor;
+        d->free_memory = -1;
+        /* free memory needs a context on the device: only when asked */
+        if (with_free && cudaSetDevice(i) == cudaSuccess &&
+            cudaMemGetInfo(&fr, &tot) == cudaSuccess)
+            d->free_memory = (int64_t)fr;
+    }
+    return CK_OK;
+}
+
+static ck_code cuda_open(const ck_be_opts *o, ck_be_ctx **out, ck_err *err)
+{
+    ck_be_ctx *c;
+    cudaError_t e;
+
+    (void)o;
+    if ((e = cudaSetDevice(0)) != cudaSuccess ||
+        (e = cudaFree(0)) != cudaSuccess)
+        return fail(e, "no CUDA device", err);
+    if (!(c = calloc(1, sizeof *c)))
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    *out = c;
+    return CK_OK;
+}
+
+static void cuda_close(ck_be_ctx *c)
+{
+    free(c);
+}
+
+static const ck_backend table = {
+    .name = "cuda",
+    .abi = CK_BACKEND_ABI,
+    .open = cuda_open,
+    .close = cuda_close,
+    .devices = cuda_devices,
+};
+
+/* The module's one export (backends/backend.c looks it up by name). */
+__attribute__((visibility("default"))) const ck_backend *ck_backend_module(void)
+{
+    return &table;
+}
