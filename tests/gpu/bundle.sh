@@ -1,7 +1,7 @@
 #!/bin/sh
 # tests/gpu/bundle.sh [BUILD] - pack what a GPU machine without our Debian
 # packages needs to run chunkctl: the binary, the CUDA module, the HDF5
-# plugins and every shared library ldd lists outside glibc, into
+# plugins, NVRTC and every shared library ldd lists outside glibc, into
 # device-bundle/chunkctl.tar.gz (git ignores it).  Then, on the device
 # (the `run` tool, carrying device-bundle):
 #     sh tests/gpu/device-run.sh
@@ -25,6 +25,11 @@ done | sort -u | while read -r lib; do
     libc.so.* | libm.so.* | libdl.so.* | libpthread.so.* | librt.so.* | ld-linux*) ;;
     *) cp -L "$lib" "$stage/lib/" ;;
     esac
+done
+# NVRTC, which the module loads with dlopen (so ldd does not list it)
+cuda=${CUDA_HOME:-/usr/local/cuda}
+for f in "$cuda"/lib64/libnvrtc.so.* "$cuda"/lib64/libnvrtc-builtins.so.*; do
+    [ -f "$f" ] && cp -L "$f" "$stage/lib/"
 done
 tar czf "$out/chunkctl.tar.gz" -C "$stage" .
 ls -l "$out/chunkctl.tar.gz"

@@ -1,0 +1,139 @@
+/*
+ * tests/cuda/test_nvrtc.c - kernels compiled at run time and cached: the
+ * generated source becomes a cubin (an ELF image) for the asked
+ * architecture, a second call is answered from the process, a new process
+ * from the disk cache, and a damaged cache file is replaced.  NVRTC needs
+ * no GPU.
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/cuda/ew_gen.h"
+#include "backends/cuda/nvrtc.h"
+
+static char dir[64];
+
+static void setup(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/ck-nvrtc-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    setenv("CHUNKCTL_CACHE_DIR", dir, 1);
+    ck_cuda_image_forget();
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+/* The one cache file for arch (its path in path), or 0 if none. */
+static int cache_file(int arch, char *path, size_t n)
+{
+    char suffix[32];
+    struct dirent *d;
+    DIR *dd = opendir(dir);
+    int found = 0;
+
+    snprintf(suffix, sizeof suffix, "-sm%d.cubin", arch);
+    while (dd && (d = readdir(dd)))
+        if (strlen(d->d_name) > strlen(suffix) &&
+            !strcmp(d->d_name + strlen(d->d_name) - strlen(suffix), suffix)) {
+            snprintf(path, n, "%s/%s", dir, d->d_name);
+            found++;
+        }
+    if (dd)
+        closedir(dd);
+    return found;
+}
+
+static char *chain_source(void)
+{
+    ck_ew_prog p = {.ndim = 1,
+                    .nin = 1,
+                    .in = {CK_F32},
+                    .contiguous = {1},
+                    .n = 3,
+                    .result = 2,
+                    .ins = {{.kind = CK_EWP_LOAD, .dtype = CK_F32, .input = 0},
+                            {.kind = CK_EWP_OP,
+                             .op = CK_EW_SIN,
+                             .compute = CK_F32,
+                             .dtype = CK_F32,
+                             .arg = {0}},
+                            {.kind = CK_EWP_OP,
+                             .op = CK_EW_SQRT,
+                             .compute = CK_F32,
+                             .dtype = CK_F32,
+                             .arg = {1}}}};
+    ck_err err = {0};
+    char *src = NULL;
+
+    cr_assert_eq(ck_cuda_ew_source(&p, &src, &err), CK_OK, "%s", err.msg);
+    return src;
+}
+
+static void write_bytes(const char *path, const char *bytes, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(bytes, 1, n, f), n);
+    fclose(f);
+}
+
+Test(nvrtc, compiles_then_caches, .init = setup, .fini = teardown)
+{
+    char *src = chain_source(), path[256];
+    const void *a, *b, *c;
+    size_t na, nb, nc;
+    ck_err err = {0};
+    static const char planted[] = "\177ELF planted by the test";
+
+    cr_assert_eq(ck_cuda_image(src, 90, &a, &na, &err), CK_OK, "%s", err.msg);
+    cr_assert_gt(na, 64);
+    cr_assert_eq(memcmp(a, "\177ELF", 4), 0, "a cubin is an ELF image");
+    cr_assert_eq(cache_file(90, path, sizeof path), 1);
+    /* the process answers the second call */
+    cr_assert_eq(ck_cuda_image(src, 90, &b, &nb, &err), CK_OK);
+    cr_assert_eq(a, b);
+    cr_assert_eq(na, nb);
+    /* forgetting frees the table's copies: keep one */
+    void *first = malloc(na);
+    cr_assert_not_null(first);
+    memcpy(first, a, na);
+    /* a new process (here: a forgotten table) reads the disk cache */
+    write_bytes(path, planted, sizeof planted);
+    ck_cuda_image_forget();
+    cr_assert_eq(ck_cuda_image(src, 90, &c, &nc, &err), CK_OK);
+    cr_assert_eq(nc, sizeof planted);
+    cr_assert_eq(memcmp(c, planted, nc), 0, "read from the disk cache");
+    /* a damaged file is not used, and is replaced */
+    write_bytes(path, "garbage", 7);
+    ck_cuda_image_forget();
+    cr_assert_eq(ck_cuda_image(src, 90, &c, &nc, &err), CK_OK);
+    cr_assert_eq(nc, na);
+    cr_assert_eq(memcmp(c, first, nc), 0, "recompiled: the same image");
+    free(first);
+    cr_assert_eq(cache_file(90, path, sizeof path), 1);
+    /* another architecture is another image and another file */
+    cr_assert_eq(ck_cuda_image(src, 80, &b, &nb, &err), CK_OK);
+    cr_assert_eq(cache_file(80, path, sizeof path), 1);
+    free(src);
+}
+
+Test(nvrtc, an_unwritable_cache_is_skipped, .init = setup, .fini = teardown)
+{
+    char *src = chain_source();
+    const void *a;
+    size_t na;
+    ck_err err = {0};
+
+    setenv("CHUNKCTL_CACHE_DIR", "/proc/no-such-place/kernels", 1);
+    cr_assert_eq(ck_cuda_image(src, 90, &a, &na, &err), CK_OK, "%s", err.msg);
+    cr_assert_eq(memcmp(a, "\177ELF", 4), 0);
+    free(src);
+}
