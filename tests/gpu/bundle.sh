@@ -1,7 +1,7 @@
 #!/bin/sh
 # tests/gpu/bundle.sh [BUILD] - pack what a GPU machine without our Debian
 # packages needs to run chunkctl: the binary, the CUDA module, the HDF5
-# plugins, NVRTC and every shared library ldd lists outside glibc, into
+# plugins and every shared library ldd lists outside glibc, into
 # device-bundle/chunkctl.tar.gz (git ignores it).  Then, on the device
 # (the `run` tool, carrying device-bundle):
 #     sh tests/gpu/device-run.sh
@@ -26,10 +26,15 @@ done | sort -u | while read -r lib; do
     *) cp -L "$lib" "$stage/lib/" ;;
     esac
 done
-# NVRTC, which the module loads with dlopen (so ldd does not list it)
-cuda=${CUDA_HOME:-/usr/local/cuda}
-for f in "$cuda"/lib64/libnvrtc.so.* "$cuda"/lib64/libnvrtc-builtins.so.*; do
-    [ -f "$f" ] && cp -L "$f" "$stage/lib/"
-done
+# NVRTC, which the module loads with dlopen (so ldd does not list it), is
+# left out by default: the GPU machine's CUDA Toolkit has it, and it would
+# take the bundle past the 64 MiB the device tool carries.  BUNDLE_NVRTC=1
+# puts it in.
+if [ "${BUNDLE_NVRTC:-0}" = 1 ]; then
+    cuda=${CUDA_HOME:-/usr/local/cuda}
+    for f in "$cuda"/lib64/libnvrtc.so.* "$cuda"/lib64/libnvrtc-builtins.so.*; do
+        [ -f "$f" ] && cp -L "$f" "$stage/lib/"
+    done
+fi
 tar czf "$out/chunkctl.tar.gz" -C "$stage" .
 ls -l "$out/chunkctl.tar.gz"
