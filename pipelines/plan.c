@@ -946,6 +946,10 @@ static ck_code want_2d(const char *path, const char *where, int k,
 {
     char sh[128];
 
+    if (m->ndim != 2 && !where[0] && m->kind == CK_NODE_INPUT)
+        /* a one-step command: name the array as the user typed it */
+        return bad(err, path, where, "expected a 2-D array, %s has shape %s",
+                   m->source, shape_str(m->ndim, m->shape, sh, sizeof sh));
     if (m->ndim != 2)
         return bad(err, path, where,
                    "args[%d]: expected a 2-D array, '%s' "
