@@ -16,8 +16,7 @@
 
 enum {
     CK_EWP_MAX_INS = 64, /* instructions */
-    CK_EWP_MAX_IN = 16,  /* array operands */
-    CK_EWP_MAX_DIMS = 8  /* the box's rank (CK_MAX_DIMS of base/ck_grid.h) */
+    CK_EWP_MAX_IN = 16   /* array operands */
 };
 
 typedef enum ck_ewp_kind {
@@ -38,11 +37,11 @@ typedef struct ck_ewp_ins {
 } ck_ewp_ins;
 
 /* The program computes ins[result] for every element of a C-order box of
- * 'ndim' dimensions and stores it (dtype ins[result].dtype).  Operand k has
- * dtype in[k] and is read with per-dimension element strides (0 where it
- * is broadcast) passed at run time; contiguous[k] = 1 promises that its
- * strides are the box's own C-order strides, so it is read at the linear
- * index with no index arithmetic. */
+ * 'ndim' dimensions (at most CK_MAX_DIMS) and stores it (dtype
+ * ins[result].dtype).  Operand k has dtype in[k] and is read with per-dimension
+ * element strides (0 where it is broadcast) passed at run time; contiguous[k] =
+ * 1 promises that its strides are the box's own C-order strides, so it is read
+ * at the linear index with no index arithmetic. */
 typedef struct ck_ew_prog {
     int ndim;
     int nin;

@@ -18,7 +18,6 @@ typedef struct cli_common {
     int quiet;             /* --quiet */
     int force;             /* --force */
     const char *backend;   /* --backend, NULL: the pipeline's, or auto */
-    int verbose;           /* --verbose */
     ck_progress *progress; /* NULL unless stderr is a terminal */
 } cli_common;
 

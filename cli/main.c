@@ -93,8 +93,7 @@ int cli_common_opt(int opt, const char *arg, cli_common *c, ck_code *rc,
     case 'B':
         c->backend = arg;
         return 1;
-    case 'v':
-        c->verbose = 1;
+    case 'v': /* the log level is the whole of it */
         ck_log_set_level(CK_LOG_DEBUG);
         return 1;
     default:

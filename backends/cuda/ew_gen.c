@@ -342,7 +342,7 @@ ck_code ck_cuda_ew_source(const ck_ew_prog *p, char **src, ck_err *err)
     int general = 0; /* some operand needs index arithmetic */
 
     *src = NULL;
-    if (p->ndim < 0 || p->ndim > CK_EWP_MAX_DIMS || p->nin < 0 ||
+    if (p->ndim < 0 || p->ndim > CK_MAX_DIMS || p->nin < 0 ||
         p->nin > CK_EWP_MAX_IN || p->n < 1 || p->n > CK_EWP_MAX_INS ||
         p->result < 0 || p->result >= p->n)
         return ck_err_internal(err, "ew program: bad sizes");

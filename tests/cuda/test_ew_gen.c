@@ -131,13 +131,12 @@ Test(ew_gen, every_op_in_every_dtype_compiles)
                     (ck_ewp_ins){.kind = CK_EWP_LOAD, .dtype = t, .input = k};
             }
             p.nin = n;
-            p.ins[n] = (ck_ewp_ins){.kind = CK_EWP_OP,
-                                    .op = (ck_ew_op)op,
-                                    .compute = (ck_dtype)c,
-                                    .dtype = predicate((ck_ew_op)op) ? CK_BOOL
-                                             : op == CK_EW_DIVIDE ? (ck_dtype)c
-                                                                  : (ck_dtype)c,
-                                    .arg = {0, 1, 2}};
+            p.ins[n] = (ck_ewp_ins){
+                .kind = CK_EWP_OP,
+                .op = (ck_ew_op)op,
+                .compute = (ck_dtype)c,
+                .dtype = predicate((ck_ew_op)op) ? CK_BOOL : (ck_dtype)c,
+                .arg = {0, 1, 2}};
             p.n = n + 1;
             p.result = n;
             snprintf(what, sizeof what, "op %d in %s", op,
