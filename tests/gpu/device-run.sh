@@ -1,10 +1,13 @@
 #!/bin/sh
 # tests/gpu/device-run.sh - the whole run on a GPU machine, in one call:
 # unpack device-bundle/chunkctl.tar.gz (made here by tests/gpu/bundle.sh),
-# list the devices and run the GPU suite (tests/gpu/run.sh) with the
-# bundle's chunkctl.  From the checkout's root on the device:
+# list the devices, run the GPU suite (tests/gpu/run.sh) and the GPU
+# benchmark (bench/gpu_bench.py, its table for bench/RESULTS-gpu.md) with
+# the bundle's chunkctl.  From the checkout's root on the device:
 #     sh tests/gpu/device-run.sh
-# The GPU benchmark joins it when the device kernels land (issue 11).
+# SCALE=4 (the default here) divides the benchmark's sizes by 4 so that the
+# whole run fits one device call; SCALE=1 REPS=5 gives the issue's rows
+# (BENCH=0 skips the benchmark).
 set -eu
 cd "$(dirname "$0")/../.."
 dest=${TMPDIR:-/tmp}/chunkctl-device
@@ -21,3 +24,8 @@ echo "== devices"
 "$dest/bin/chunkctl" devices || true  # the suite says SKIP and why
 echo "== gpu suite"
 sh tests/gpu/run.sh "$dest/bin/chunkctl"
+if [ "${BENCH:-1}" != 0 ]; then
+    echo "== gpu benchmark (SCALE=${SCALE:=4})"
+    SCALE=$SCALE python3 bench/gpu_bench.py "$dest/bin/chunkctl" \
+        "${TMPDIR:-/tmp}/chunkctl-bench"
+fi
