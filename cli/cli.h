@@ -62,6 +62,9 @@ void cli_progress_end(cli_common *c);
 /* Prints the results a pipeline handed back (see pipelines/exec.h). */
 struct ck_results;
 void cli_print_results(const struct ck_results *res, int json);
+/* An array step's values as NumPy's str() prints them (cli/ndprint.c). */
+struct ck_result;
+void cli_print_ndarray(const struct ck_result *r);
 
 /* printf arguments for "%.*s%s" that show what a user typed in a message
  * of ck_err's bounded length: at most CLI_SHOW_MAX bytes of s (cut at a

@@ -1,7 +1,9 @@
 /*
  * cli/print.c - small results on stdout: histograms as a table of bins,
  * reductions as values (a scalar alone on a line, arrays one value per
- * line in C order), or one JSON object with --json; and JSON strings.
+ * line in C order), other arrays as NumPy prints them (cli/ndprint.c), or
+ * one JSON object with --json (an array step's values as nested lists);
+ * and JSON strings.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -96,6 +98,21 @@ static int64_t count(const ck_result *r)
     return n;
 }
 
+/* Values from element *i on, along axes axis.., as nested JSON lists. */
+static void nested(const ck_result *r, int axis, int64_t *i)
+{
+    if (axis == r->ndim) {
+        value(r->dtype, r->data, (*i)++, 1);
+        return;
+    }
+    printf("[");
+    for (int64_t k = 0; k < r->shape[axis]; k++) {
+        printf(k ? ", " : "");
+        nested(r, axis + 1, i);
+    }
+    printf("]");
+}
+
 void cli_print_results(const ck_results *res, int json)
 {
     if (json)
@@ -116,6 +133,12 @@ void cli_print_results(const ck_results *res, int json)
                     value(CK_F64, r->edges, i, 1);
                 }
                 printf("], \"counts\": [");
+            } else if (r->array) {
+                int64_t at = 0;
+                printf("\"values\": ");
+                nested(r, 0, &at);
+                printf("}");
+                continue;
             } else {
                 printf("\"values\": [");
             }
@@ -138,6 +161,10 @@ void cli_print_results(const ck_results *res, int json)
                 value(r->dtype, r->data, i, 0);
                 printf("\n");
             }
+            continue;
+        }
+        if (r->array) {
+            cli_print_ndarray(r);
             continue;
         }
         for (int64_t i = 0; i < n; i++) {

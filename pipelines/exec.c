@@ -5,6 +5,7 @@
  */
 #include "pipelines/exec.h"
 
+#include <inttypes.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -655,9 +656,35 @@ size_t ck_exec_slice_bytes(const xrun *r, int i, size_t n, int known,
     if (r->p->node[nd->arg[0]].kind == CK_NODE_INPUT)
         return ck_exec_bytes(r, nd->arg[0], n, -1, 0);
     for (int d = 0; d < r->p->node[nd->arg[0]].ndim; d++)
-        span *= (size_t)nd->sl_step[d];
+        span *= (size_t)(nd->sl_step[d] < 0 ? -nd->sl_step[d] : nd->sl_step[d]);
     return ck_exec_al(span * ck_dtype_size(nd->dtype)) +
            ck_exec_bytes(r, nd->arg[0], span, -1, 0);
+}
+
+/* Reverses the C-order box data (shape[nd], elements of esz bytes) along
+ * axis: x[..., ::-1, ...] in place. */
+static void reverse_axis(int nd, size_t esz, void *data, const int64_t *shape,
+                         int axis)
+{
+    size_t outer = 1, inner = esz, len = (size_t)shape[axis];
+    char tmp[256];
+
+    for (int d = 0; d < axis; d++)
+        outer *= (size_t)shape[d];
+    for (int d = axis + 1; d < nd; d++)
+        inner *= (size_t)shape[d];
+    for (size_t o = 0; o < outer; o++) {
+        char *base = (char *)data + o * len * inner;
+        for (size_t j = 0; j < len / 2; j++) {
+            char *x = base + j * inner, *y = base + (len - 1 - j) * inner;
+            for (size_t b = 0; b < inner; b += sizeof tmp) {
+                size_t n = inner - b < sizeof tmp ? inner - b : sizeof tmp;
+                memcpy(tmp, x + b, n);
+                memcpy(x + b, y + b, n);
+                memcpy(y + b, tmp, n);
+            }
+        }
+    }
 }
 
 ck_code ck_exec_slice_eval(xrun *r, int i, const int64_t *start,
@@ -669,27 +696,40 @@ ck_code ck_exec_slice_eval(xrun *r, int i, const int64_t *start,
     int64_t ist[CK_MAX_DIMS], ish[CK_MAX_DIMS], istep[CK_MAX_DIMS];
     int64_t bsh[CK_MAX_DIMS], zero[CK_MAX_DIMS] = {0};
     size_t esz = ck_dtype_size(nd->dtype);
-    int k = 0;
+    int k = 0, flip[CK_MAX_DIMS] = {0};
 
+    /* A negative step reads the same elements upwards with the positive
+     * step, then reverses them along that axis. */
     for (int d = 0; d < m->ndim; d++) {
-        istep[d] = nd->sl_keep[d] ? nd->sl_step[d] : 1;
-        ist[d] =
-            nd->sl_start[d] + (nd->sl_keep[d] ? start[k] * nd->sl_step[d] : 0);
-        ish[d] = nd->sl_keep[d] ? shape[k++] : 1;
+        int64_t st = nd->sl_keep[d] ? nd->sl_step[d] : 1;
+        ish[d] = nd->sl_keep[d] ? shape[k] : 1;
+        ist[d] = nd->sl_start[d] + (nd->sl_keep[d] ? start[k] * st : 0);
+        if (st < 0) {
+            ist[d] += (ish[d] - 1) * st;
+            st = -st;
+            flip[d] = 1;
+        }
+        k += nd->sl_keep[d];
+        istep[d] = st;
         bsh[d] = (ish[d] - 1) * istep[d] + 1;
     }
     if (m->kind == CK_NODE_INPUT) {
         int64_t stop[CK_MAX_DIMS];
         for (int d = 0; d < m->ndim; d++)
             stop[d] = ist[d] + bsh[d];
-        return ck_array_read_region(r->x[nd->arg[0]].arr, ist, stop, istep,
-                                    nd->dtype, dst, NULL, a, err);
+        CK_TRY(ck_array_read_region(r->x[nd->arg[0]].arr, ist, stop, istep,
+                                    nd->dtype, dst, NULL, a, err));
+    } else {
+        void *tmp =
+            ck_arena_alloc(a, (size_t)ck_exec_nelem(m->ndim, bsh) * esz);
+        if (!tmp)
+            return ck_exec_no_room(err);
+        CK_TRY(eval(r, nd->arg[0], ist, bsh, tmp, a, mm, err));
+        ck_box_copy(m->ndim, esz, dst, ish, zero, tmp, bsh, zero, istep, ish);
     }
-    void *tmp = ck_arena_alloc(a, (size_t)ck_exec_nelem(m->ndim, bsh) * esz);
-    if (!tmp)
-        return ck_exec_no_room(err);
-    CK_TRY(eval(r, nd->arg[0], ist, bsh, tmp, a, mm, err));
-    ck_box_copy(m->ndim, esz, dst, ish, zero, tmp, bsh, zero, istep, ish);
+    for (int d = 0; d < m->ndim; d++)
+        if (flip[d])
+            reverse_axis(m->ndim, esz, dst, ish, d);
     return CK_OK;
 }
 
@@ -1544,6 +1584,28 @@ void ck_results_release(ck_results *res)
     res->n = 0;
 }
 
+/* A printed step that is streamed, not held: its values, evaluated over
+ * its whole (small: CK_PRINT_MAX) box, with scratch charged to the
+ * budget. */
+static ck_code gather(xrun *r, int i, ck_err *err)
+{
+    const ck_node *nd = &r->p->node[i];
+    int64_t start[CK_MAX_DIMS] = {0};
+    size_t n = (size_t)ck_exec_nelem(nd->ndim, nd->shape);
+    size_t bytes = n * ck_dtype_size(nd->dtype);
+    ck_arena a = {0};
+    ck_code rc;
+
+    if (!(r->x[i].mem = malloc(bytes ? bytes : 1)))
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    rc = ck_arena_reserve(&a, &r->budget, ck_exec_eval_bytes(r, i, n), nd->name,
+                          err);
+    if (rc == CK_OK && n)
+        rc = ck_exec_eval(r, i, start, nd->shape, r->x[i].mem, &a, err);
+    ck_arena_release(&a);
+    return rc;
+}
+
 /* Hands the printed steps' results to the caller. */
 static ck_code take_results(xrun *r, const ck_plan *orig, ck_results *res,
                             ck_err *err)
@@ -1552,10 +1614,19 @@ static ck_code take_results(xrun *r, const ck_plan *orig, ck_results *res,
         int i = r->p->print[k];
         const ck_node *nd = &r->p->node[i];
         ck_result *o = &res->v[res->n];
-        size_t bytes = (size_t)ck_exec_nelem(nd->ndim, nd->shape) *
-                       ck_dtype_size(nd->dtype);
+        int64_t nel = ck_exec_nelem(nd->ndim, nd->shape);
+        size_t bytes = (size_t)nel * ck_dtype_size(nd->dtype);
+        if (!ck_plan_prints_whole(nd) && nel > CK_PRINT_MAX)
+            return ck_err_set(err, CK_EUSAGE,
+                              "print: '%s' has %" PRId64 " elements, too "
+                              "many to print (at most %d); write it to an "
+                              "output instead",
+                              orig->node[i].name, nel, CK_PRINT_MAX);
+        if (!r->x[i].mem)
+            CK_TRY(gather(r, i, err));
         memset(o, 0, sizeof *o);
         snprintf(o->name, sizeof o->name, "%s", orig->node[i].name);
+        o->array = !ck_plan_prints_whole(nd) && nd->kind != CK_NODE_PART;
         o->is_hist = nd->kind == CK_NODE_HIST;
         o->dtype = nd->dtype;
         o->ndim = nd->ndim;

@@ -7,6 +7,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
@@ -422,16 +423,19 @@ ck_code ck_plan_parse_hist(ck_plan *p, const char *path, const char *where,
 
 /* Python's slice.indices() for a positive step: clamps start and stop into
  * [0, len] after counting negatives from the end. */
-static int64_t clamp_index(const cJSON *v, int64_t dflt, int64_t len)
+/* A slice bound as NumPy reads it: null is dflt; a negative index counts
+ * from the end (len = hi for a positive step, hi + 1 for a negative one);
+ * then clamped to [lo, hi]. */
+static int64_t clamp_index(const cJSON *v, int64_t dflt, int64_t lo, int64_t hi)
 {
-    int64_t x;
+    int64_t x, len = lo < 0 ? hi + 1 : hi;
 
     if (!v || cJSON_IsNull(v))
         return dflt;
     x = (int64_t)v->valuedouble;
     if (x < 0)
         x += len;
-    return x < 0 ? 0 : x > len ? len : x;
+    return x < lo ? lo : x > hi ? hi : x;
 }
 
 static int is_int(const cJSON *v)
@@ -484,16 +488,24 @@ ck_code ck_plan_parse_slice(ck_plan *p, const char *path, const char *where,
                                "integers or null",
                                d);
             int64_t st = a2 && !cJSON_IsNull(a2) ? (int64_t)a2->valuedouble : 1;
-            if (st < 1)
+            if (st == 0)
                 return bad(err, path, where,
-                           "index[%d]: step %lld: only positive steps are "
-                           "supported",
-                           d, (long long)st);
-            int64_t b0 = clamp_index(a0, 0, len);
-            int64_t b1 = clamp_index(a1, len, len);
-            n->sl_start[d] = b0;
+                           "index[%d]: the step cannot be zero", d);
+            if (st < -len || st > len)
+                st = st < 0 ? -(len > 0 ? len : 1) : (len > 0 ? len : 1);
+            if (st > 0) {
+                int64_t b0 = clamp_index(a0, 0, 0, len);
+                int64_t b1 = clamp_index(a1, len, 0, len);
+                n->shape[k] = b1 > b0 ? (b1 - b0 - 1) / st + 1 : 0;
+                n->sl_start[d] = b0;
+            } else { /* NumPy: from the end down to before the start */
+                int64_t b0 = clamp_index(a0, len - 1, -1, len - 1);
+                int64_t b1 = clamp_index(a1, -1, -1, len - 1);
+                n->shape[k] = b0 > b1 ? (b0 - b1 - 1) / -st + 1 : 0;
+                n->sl_start[d] = b0;
+            }
             n->sl_step[d] = st;
-            n->shape[k] = b1 > b0 ? (b1 - b0 - 1) / st + 1 : 0;
+            st = st < 0 ? -st : st;
             n->chunks[k] = m->chunks[d] / st > 0 ? m->chunks[d] / st : 1;
             k++;
         } else if (cJSON_IsNull(e)) {
@@ -1524,16 +1536,19 @@ ck_code ck_plan_build(const char *path, const cJSON *root, unsigned flags,
     outputs = cJSON_GetObjectItem(root, "outputs");
     if (!cJSON_IsObject(root))
         rc = bad(err, path, "top level", "expected an object");
-    else if (!cJSON_IsObject(inputs) || !inputs->child)
+    else if (inputs && !cJSON_IsObject(inputs))
         rc =
             bad(err, path, "inputs", "expected {\"name\": \"PATH[:DATASET]\"}");
     else if (steps && !cJSON_IsArray(steps))
         rc = bad(err, path, "steps", "expected a list");
-    else if (!cJSON_IsObject(outputs) ||
-             (!outputs->child &&
-              !cJSON_GetArraySize(cJSON_GetObjectItem(root, "print"))))
+    else if (outputs && !cJSON_IsObject(outputs))
         rc = bad(err, path, "outputs",
                  "expected {\"step\": \"PATH[:DATASET]\"}");
+    else if (!(outputs && outputs->child) &&
+             !cJSON_GetArraySize(cJSON_GetObjectItem(root, "print")))
+        rc = bad(err, path, "outputs",
+                 "a pipeline needs at least one output or print: "
+                 "{\"step\": \"PATH[:DATASET]\"} or \"print\": [\"step\"]");
     snprintf(p->backend, sizeof p->backend, "auto");
     if (rc == CK_OK && (it = cJSON_GetObjectItem(root, "backend"))) {
         const char *b = cJSON_GetStringValue(it);
@@ -1593,15 +1608,25 @@ ck_code ck_plan_build(const char *path, const cJSON *root, unsigned flags,
                      cJSON_IsString(it) ? it->valuestring : "?");
             break;
         }
-        if (p->node[k].kind != CK_NODE_REDUCE &&
-            p->node[k].kind != CK_NODE_HIST &&
-            !(p->node[k].kind == CK_NODE_PART && p->node[k].part != CK_PART_U &&
-              p->node[k].part != CK_PART_VT)) {
+        const ck_node *nd = &p->node[k];
+        int64_t nel = 1;
+        for (int d = 0; d < nd->ndim; d++)
+            nel *= nd->shape[d];
+        if (nd->kind == CK_NODE_SVD || nd->kind == CK_NODE_GLM) {
             rc = bad(err, path, w,
-                     "'%s': only reductions, histograms, svd's S and "
-                     "glm_fit's coef and intercept can be printed; write "
-                     "other steps to an output",
-                     it->valuestring);
+                     nd->kind == CK_NODE_SVD
+                         ? "an svd step has three results: print '%s.S' "
+                           "(or a small '%s.U' or '%s.Vt')"
+                         : "a glm_fit step has two results: print '%s.coef' "
+                           "and '%s.intercept'",
+                     nd->name, nd->name, nd->name);
+            break;
+        }
+        if (!ck_plan_prints_whole(nd) && nel > CK_PRINT_MAX) {
+            rc = bad(err, path, w,
+                     "'%s' has %" PRId64 " elements, too many to print (at "
+                     "most %d); write it to an output instead",
+                     nd->name, nel, CK_PRINT_MAX);
             break;
         }
         p->print[p->nprint++] = k;
@@ -1774,6 +1799,11 @@ int ck_plan_prints(const char *name)
     const ck_op_def *def = ck_optab_find(name, &sub);
 
     return def && (def->flags & CK_OP_PRINTS);
+}
+
+int ck_plan_prints_whole(const ck_node *n)
+{
+    return (ck_optab_kind(n->kind)->flags & CK_OP_PRINTS) != 0;
 }
 
 int ck_plan_op_known(const char *name)

@@ -133,6 +133,12 @@ ck_code ck_plan_build(const char *path, const struct cJSON *doc, unsigned flags,
  * its result is small enough to print (reductions and histograms). */
 int ck_plan_op_known(const char *name);
 int ck_plan_prints(const char *name);
+/* "print" takes any step's values; one that is not a reduction, a
+ * histogram or a mask (results held in memory whatever their size) may
+ * have at most CK_PRINT_MAX elements, and a mask is held to it when it
+ * has run. */
+enum { CK_PRINT_MAX = 100000 };
+int ck_plan_prints_whole(const ck_node *n);
 /* Lists the ops a step can use, one line each (families: their members),
  * for `chunkctl --help`. */
 void ck_plan_ops_help(FILE *f);
