@@ -35,6 +35,7 @@ static const struct cmd commands[] = {
     {"reduce", cmd_reduce, "one reduction (sum, mean, std, ...) of an array"},
     {"histogram", cmd_histogram, "numpy.histogram of an array"},
     {"svd", cmd_svd, "SVD of a 2-D array: exact (TSQR) or randomized"},
+    {"matmul", cmd_op, "a @ b of 2-D arrays out of core (BLAS tiles)"},
     {"glm-fit", cmd_glm_fit, "fit a GLM (logistic, normal, poisson)"},
     {"glm-predict", cmd_glm_predict, "predictions of a fitted GLM"},
     {"devices", cmd_devices, "list the GPUs the CUDA backend can use"},
