@@ -154,7 +154,8 @@ static const char hist_help[] =
     "numpy.histogram of an array, out of core on all cores.  Without -o the\n"
     "bins are printed as a table (bin_low, bin_high, count).\n\n"
     "  --bins N           number of bins (default 10)\n"
-    "  --range LO,HI      the bins' range (required unless --edges)\n"
+    "  --range LO,HI      the bins' range (default: the data's minimum and\n"
+    "                     maximum, NaN ignored, from a first pass)\n"
     "  --edges E,E,...    explicit increasing bin edges instead\n"
     "  --density          a density instead of counts\n"
     "  --weights W        an array of SRC's shape, PATH[:DATASET]\n"
@@ -232,11 +233,6 @@ ck_code cmd_histogram(int argc, char **argv, cli_common *c, ck_err *err)
         rc = ck_err_set(err, CK_EUSAGE,
                         "histogram: expected one SRC (see chunkctl "
                         "histogram --help)");
-        goto out;
-    }
-    if (!o.edges && !o.range) {
-        rc = ck_err_set(err, CK_EUSAGE,
-                        "histogram: give --range LO,HI or --edges");
         goto out;
     }
     if ((rc = cli_check_path("histogram", "SRC", argv[first], err)) != CK_OK ||

@@ -7,6 +7,7 @@
 
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1137,7 +1138,11 @@ static ck_code fold_finish(fold *f, int k, fold_out *o, ck_err *err)
             ck_err_prefix(err, "%s", nd->where);
             return rc;
         }
-        if (empty)
+        int ranges = 0; /* a histogram's range step: it says so itself */
+        for (int h = 0; h < r->p->n; h++)
+            ranges |= r->p->node[h].range_of[0] == i ||
+                      r->p->node[h].range_of[1] == i;
+        if (empty && !ranges)
             ck_log(CK_LOG_WARN, "%s: %s of an empty selection is NaN", nd->name,
                    ck_red_name(nd->red));
         return CK_OK;
@@ -1382,6 +1387,89 @@ static int mask_folded(const ck_plan *p, int i)
 
 /* Runs every fold step in dependency order, those over the same operand
  * together. */
+/* A histogram whose edges wait for its range steps (h.min, h.max). */
+static int waits_for_range(const xrun *r, int i)
+{
+    const ck_node *nd = &r->p->node[i];
+    return nd->kind == CK_NODE_HIST && nd->range_of[0] >= 0 && !r->x[i].mem &&
+           !r->x[i].edges;
+}
+
+/* One pass over an operand: step i and the steps after it in order that
+ * fold the same operand and can share the pass. */
+static ck_code fold_pass(xrun *r, int j, char *done, ck_err *err)
+{
+    const ck_plan *p = r->p;
+    int i = p->order[j];
+    const ck_node *nd = &p->node[i];
+    fold *f = calloc(1, sizeof *f);
+
+    if (!f)
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    done[i] = 1;
+    f->r = r;
+    f->node[f->nm++] = i;
+    f->operand = nd->arg[0];
+    f->cond = nd->kind == CK_NODE_MASK ? nd->arg[1] : -1;
+    if (mask_folded(p, nd->arg[0])) {
+        f->operand = p->node[nd->arg[0]].arg[0];
+        f->cond = p->node[nd->arg[0]].arg[1];
+    }
+    for (int j2 = j + 1; shares(nd) && j2 < p->n && f->nm < CK_MAX_FOLD; j2++) {
+        int i2 = p->order[j2];
+        if (!done[i2] && shares(&p->node[i2]) &&
+            p->node[i2].arg[0] == nd->arg[0] && !waits_for_range(r, i2)) {
+            f->node[f->nm++] = i2;
+            done[i2] = 1;
+        }
+    }
+    f->slabs = 1;
+    for (int k = 0; k < f->nm; k++)
+        f->slabs &= shares(&p->node[f->node[k]]);
+    ck_code rc = run_fold(f, err);
+    free(f);
+    return rc;
+}
+
+/* NumPy's edges for a histogram without a range, from its range steps'
+ * results: the data's minimum and maximum (NaN ignored), widened by 0.5
+ * each way when they are equal, in the data's precision. */
+static ck_code range_edges(xrun *r, int i, ck_err *err)
+{
+    ck_node *nd = &r->p->node[i];
+    const ck_node *m = &r->p->node[nd->arg[0]];
+    double lo, hi;
+
+    ck_dtype_convert(CK_F64, &lo, r->p->node[nd->range_of[0]].dtype,
+                     r->x[nd->range_of[0]].mem, 1);
+    ck_dtype_convert(CK_F64, &hi, r->p->node[nd->range_of[1]].dtype,
+                     r->x[nd->range_of[1]].mem, 1);
+    if (isnan(lo) || isnan(hi))
+        return ck_err_set(err, CK_EFORMAT,
+                          "%s: all values are NaN, so there is no range to "
+                          "take the bins from; give a range",
+                          nd->where);
+    if (!isfinite(lo) || !isfinite(hi))
+        return ck_err_set(err, CK_EFORMAT,
+                          "%s: autodetected range of [%g, %g] is not "
+                          "finite; give a range",
+                          nd->where, lo, hi);
+    if (lo == hi) {
+        lo -= 0.5;
+        hi += 0.5;
+        if (m->dtype == CK_F32) {
+            lo = (float)lo;
+            hi = (float)hi;
+        }
+    }
+    if (!(r->x[i].edges = malloc(sizeof(double) * (size_t)(nd->nbins + 1))))
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    CK_TRY(
+        ck_hist_uniform_edges(nd->nbins, lo, hi, m->dtype, r->x[i].edges, err));
+    nd->edges = r->x[i].edges;
+    return CK_OK;
+}
+
 static ck_code run_folds_and_models(xrun *r, ck_err *err)
 {
     const ck_plan *p = r->p;
@@ -1396,32 +1484,17 @@ static ck_code run_folds_and_models(xrun *r, ck_err *err)
             CK_TRY(ck_optab_kind(nd->kind)->run(r, i, err));
         if (!is_fold(nd) || mask_folded(p, i))
             continue;
-        fold *f = calloc(1, sizeof *f);
-        if (!f)
-            return ck_err_set(err, CK_ENOMEM, "out of memory");
-        f->r = r;
-        f->node[f->nm++] = i;
-        f->operand = nd->arg[0];
-        f->cond = nd->kind == CK_NODE_MASK ? nd->arg[1] : -1;
-        if (mask_folded(p, nd->arg[0])) {
-            f->operand = p->node[nd->arg[0]].arg[0];
-            f->cond = p->node[nd->arg[0]].arg[1];
-        }
-        for (int j2 = j + 1; shares(nd) && j2 < p->n && f->nm < CK_MAX_FOLD;
-             j2++) {
-            int i2 = p->order[j2];
-            if (!done[i2] && shares(&p->node[i2]) &&
-                p->node[i2].arg[0] == nd->arg[0]) {
-                f->node[f->nm++] = i2;
-                done[i2] = 1;
+        if (waits_for_range(r, i)) {
+            for (int k = 0; k < 2; k++) {
+                int q = nd->range_of[k], jq = 0;
+                while (p->order[jq] != q)
+                    jq++;
+                if (!done[q])
+                    CK_TRY(fold_pass(r, jq, done, err));
             }
+            CK_TRY(range_edges(r, i, err));
         }
-        f->slabs = 1;
-        for (int k = 0; k < f->nm; k++)
-            f->slabs &= shares(&p->node[f->node[k]]);
-        ck_code rc = run_fold(f, err);
-        free(f);
-        CK_TRY(rc);
+        CK_TRY(fold_pass(r, j, done, err));
     }
     return CK_OK;
 }
@@ -1804,6 +1877,7 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
         ck_array_close(r->x[i].arr);
         ck_store_close(r->x[i].store);
         free(r->x[i].mem);
+        free(r->x[i].edges);
     }
     ck_be_close(&r->be);
     free(r->p);

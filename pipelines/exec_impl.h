@@ -17,6 +17,7 @@ typedef struct xnode {
      * results): dtype, C order.  For an svd node: the matrix that makes
      * its streamed factor (see linalg.c). */
     void *mem;
+    double *edges; /* a histogram's edges found in the run (owned) */
 } xnode;
 
 typedef struct xrun {

@@ -72,6 +72,7 @@ static ck_code add_node(ck_plan *p, const char *path, const char *where,
     for (int k = 0; k < CK_MAX_ARGS; k++)
         n->arg[k] = -1;
     n->weights = -1;
+    n->range_of[0] = n->range_of[1] = -1;
     *out = n;
     return CK_OK;
 }
@@ -342,6 +343,30 @@ ck_code ck_plan_parse_reduce(ck_plan *p, const char *path, const char *where,
     return CK_OK;
 }
 
+/* Adds step "<h>.min" (k = 0) or "<h>.max": the nanmin or nanmax of hist
+ * step h's operand over all axes, whose result makes h's edges. */
+static ck_code add_range_step(ck_plan *p, const char *path, const char *where,
+                              int h, int k, ck_err *err)
+{
+    char name[CK_NAME_MAX + 16];
+    ck_node *n;
+    const ck_node *m = &p->node[p->node[h].arg[0]];
+
+    snprintf(name, sizeof name, "%s.%s", p->node[h].name, k ? "max" : "min");
+    if (strlen(name) >= CK_NAME_MAX)
+        return bad(err, path, where, "name '%s' is too long", name);
+    CK_TRY(add_node(p, path, where, name, &n, err));
+    n->kind = CK_NODE_REDUCE;
+    n->red = k ? CK_RED_NANMAX : CK_RED_NANMIN;
+    n->nargs = 1;
+    n->arg[0] = p->node[h].arg[0];
+    n->axes = m->ndim ? (uint32_t)((1ULL << m->ndim) - 1) : 0;
+    n->dtype = ck_red_result_dtype(n->red, m->dtype);
+    n->ndim = 0;
+    p->node[h].range_of[k] = (int)(n - p->node);
+    return CK_OK;
+}
+
 ck_code ck_plan_parse_hist(ck_plan *p, const char *path, const char *where,
                            ck_node *n, int sub, const cJSON *step, ck_err *err)
 {
@@ -384,20 +409,36 @@ ck_code ck_plan_parse_hist(ck_plan *p, const char *path, const char *where,
             return bad(err, path, where, "bins must be a positive integer");
         if (bins)
             n->nbins = bins->valueint;
-        if (!range || !cJSON_IsArray(range) || cJSON_GetArraySize(range) != 2 ||
-            !cJSON_IsNumber(cJSON_GetArrayItem(range, 0)) ||
-            !cJSON_IsNumber(cJSON_GetArrayItem(range, 1)))
+        if (range && !cJSON_IsNull(range) &&
+            (!cJSON_IsArray(range) || cJSON_GetArraySize(range) != 2 ||
+             !cJSON_IsNumber(cJSON_GetArrayItem(range, 0)) ||
+             !cJSON_IsNumber(cJSON_GetArrayItem(range, 1))))
             return bad(err, path, where,
-                       "range: expected [low, high] (chunkctl does not "
-                       "take a pass to find the data's range)");
-        lo = cJSON_GetArrayItem(range, 0)->valuedouble;
-        hi = cJSON_GetArrayItem(range, 1)->valuedouble;
+                       "range: expected [low, high] (or none: the data's "
+                       "minimum and maximum)");
         if (!(n->edges = calloc((size_t)n->nbins + 1, sizeof(double))))
             return ck_err_set(err, CK_ENOMEM, "out of memory");
-        if (ck_hist_uniform_edges(n->nbins, lo, hi, m->dtype, n->edges,
-                                  &local) != CK_OK)
-            return bad(err, path, where, "%s", local.msg);
         n->uniform = 1;
+        if (!range || cJSON_IsNull(range)) {
+            /* edges from the data's range, found by a pass before */
+            int self = (int)(n - p->node);
+            int64_t nel = 1;
+            for (int d = 0; d < m->ndim; d++)
+                nel *= m->shape[d];
+            if (nel == 0)
+                return bad(err, path, where,
+                           "range: '%s' is empty, so there is no range to "
+                           "take the bins from; give one",
+                           m->kind == CK_NODE_INPUT ? m->source : m->name);
+            for (int k = 0; k < 2; k++)
+                CK_TRY(add_range_step(p, path, where, self, k, err));
+        } else {
+            lo = cJSON_GetArrayItem(range, 0)->valuedouble;
+            hi = cJSON_GetArrayItem(range, 1)->valuedouble;
+            if (ck_hist_uniform_edges(n->nbins, lo, hi, m->dtype, n->edges,
+                                      &local) != CK_OK)
+                return bad(err, path, where, "%s", local.msg);
+        }
     }
     if (dens && !cJSON_IsBool(dens))
         return bad(err, path, where, "density must be true or false");
@@ -421,8 +462,6 @@ ck_code ck_plan_parse_hist(ck_plan *p, const char *path, const char *where,
     return CK_OK;
 }
 
-/* Python's slice.indices() for a positive step: clamps start and stop into
- * [0, len] after counting negatives from the end. */
 /* A slice bound as NumPy reads it: null is dflt; a negative index counts
  * from the end (len = hi for a positive step, hi + 1 for a negative one);
  * then clamped to [lo, hi]. */

@@ -67,6 +67,9 @@ typedef struct ck_node {
     int nbins2; /* hist2d: bins along y, and their edges */
     double *edges2;
     int uniform, density, weights; /* weights: node index or -1 */
+    /* hist without a range: the nanmin and nanmax steps ("h.min",
+     * "h.max") whose results make its edges when they have run; -1 */
+    int range_of[2];
     /* slice: per operand axis, the first index and step, and whether the
      * axis is kept (an integer index drops it) */
     int64_t sl_start[CK_MAX_DIMS], sl_step[CK_MAX_DIMS];
