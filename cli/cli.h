@@ -65,6 +65,8 @@ void cli_print_results(const struct ck_results *res, int json);
 /* An array step's values as NumPy's str() prints them (cli/ndprint.c). */
 struct ck_result;
 void cli_print_ndarray(const struct ck_result *r);
+/* A printed result's number of elements. */
+int64_t cli_result_count(const struct ck_result *r);
 
 /* printf arguments for "%.*s%s" that show what a user typed in a message
  * of ck_err's bounded length: at most CLI_SHOW_MAX bytes of s (cut at a

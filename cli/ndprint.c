@@ -144,14 +144,6 @@ static void scientific(const ck_result *r, double f, char *ip, char *fp,
     snprintf(ip, EL, "%s", b);
 }
 
-static int64_t count(const ck_result *r)
-{
-    int64_t n = 1;
-    for (int d = 0; d < r->ndim; d++)
-        n *= r->shape[d];
-    return n;
-}
-
 /* Integer element i as text; its length. */
 static int int_str(const ck_result *r, int64_t i, char *b, size_t bn)
 {
@@ -164,7 +156,7 @@ static int int_str(const ck_result *r, int64_t i, char *b, size_t bn)
 
 static void prepare(fmt *f, const ck_result *r)
 {
-    int64_t n = count(r);
+    int64_t n = cli_result_count(r);
     double lo = INFINITY, hi = 0;
     int finite = 0, neginf = 0, nonfinite = 0;
 
@@ -329,7 +321,6 @@ static void recurse(const fmt *f, int axis, int64_t base, int indent, int width,
     hang[indent] = 0;
     for (int d = axis + 1; d < r->ndim; d++)
         stride *= r->shape[d];
-    adds(&s, "");
     if (axis == r->ndim - 1) {
         sbuf line = {0};
         char w[EL + 64];
@@ -371,7 +362,7 @@ void cli_print_ndarray(const ck_result *r)
         scalar(r);
         return;
     }
-    if (count(r) == 0) {
+    if (cli_result_count(r) == 0) {
         printf("[]\n");
         return;
     }

@@ -90,7 +90,7 @@ void cli_print_json_str(const char *s)
     putchar('"');
 }
 
-static int64_t count(const ck_result *r)
+int64_t cli_result_count(const ck_result *r)
 {
     int64_t n = 1;
     for (int d = 0; d < r->ndim; d++)
@@ -119,7 +119,7 @@ void cli_print_results(const ck_results *res, int json)
         printf("{");
     for (int k = 0; k < res->n; k++) {
         const ck_result *r = &res->v[k];
-        int64_t n = count(r);
+        int64_t n = cli_result_count(r);
         if (json) {
             printf("%s\"%s\": {\"dtype\": \"%s\", \"shape\": [", k ? ", " : "",
                    r->name, ck_dtype_name(r->dtype));

@@ -31,8 +31,8 @@ static void load_nvrtc(void)
 {
     if (nv.h)
         return;
-    nv.h = dlopen(CK_NVRTC_LIB, RTLD_NOW | RTLD_LOCAL);
-    cr_assert(nv.h, "dlopen %s: %s", CK_NVRTC_LIB, dlerror());
+    nv.h = dlopen(CK_NVRTC_PATH, RTLD_NOW | RTLD_LOCAL);
+    cr_assert(nv.h, "dlopen %s: %s", CK_NVRTC_PATH, dlerror());
     *(void **)&nv.create = dlsym(nv.h, "nvrtcCreateProgram");
     *(void **)&nv.compile = dlsym(nv.h, "nvrtcCompileProgram");
     *(void **)&nv.log_size = dlsym(nv.h, "nvrtcGetProgramLogSize");

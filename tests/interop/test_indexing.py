@@ -74,6 +74,7 @@ class NegativeSteps(C.InteropCase):
         index = [[None, None, -3], [20, 2, -2], None]
         src = self.path("x.h5") + ":/x"
         first = self.run_index(src, index, True, "1")
+        np.testing.assert_array_equal(first, (X * 2)[self.np_index(index)])
         for t in ["2", "7"]:
             np.testing.assert_array_equal(self.run_index(src, index, True, t),
                                           first)
