@@ -58,6 +58,7 @@ typedef enum ck_ew_op {
     CK_EW_LOGICAL_OR,
     /* ternary */
     CK_EW_WHERE, /* where(cond, a, b) */
+    CK_EW_CLIP,  /* clip(a, lo, hi): minimum(maximum(a, lo), hi) */
     CK_EW_COUNT
 } ck_ew_op;
 

@@ -4,10 +4,11 @@
  * one-step pipeline {"op": "reshape", "args": ["x"], "shape": [1000, 5000,
  * 5]}.  Positional arguments are the op's args (arrays, or numbers);
  * --KEY VALUE become the step's keys: "1,2,3" a list, "7,11;-5,5" a list
- * of lists, a number a number, true/false/null themselves, a value
- * starting with [ or { JSON (the one place a user types JSON), anything
- * else a string; --KEY alone is true.  The pipeline format
- * (chunkctl-pipeline(5)) is the reference.
+ * of lists (when the first item is a number, true, false or null: then
+ * every item must be), a number a number, true/false/null themselves, a
+ * value starting with [ or { JSON (the one place a user types JSON),
+ * anything else a string ("ij,jk->ik" too); --KEY alone is true.  The pipeline
+ * format (chunkctl-pipeline(5)) is the reference.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,6 +100,16 @@ static ck_code list_value(const char *op, const char *key, const char *v,
                       op, CLI_SHOW(key), CLI_SHOW(v));
 }
 
+/* Is v's first item (up to ',' or ';') a number, true, false or null? */
+static int first_is_item(const char *v)
+{
+    cJSON *item = NULL;
+    int r = element(v, strcspn(v, ",;"), &item);
+
+    cJSON_Delete(item);
+    return r != 0; /* out of memory (-1): let list_value say so */
+}
+
 /* v as a step's value, following the rules at the top. */
 static ck_code value(const char *op, const char *key, const char *v,
                      cJSON **out, ck_err *err)
@@ -117,9 +128,9 @@ static ck_code value(const char *op, const char *key, const char *v,
         *out = cJSON_CreateNull();
     else if (is_number(v))
         *out = cJSON_CreateNumber(strtod(v, NULL));
-    else if (strpbrk(v, ",;")) /* lists of numbers, ';' between rows */
+    else if (strpbrk(v, ",;") && first_is_item(v)) /* numbers; ';' rows */
         return list_value(op, key, v, out, err);
-    else
+    else /* a string, with commas or not ("ij,jk->ik") */
         *out = cJSON_CreateString(v);
     if (!*out)
         return ck_err_set(err, CK_ENOMEM, "out of memory");

@@ -4,6 +4,7 @@
  * the two can never disagree), runs it, and prints small results when no
  * -o is given.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -153,7 +154,9 @@ static const char hist_help[] =
     "usage: chunkctl histogram [OPTIONS] SRC[:DATASET]\n\n"
     "numpy.histogram of an array, out of core on all cores.  Without -o the\n"
     "bins are printed as a table (bin_low, bin_high, count).\n\n"
-    "  --bins N           number of bins (default 10)\n"
+    "  --bins N|RULE      number of bins (default 10), or NumPy's rule by\n"
+    "                     name: auto, fd, scott, rice, sturges, sqrt (from\n"
+    "                     a statistics pass; NaN ignored)\n"
     "  --range LO,HI      the bins' range (default: the data's minimum and\n"
     "                     maximum, NaN ignored, from a first pass)\n"
     "  --edges E,E,...    explicit increasing bin edges instead\n"
@@ -166,7 +169,8 @@ static const char hist_help[] =
     "example: chunkctl histogram data.h5:/x --bins 100 --range -9,11\n";
 
 typedef struct hist_opts {
-    long bins; /* 0: the op's default */
+    long bins;        /* 0: the op's default */
+    const char *rule; /* bins by name */
     cJSON *range, *edges;
     int density, pj;
     const char *weights, *out;
@@ -179,12 +183,19 @@ static ck_code hist_opt(void *ctx, int opt, const char *arg, ck_err *err)
 
     switch (opt) {
     case 'b':
+        if (*arg && !isdigit((unsigned char)*arg) && *arg != '-' &&
+            *arg != '+') {
+            o->rule = arg;
+            o->bins = 0;
+            return CK_OK;
+        }
+        o->rule = NULL;
         errno = 0;
         o->bins = strtol(arg, &end, 10);
         if (errno || end == arg || *end || o->bins < 1 || o->bins > 100000000)
             return ck_err_set(err, CK_EUSAGE,
                               "histogram: --bins '%.*s%s': expected a "
-                              "positive integer",
+                              "positive integer or a rule (auto, fd, ...)",
                               CLI_SHOW(arg));
         return CK_OK;
     case 'r':
@@ -245,6 +256,8 @@ ck_code cmd_histogram(int argc, char **argv, cli_common *c, ck_err *err)
         cli_step_input(&s, "w", o.weights, 0);
     if (o.bins)
         cli_step_key(&s, "bins", cJSON_CreateNumber((double)o.bins));
+    if (o.rule)
+        cli_step_key(&s, "bins", cJSON_CreateString(o.rule));
     if (o.range)
         cli_step_key(&s, "range", o.range);
     if (o.edges)

@@ -50,6 +50,7 @@ static const struct {
     [CK_EW_LOGICAL_AND] = {"logical_and", 2},
     [CK_EW_LOGICAL_OR] = {"logical_or", 2},
     [CK_EW_WHERE] = {"where", 3},
+    [CK_EW_CLIP] = {"clip", 3},
 };
 
 const char *ck_ew_name(ck_ew_op op)

@@ -205,8 +205,8 @@ ck_code ck_exec_astype_eval(xrun *r, int i, const int64_t *start,
 
 /* Copies operand data (shape osh, broadcast against the box shape bsh of
  * nd dims; osh[d] is 1 or bsh[d]) into dst laid out as the full box. */
-static void expand(int nd, size_t esz, void *dst, const int64_t *bsh,
-                   const void *src, const int64_t *osh)
+void ck_exec_expand(int nd, size_t esz, void *dst, const int64_t *bsh,
+                    const void *src, const int64_t *osh)
 {
     int64_t idx[CK_MAX_DIMS] = {0}, row = nd ? bsh[nd - 1] : 1;
     char *o = dst;
@@ -352,7 +352,7 @@ ck_code ck_exec_ew_eval(xrun *r, int i, const int64_t *start,
             }
             for (int d = 0; d < nd->ndim; d++)
                 full[d] = d < off ? 1 : msh[d - off];
-            expand(nd->ndim, wsz, e, shape, v, full);
+            ck_exec_expand(nd->ndim, wsz, e, shape, v, full);
             v = e;
             ea.stride[k] = 1;
         }
@@ -498,6 +498,45 @@ ck_code ck_exec_concat_eval(xrun *r, int i, const int64_t *start,
 
 /* ---- reshape ---- */
 
+/* Does reshape nd only insert or remove axes of length 1 (squeeze,
+ * expand_dims)?  Then its box is the operand's box with those axes
+ * dropped or added: the same values in the same order. */
+static int unit_reshape(const ck_plan *p, const ck_node *nd)
+{
+    const ck_node *m = &p->node[nd->arg[0]];
+    int a = 0, b = 0;
+
+    for (;;) {
+        while (a < nd->ndim && nd->shape[a] == 1)
+            a++;
+        while (b < m->ndim && m->shape[b] == 1)
+            b++;
+        if (a == nd->ndim || b == m->ndim)
+            return a == nd->ndim && b == m->ndim;
+        if (nd->shape[a++] != m->shape[b++])
+            return 0;
+    }
+}
+
+/* The operand's box of box start/shape under a unit reshape. */
+static void unit_box(const ck_plan *p, const ck_node *nd, const int64_t *start,
+                     const int64_t *shape, int64_t *ist, int64_t *ish)
+{
+    const ck_node *m = &p->node[nd->arg[0]];
+    int a = 0;
+
+    for (int b = 0; b < m->ndim; b++) {
+        ist[b] = 0;
+        ish[b] = 1;
+        if (m->shape[b] == 1)
+            continue;
+        while (nd->shape[a] == 1)
+            a++;
+        ist[b] = start[a];
+        ish[b] = shape[a++];
+    }
+}
+
 /* reshape: the box's C-order span in the operand is read as whole rows of
  * its first axis, and each output row is one run of that slab. */
 size_t ck_exec_reshape_bytes(const xrun *r, int i, size_t n, int known,
@@ -506,7 +545,9 @@ size_t ck_exec_reshape_bytes(const xrun *r, int i, size_t n, int known,
     const ck_node *nd = &r->p->node[i];
     size_t span = reshape_span(r->p, nd, n);
 
-    (void)known, (void)aligned;
+    (void)aligned;
+    if (unit_reshape(r->p, nd))
+        return ck_exec_bytes(r, nd->arg[0], n, known, 0);
     return ck_exec_al(span * ck_dtype_size(nd->dtype)) +
            ck_exec_bytes(r, nd->arg[0], span, -1, 0);
 }
@@ -524,7 +565,10 @@ ck_code ck_exec_reshape_eval(xrun *r, int i, const int64_t *start,
     int64_t row = nd_ ? shape[last] : 1;
     char *o = dst;
 
-    (void)mm;
+    if (unit_reshape(r->p, nd)) {
+        unit_box(r->p, nd, start, shape, ss, sst);
+        return eval(r, nd->arg[0], ss, sst, dst, a, mm, err);
+    }
     for (int d = 1; d < m->ndim; d++)
         inner *= m->shape[d];
     for (int d = 0; d < nd_; d++) {
@@ -565,8 +609,8 @@ ck_code ck_exec_reshape_eval(xrun *r, int i, const int64_t *start,
 
 /* dst (C order, shape[nd]) gets src transposed: dst axis k is src axis
  * perm[k]; src is C order of shape ssh[]. */
-static void permute(int nd, size_t esz, void *dst, const int64_t *shape,
-                    const void *src, const int64_t *ssh, const int *perm)
+void ck_exec_permute(int nd, size_t esz, void *dst, const int64_t *shape,
+                     const void *src, const int64_t *ssh, const int *perm)
 {
     int64_t ss[CK_MAX_DIMS], st[CK_MAX_DIMS], idx[CK_MAX_DIMS] = {0};
     int64_t row = nd ? shape[nd - 1] : 1, inner;
@@ -639,7 +683,8 @@ ck_code ck_exec_transpose_eval(xrun *r, int i, const int64_t *start,
         ish[nd->perm[k]] = shape[k];
     }
     CK_TRY(eval(r, nd->arg[0], ist, ish, tmp, a, mm, err));
-    permute(nd->ndim, ck_dtype_size(nd->dtype), dst, shape, tmp, ish, nd->perm);
+    ck_exec_permute(nd->ndim, ck_dtype_size(nd->dtype), dst, shape, tmp, ish,
+                    nd->perm);
     return CK_OK;
 }
 
@@ -750,6 +795,11 @@ enum { CK_MAX_WORKERS = 256, CK_MAX_FOLD = 16 };
  * (ex2: 256 KB slabs 1.04 s, 2 MB 0.54 s, 8 MB 0.53 s, 32 MB 0.56 s). */
 #define SLAB_BYTES ((size_t)8 << 20)
 
+/* Chunks a task folds into one partial, where they share it (run_fold),
+ * and the bytes up to which those chunks are read as one box. */
+#define TASK_RUN 8
+#define STACK_BYTES ((size_t)16 << 20)
+
 typedef struct fold {
     xrun *r;
     int slabs; /* members fold the chunk slab by slab (all share) */
@@ -762,10 +812,16 @@ typedef struct fold {
     int cond;                    /* >= 0: only where this is true (a mask) */
     ck_array *direct;            /* operand read in place, chunk by chunk */
     ck_grid g;                   /* the operand's chunks */
-    int64_t w0, wn;              /* the window: chunks w0 .. w0+wn-1 */
-    int64_t next;                /* atomic */
-    size_t part_bytes;           /* one chunk's partials */
-    char *parts;                 /* wn of them */
+    /* Tasks: runs of up to 'run' chunks along grid axis 'axis' that all
+     * fold into one partial (see run_fold); 'run' 1: a task per chunk. */
+    int axis;
+    int64_t run, per_row; /* tasks per row of the grid along axis */
+    int stacked;          /* a task's chunks are read as one box */
+    int64_t ntasks;
+    int64_t w0, wn;    /* the window: tasks w0 .. w0+wn-1 */
+    int64_t next;      /* atomic */
+    size_t part_bytes; /* one task's partials */
+    char *parts;       /* wn of them */
     size_t arena_bytes;
     ck_arena arena[CK_MAX_WORKERS]; /* one per worker, kept across windows */
 } fold;
@@ -916,13 +972,13 @@ static size_t select_values(void *v, const uint8_t *keep, size_t n, size_t esz)
     return cnt;
 }
 
-static ck_code fold_chunk(fold *f, const ck_chunk *c, ck_arena *a, ck_err *err)
+static ck_code fold_chunk(fold *f, const ck_chunk *c, char *part, int init,
+                          ck_arena *a, ck_err *err)
 {
     xrun *r = f->r;
     const ck_node *m = &r->p->node[f->operand];
     size_t esz = ck_dtype_size(m->dtype);
     size_t n = (size_t)ck_chunk_nelem(&f->g, c);
-    char *part = f->parts + (size_t)(c->index - f->w0) * f->part_bytes;
     int ndim = m->ndim;
     int64_t sh[CK_MAX_DIMS], org[CK_MAX_DIMS];
     ck_chunk_view view = {0};
@@ -931,8 +987,13 @@ static ck_code fold_chunk(fold *f, const ck_chunk *c, ck_arena *a, ck_err *err)
 
     memcpy(sh, c->shape, sizeof sh);
     memcpy(org, c->start, sizeof org);
-    if (f->direct && f->cond < 0 && n == (size_t)f->g.chunk_nelem &&
-        ck_array_view_chunk(f->direct, c->coords, &view)) {
+    if (f->stacked) {
+        /* several chunks' box: evaluated as one */
+        if (!(buf = ck_arena_alloc(a, n * esz)))
+            return ck_exec_no_room(err);
+        CK_TRY(ck_exec_eval(r, f->operand, c->start, c->shape, buf, a, err));
+    } else if (f->direct && f->cond < 0 && n == (size_t)f->g.chunk_nelem &&
+               ck_array_view_chunk(f->direct, c->coords, &view)) {
         /* a whole chunk stored raw: folded where it lies, no copy */
         buf = (void *)(uintptr_t)view.data; /* only read: no mask */
     } else if (f->direct) {
@@ -985,10 +1046,21 @@ static ck_code fold_chunk(fold *f, const ck_chunk *c, ck_arena *a, ck_err *err)
         const char *sv = (const char *)buf + (size_t)(r0 * row) * esz;
         for (int k = 0; rc == CK_OK && k < f->nm; k++)
             rc = fold_member(f, k, c, sv, sn, ndim, ssh, sorg, part + f->off[k],
-                             r0 == 0, a, err);
+                             init && r0 == 0, a, err);
     }
     ck_chunk_view_release(&view);
     return rc;
+}
+
+/* Task t's chunks: first .. first + len - 1, consecutive along f->axis
+ * (the grid's last axis of more than one chunk). */
+static void task_chunks(const fold *f, int64_t t, int64_t *first, int64_t *len)
+{
+    int64_t nl = f->run > 1 ? f->g.nchunks[f->axis] : 1;
+    int64_t row = t / f->per_row, j = (t % f->per_row) * f->run;
+
+    *first = row * nl + j;
+    *len = nl - j < f->run ? nl - j : f->run;
 }
 
 static ck_code fold_worker(void *ctx, int id, ck_par *par, ck_err *err)
@@ -999,14 +1071,34 @@ static ck_code fold_worker(void *ctx, int id, ck_par *par, ck_err *err)
 
     while (rc == CK_OK && !ck_par_stopped(par)) {
         int64_t k = __atomic_fetch_add(&f->next, 1, __ATOMIC_RELAXED);
-        ck_chunk c;
+        int64_t first, len;
         if (k >= f->wn)
             break;
-        ck_grid_chunk(&f->g, f->w0 + k, &c);
-        ck_arena_reset(a);
-        rc = fold_chunk(f, &c, a, err);
-        if (rc == CK_OK)
-            ck_progress_add(f->r->o->progress, 0);
+        task_chunks(f, f->w0 + k, &first, &len);
+        if (f->stacked) {
+            /* the run's chunks as one box: the reduction kernels fold its
+             * rows into in-cache tiles and touch the partial once */
+            ck_chunk c, l;
+            ck_grid_chunk(&f->g, first, &c);
+            ck_grid_chunk(&f->g, first + len - 1, &l);
+            c.shape[f->axis] =
+                l.start[f->axis] + l.shape[f->axis] - c.start[f->axis];
+            ck_arena_reset(a);
+            rc = fold_chunk(f, &c, f->parts + (size_t)k * f->part_bytes, 1, a,
+                            err);
+            for (int64_t j = 0; rc == CK_OK && j < len; j++)
+                ck_progress_add(f->r->o->progress, 0);
+            continue;
+        }
+        for (int64_t j = 0; rc == CK_OK && j < len; j++) {
+            ck_chunk c;
+            ck_grid_chunk(&f->g, first + j, &c);
+            ck_arena_reset(a);
+            rc = fold_chunk(f, &c, f->parts + (size_t)k * f->part_bytes, j == 0,
+                            a, err);
+            if (rc == CK_OK)
+                ck_progress_add(f->r->o->progress, 0);
+        }
     }
     return rc;
 }
@@ -1198,6 +1290,52 @@ static ck_code run_fold(fold *f, ck_err *err)
                 f->twin[k] = j;
         }
     }
+    /* Runs of chunks into one partial: when every chunk along the grid's
+     * last axis of several chunks feeds the same output elements (that
+     * axis is reduced: a time mean of a file chunked by time step), a
+     * task folds up to TASK_RUN of them in turn into one partial, so the
+     * per-chunk work is the fold itself, not initialising and merging a
+     * partial the size of the output.  Tasks depend on the grid only, and
+     * are combined in order: the same bits for any thread count. */
+    f->run = 1;
+    f->axis = -1;
+    for (int d = 0; d < f->g.ndim; d++)
+        if (f->g.nchunks[d] > 1)
+            f->axis = d;
+    if (f->axis >= 0 && first->kind != CK_NODE_MASK) {
+        f->run = TASK_RUN;
+        for (int k = 0; k < f->nm; k++) {
+            const ck_node *nk = &r->p->node[f->node[k]];
+            if (nk->kind == CK_NODE_REDUCE && !masked(f, k) &&
+                !(nk->axes & (1u << f->axis)))
+                f->run = 1;
+        }
+    }
+    /* Runs of small chunks of reductions alone are read as one box (a day
+     * of a time series chunked by time step): so many rows per kernel
+     * call that the partial's states are touched once per run.  How many
+     * depends on the chunk's size only, never on the threads. */
+    f->stacked = 0;
+    if (f->run > 1 && f->cond < 0) {
+        size_t cb = (size_t)f->g.chunk_nelem * ck_dtype_size(m->dtype);
+        int all_red = 1;
+        for (int k = 0; k < f->nm; k++)
+            all_red &= r->p->node[f->node[k]].kind == CK_NODE_REDUCE;
+        if (all_red && cb > 0 && cb * 2 <= STACK_BYTES) {
+            f->run = (int64_t)(STACK_BYTES / cb) < TASK_RUN
+                         ? (int64_t)(STACK_BYTES / cb)
+                         : TASK_RUN;
+            f->stacked = 1;
+        }
+    }
+    if (f->run > 1) {
+        f->per_row = (f->g.nchunks[f->axis] + f->run - 1) / f->run;
+        f->ntasks = f->g.total_chunks / f->g.nchunks[f->axis] * f->per_row;
+    } else {
+        f->run = 1;
+        f->per_row = 1;
+        f->ntasks = f->g.total_chunks;
+    }
     /* Does the pass walk the operand's own chunks? */
     int own = first->kind != CK_NODE_MASK;
     /* An input folded over its own chunks in its own dtype is read in
@@ -1213,8 +1351,11 @@ static ck_code run_fold(fold *f, ck_err *err)
     }
     f->arena_bytes =
         ck_exec_al(n * ck_dtype_size(m->dtype)) +
-        (f->direct ? ck_exec_al(ck_array_scratch_bytes(f->direct)) + 256
-                   : ck_exec_bytes(r, f->operand, n, -1, own)) +
+        (f->stacked
+             ? ck_exec_al(n * (size_t)f->run * ck_dtype_size(m->dtype)) +
+                   ck_exec_bytes(r, f->operand, n * (size_t)f->run, -1, 0)
+         : f->direct ? ck_exec_al(ck_array_scratch_bytes(f->direct)) + 256
+                     : ck_exec_bytes(r, f->operand, n, -1, own)) +
         (f->cond >= 0
              ? ck_exec_al(n) +
                    ck_exec_bytes(r, f->cond, n, f->operand,
@@ -1265,8 +1406,8 @@ static ck_code run_fold(fold *f, ck_err *err)
     f->wn = (int64_t)threads * 4;
     while (f->wn > threads && f->wn * (int64_t)f->part_bytes > left)
         f->wn--;
-    if (f->wn > f->g.total_chunks)
-        f->wn = f->g.total_chunks > 0 ? f->g.total_chunks : 1;
+    if (f->wn > f->ntasks)
+        f->wn = f->ntasks > 0 ? f->ntasks : 1;
     rc = ck_budget_charge(&r->budget, f->wn * (int64_t)f->part_bytes,
                           "partial results", err);
     int64_t parts_charged = rc == CK_OK ? f->wn * (int64_t)f->part_bytes : 0;
@@ -1298,18 +1439,20 @@ static ck_code run_fold(fold *f, ck_err *err)
     }
     if (rc == CK_OK && r->o->progress)
         r->o->progress->total += f->g.total_chunks;
-    for (int64_t w0 = 0; rc == CK_OK && w0 < f->g.total_chunks; w0 += f->wn) {
+    for (int64_t w0 = 0; rc == CK_OK && w0 < f->ntasks; w0 += f->wn) {
         int64_t wn = f->wn;
         f->w0 = w0;
-        if (w0 + wn > f->g.total_chunks)
-            f->wn = f->g.total_chunks - w0;
+        if (w0 + wn > f->ntasks)
+            f->wn = f->ntasks - w0;
         f->next = 0;
         rc = ck_par_run(threads < f->wn ? threads : (int)f->wn, fold_worker, f,
                         err);
-        /* Fold in chunk order: the same result for any thread count. */
+        /* Fold in task order: the same result for any thread count. */
         for (int64_t c = 0; rc == CK_OK && c < f->wn; c++) {
             ck_chunk ch;
-            ck_grid_chunk(&f->g, w0 + c, &ch);
+            int64_t fc, len;
+            task_chunks(f, w0 + c, &fc, &len);
+            ck_grid_chunk(&f->g, fc, &ch);
             for (int k = 0; rc == CK_OK && k < f->nm; k++) {
                 const ck_node *nd = &r->p->node[f->node[k]];
                 const char *part =
@@ -1689,7 +1832,7 @@ static ck_code take_results(xrun *r, const ck_plan *orig, ck_results *res,
         ck_result *o = &res->v[res->n];
         int64_t nel = ck_exec_nelem(nd->ndim, nd->shape);
         size_t bytes = (size_t)nel * ck_dtype_size(nd->dtype);
-        if (!ck_plan_prints_whole(nd) && nel > CK_PRINT_MAX)
+        if (!ck_plan_prints_whole(nd) && nel > CK_PRINT_MAX && !r->o->whole)
             return ck_err_set(err, CK_EUSAGE,
                               "print: '%s' has %" PRId64 " elements, too "
                               "many to print (at most %d); write it to an "
@@ -1878,10 +2021,51 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
         ck_store_close(r->x[i].store);
         free(r->x[i].mem);
         free(r->x[i].edges);
+        free(r->x[i].carry);
     }
     ck_be_close(&r->be);
     free(r->p);
     free(r);
+    return rc;
+}
+
+ck_code ck_exec_values(const ck_plan *p, int k, const int *nodes, void **out,
+                       ck_err *err)
+{
+    ck_plan *q = malloc(sizeof *q);
+    ck_exec_opts o = {0};
+    ck_results *res = calloc(1, sizeof *res);
+    ck_code rc;
+    int last = 0;
+
+    for (int j = 0; j < k; j++)
+        out[j] = NULL;
+    if (!q || !res) {
+        free(q);
+        free(res);
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    }
+    memcpy(q, p, sizeof *q); /* lists stay p's */
+    for (int j = 0; j < k; j++) {
+        q->print[j] = nodes[j];
+        last = nodes[j] > last ? nodes[j] : last;
+    }
+    q->n = last + 1;
+    q->nout = 0;
+    q->nprint = k;
+    for (int j = 0; j < q->n; j++)
+        q->order[j] = j;
+    o.memory = ck_phys_mem() / 4 > 0 ? ck_phys_mem() / 4 : (int64_t)1 << 30;
+    o.whole = 1;
+    o.backend = "cpu";
+    rc = ck_exec_run(q, &o, res, err);
+    for (int j = 0; rc == CK_OK && j < k; j++) {
+        out[j] = res->v[j].data;
+        res->v[j].data = NULL;
+    }
+    ck_results_release(res);
+    free(res);
+    free(q);
     return rc;
 }
 

@@ -21,6 +21,7 @@ typedef struct ck_exec_opts {
     int force;
     const char *backend; /* "auto", "cpu", "cuda"; NULL: the plan's */
     ck_progress *progress;
+    int whole; /* print any size (ck_exec_values) */
 } ck_exec_opts;
 
 /* A result the pipeline asked to "print", handed back to the caller. */
@@ -50,6 +51,14 @@ typedef struct ck_results {
 ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
                     ck_err *err);
 void ck_results_release(ck_results *res);
+
+/* Runs p's nodes 0 .. the highest of nodes[0..k-1] (the steps they
+ * need) and hands back each of those k nodes' values, C order, its dtype,
+ * in malloc'd out[j]: how the parser learns what a step needs from the
+ * data before the plan is complete (the indices a take or compress step
+ * selects, the statistics of bins given by name), one pass each. */
+ck_code ck_exec_values(const ck_plan *p, int k, const int *nodes, void **out,
+                       ck_err *err);
 
 /* Before a run: 1 with *name and *value when the compute libraries would
  * run better if this process started again with that environment variable

@@ -18,6 +18,8 @@ typedef struct xnode {
      * its streamed factor (see linalg.c). */
     void *mem;
     double *edges; /* a histogram's edges found in the run (owned) */
+    void *carry;   /* a scan's running values at its chunks' ends, found
+                      in the run (owned; op_scan.c) */
 } xnode;
 
 typedef struct xrun {
@@ -40,6 +42,16 @@ int64_t ck_exec_nelem(int nd, const int64_t *shape);
 /* n rounded up to 64 bytes, as arenas hand out. */
 size_t ck_exec_al(size_t n);
 ck_code ck_exec_no_room(ck_err *err);
+
+/* Copies operand data (shape osh, broadcast against the box shape bsh of
+ * nd dims; osh[d] is 1 or bsh[d]) into dst laid out as the full box. */
+void ck_exec_expand(int nd, size_t esz, void *dst, const int64_t *bsh,
+                    const void *src, const int64_t *osh);
+
+/* dst (C order, shape[nd]) gets src (shape ssh) transposed: dst axis k is
+ * src axis perm[k]. */
+void ck_exec_permute(int nd, size_t esz, void *dst, const int64_t *shape,
+                     const void *src, const int64_t *ssh, const int *perm);
 
 /* Arena bytes that evaluating a box of n elements of node i needs. */
 size_t ck_exec_eval_bytes(const xrun *r, int i, size_t n);
@@ -75,7 +87,17 @@ CK_EXEC_BOX_FNS(slice);
 CK_EXEC_BOX_FNS(matmul);
 CK_EXEC_BOX_FNS(part);
 CK_EXEC_BOX_FNS(predict);
+CK_EXEC_BOX_FNS(take);
+CK_EXEC_BOX_FNS(contract);
+CK_EXEC_BOX_FNS(isin);
+CK_EXEC_BOX_FNS(broadcast);
+CK_EXEC_BOX_FNS(stencil);
+CK_EXEC_BOX_FNS(scan);
+CK_EXEC_BOX_FNS(coarsen);
 ck_code ck_exec_run_svd(xrun *r, int i, ck_err *err);
+ck_code ck_exec_run_scan(xrun *r, int i, ck_err *err);
+ck_code ck_exec_run_quantile(xrun *r, int i, ck_err *err);
+ck_code ck_exec_run_count(xrun *r, int i, ck_err *err);
 ck_code ck_exec_run_glm(xrun *r, int i, ck_err *err);
 
 #endif

@@ -2,9 +2,11 @@
  * pipelines/optab.h - the table of pipeline ops: one row per op (or op
  * family), from which the parser (plan.c), the planner's listings, the
  * executor (exec.c, linalg.c), `chunkctl --help` and the one-step commands
- * all read.  Adding an op is one row here, its parse function beside the
- * others in plan.c, its scratch-bytes and evaluation functions side by side
- * in exec.c (or linalg.c), its tests and its line in chunkctl-pipeline(5).
+ * all read.  Adding an op is one row here, its parse, scratch-bytes and
+ * evaluation functions (a family of new ops in a file of its own,
+ * op_NAME.c, using plan_impl.h's parse helpers; the first ops are in
+ * plan.c, exec.c and linalg.c), its tests and its line in
+ * chunkctl-pipeline(5).
  * Private to pipelines/.
  */
 #ifndef CK_OPTAB_H
@@ -94,6 +96,33 @@ CK_PLAN_PARSE_FN(matmul);
 CK_PLAN_PARSE_FN(svd);
 CK_PLAN_PARSE_FN(glm);
 CK_PLAN_PARSE_FN(predict);
+CK_PLAN_PARSE_FN(moveaxis);
+CK_PLAN_PARSE_FN(swapaxes);
+CK_PLAN_PARSE_FN(squeeze);
+CK_PLAN_PARSE_FN(expand_dims);
+CK_PLAN_PARSE_FN(take);
+CK_PLAN_PARSE_FN(contract);
+CK_PLAN_PARSE_FN(isin);
+CK_PLAN_PARSE_FN(broadcast_to);
+CK_PLAN_PARSE_FN(stencil);
+CK_PLAN_PARSE_FN(scan);
+CK_PLAN_PARSE_FN(quantile);
+CK_PLAN_PARSE_FN(coarsen);
+CK_PLAN_PARSE_FN(count);
+
+/* The variants of the rows that share a kind (ck_node.sub). */
+enum {
+    CK_ST_CONVOLVE,
+    CK_ST_CORRELATE,
+    CK_ST_UNIFORM,
+    CK_ST_GAUSSIAN,
+    CK_ST_GRADIENT,
+    CK_ST_DIFF
+};
+enum { CK_SCAN_CUMSUM, CK_SCAN_CUMPROD };
+/* quantile's unit, and NaN ignored (the nan* forms) */
+enum { CK_Q_QUANTILE = 0, CK_Q_PERCENTILE = 1, CK_Q_MEDIAN = 2, CK_Q_NAN = 4 };
+enum { CK_COUNT_UNIQUE, CK_COUNT_BINCOUNT };
 
 /* The row that defines node kind k (every kind has one). */
 const ck_op_def *ck_optab_kind(ck_node_kind k);

@@ -22,15 +22,13 @@
 #include "ops/hist.h"
 #include "ops/reduce.h"
 #include "pipelines/gen.h"
+#include "pipelines/exec.h"
 #include "pipelines/optab.h"
+#include "pipelines/plan_impl.h"
 #include "io/store.h"
 
-/* "path: where: message", a usage error. */
-static ck_code bad(ck_err *err, const char *path, const char *where,
-                   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static ck_code bad(ck_err *err, const char *path, const char *where,
-                   const char *fmt, ...)
+ck_code ck_plan_bad(ck_err *err, const char *path, const char *where,
+                    const char *fmt, ...)
 {
     char msg[400];
     va_list ap;
@@ -57,13 +55,14 @@ static ck_code add_node(ck_plan *p, const char *path, const char *where,
     ck_node *n;
 
     if (p->n == CK_MAX_NODES)
-        return bad(err, path, where, "more than %d inputs and steps",
-                   CK_MAX_NODES);
+        return ck_plan_bad(err, path, where, "more than %d inputs and steps",
+                           CK_MAX_NODES);
     if (!name[0] || strlen(name) >= CK_NAME_MAX)
-        return bad(err, path, where, "a name must have 1 to %d characters",
-                   CK_NAME_MAX - 1);
+        return ck_plan_bad(err, path, where,
+                           "a name must have 1 to %d characters",
+                           CK_NAME_MAX - 1);
     if (find(p, name) >= 0)
-        return bad(err, path, where, "name '%s' is used twice", name);
+        return ck_plan_bad(err, path, where, "name '%s' is used twice", name);
     n = &p->node[p->n++];
     memset(n, 0, sizeof *n);
     snprintf(n->name, sizeof n->name, "%s", name);
@@ -89,10 +88,11 @@ static ck_code parse_input(ck_plan *p, const char *path, const cJSON *item,
     snprintf(where, sizeof where, "%s%.30s", p->onestep ? "" : "inputs.",
              p->onestep ? "" : item->string);
     if (!cJSON_IsString(item))
-        return bad(err, path, where, "expected \"PATH[:DATASET]\"");
+        return ck_plan_bad(err, path, where, "expected \"PATH[:DATASET]\"");
     if (strlen(item->valuestring) >= sizeof n->source)
-        return bad(err, path, where, "a path of %zu bytes (at most %zu)",
-                   strlen(item->valuestring), sizeof n->source - 1);
+        return ck_plan_bad(err, path, where,
+                           "a path of %zu bytes (at most %zu)",
+                           strlen(item->valuestring), sizeof n->source - 1);
     CK_TRY(add_node(p, path, where, item->string, &n, err));
     n->kind = CK_NODE_INPUT;
     snprintf(n->source, sizeof n->source, "%s", item->valuestring);
@@ -115,8 +115,8 @@ static ck_code parse_input(ck_plan *p, const char *path, const cJSON *item,
 }
 
 /* NumPy broadcasting of a and b into out; 0 if they do not broadcast. */
-static int broadcast(const ck_node *a, const ck_node *b, int *nd,
-                     int64_t *shape)
+int ck_plan_broadcast(const ck_node *a, const ck_node *b, int *nd,
+                      int64_t *shape)
 {
     int n = a->ndim > b->ndim ? a->ndim : b->ndim;
 
@@ -133,7 +133,7 @@ static int broadcast(const ck_node *a, const ck_node *b, int *nd,
 }
 
 /* "(3, 4)", and "(3,)" for one dimension, as NumPy prints shapes. */
-static const char *shape_str(int nd, const int64_t *s, char *buf, size_t n)
+const char *ck_plan_shape_str(int nd, const int64_t *s, char *buf, size_t n)
 {
     if (nd == 1 && s[0] < 0) { /* a mask: known after the run */
         snprintf(buf, n, "(?,)");
@@ -157,16 +157,16 @@ static ck_code parse_args(ck_plan *p, const char *path, const char *where,
     const cJSON *a;
 
     if (!cJSON_IsArray(args))
-        return bad(err, path, where, "\"args\" must be a list");
+        return ck_plan_bad(err, path, where, "\"args\" must be a list");
     if (hi < 0 && (got < lo || got > CK_MAX_ARGS))
-        return bad(err, path, where, "takes %d to %d arrays, got %d", lo,
-                   CK_MAX_ARGS, got);
+        return ck_plan_bad(err, path, where, "takes %d to %d arrays, got %d",
+                           lo, CK_MAX_ARGS, got);
     if (hi >= 0 && lo == hi && got != lo)
-        return bad(err, path, where, "takes %d argument%s, got %d", lo,
-                   lo == 1 ? "" : "s", got);
+        return ck_plan_bad(err, path, where, "takes %d argument%s, got %d", lo,
+                           lo == 1 ? "" : "s", got);
     if (hi >= 0 && (got < lo || got > hi))
-        return bad(err, path, where, "takes %d to %d arguments, got %d", lo, hi,
-                   got);
+        return ck_plan_bad(err, path, where, "takes %d to %d arguments, got %d",
+                           lo, hi, got);
     cJSON_ArrayForEach(a, args)
     {
         if (cJSON_IsNumber(a) || cJSON_IsBool(a)) {
@@ -182,13 +182,13 @@ static ck_code parse_args(ck_plan *p, const char *path, const char *where,
         } else if (cJSON_IsString(a)) {
             int m = find(p, a->valuestring);
             if (m < 0)
-                return bad(err, path, where,
-                           "args[%d]: no input or step named '%s'", k,
-                           a->valuestring);
+                return ck_plan_bad(err, path, where,
+                                   "args[%d]: no input or step named '%s'", k,
+                                   a->valuestring);
             n->arg[k] = m;
         } else {
-            return bad(err, path, where,
-                       "args[%d]: expected a name or a number", k);
+            return ck_plan_bad(err, path, where,
+                               "args[%d]: expected a name or a number", k);
         }
         k++;
     }
@@ -197,19 +197,19 @@ static ck_code parse_args(ck_plan *p, const char *path, const char *where,
 }
 
 /* The first arg of a step, which must be an array: *m is that array. */
-static ck_code one_array(ck_plan *p, const char *path, const char *where,
-                         ck_node *n, const ck_node **m, ck_err *err)
+ck_code ck_plan_one_array(ck_plan *p, const char *path, const char *where,
+                          ck_node *n, const ck_node **m, ck_err *err)
 {
     *m = NULL;
     if (n->arg[0] < 0)
-        return bad(err, path, where, "args[0]: expected an array");
+        return ck_plan_bad(err, path, where, "args[0]: expected an array");
     *m = &p->node[n->arg[0]];
     return CK_OK;
 }
 
 /* Axis list of "axis" (int, list, or absent/null: all) into a bit mask. */
-static ck_code parse_axes(const char *path, const char *where, const cJSON *ax,
-                          int ndim, uint32_t *mask, ck_err *err)
+ck_code ck_plan_axes(const char *path, const char *where, const cJSON *ax,
+                     int ndim, uint32_t *mask, ck_err *err)
 {
     const cJSON *a;
 
@@ -221,30 +221,31 @@ static ck_code parse_axes(const char *path, const char *where, const cJSON *ax,
     if (cJSON_IsNumber(ax)) {
         int v = ax->valueint;
         if (ax->valuedouble != v || v < -ndim || v >= ndim)
-            return bad(err, path, where,
-                       "axis %g out of range for a %d-D array", ax->valuedouble,
-                       ndim);
+            return ck_plan_bad(err, path, where,
+                               "axis %g out of range for a %d-D array",
+                               ax->valuedouble, ndim);
         *mask = 1u << (v < 0 ? v + ndim : v);
         return CK_OK;
     }
     if (!cJSON_IsArray(ax))
-        return bad(err, path, where, "axis must be an integer or a list");
+        return ck_plan_bad(err, path, where,
+                           "axis must be an integer or a list");
     cJSON_ArrayForEach(a, ax)
     {
         int v = a->valueint;
         if (!cJSON_IsNumber(a) || a->valuedouble != v || v < -ndim || v >= ndim)
-            return bad(err, path, where,
-                       "axis %g out of range for a %d-D array",
-                       cJSON_IsNumber(a) ? a->valuedouble : NAN, ndim);
+            return ck_plan_bad(err, path, where,
+                               "axis %g out of range for a %d-D array",
+                               cJSON_IsNumber(a) ? a->valuedouble : NAN, ndim);
         v = v < 0 ? v + ndim : v;
         if (*mask & (1u << v))
-            return bad(err, path, where, "axis %d repeated", v);
+            return ck_plan_bad(err, path, where, "axis %d repeated", v);
         *mask |= 1u << v;
     }
     return CK_OK;
 }
 
-static void first_chunks(const ck_plan *p, ck_node *n)
+void ck_plan_first_chunks(const ck_plan *p, ck_node *n)
 {
     /* Stream in the chunks of the first operand that has the full shape;
      * otherwise about 8 MiB blocks. */
@@ -284,11 +285,12 @@ ck_code ck_plan_parse_ew(ck_plan *p, const char *path, const char *where,
         in[k].value = 0;
         int nd;
         int64_t sh[CK_MAX_DIMS];
-        if (!broadcast(&shape_acc, m, &nd, sh)) {
+        if (!ck_plan_broadcast(&shape_acc, m, &nd, sh)) {
             char a[128], b[128];
-            return bad(err, path, where, "shapes %s and %s do not broadcast",
-                       shape_str(shape_acc.ndim, shape_acc.shape, a, sizeof a),
-                       shape_str(m->ndim, m->shape, b, sizeof b));
+            return ck_plan_bad(
+                err, path, where, "shapes %s and %s do not broadcast",
+                ck_plan_shape_str(shape_acc.ndim, shape_acc.shape, a, sizeof a),
+                ck_plan_shape_str(m->ndim, m->shape, b, sizeof b));
         }
         shape_acc.ndim = nd;
         memcpy(shape_acc.shape, sh, sizeof sh);
@@ -298,7 +300,7 @@ ck_code ck_plan_parse_ew(ck_plan *p, const char *path, const char *where,
     CK_TRY(ck_ew_types(op, n->nargs, in, &n->compute, &n->dtype, err));
     n->ndim = shape_acc.ndim;
     memcpy(n->shape, shape_acc.shape, sizeof n->shape);
-    first_chunks(p, n);
+    ck_plan_first_chunks(p, n);
     return CK_OK;
 }
 
@@ -313,20 +315,20 @@ ck_code ck_plan_parse_reduce(ck_plan *p, const char *path, const char *where,
     int nd = 0;
 
     n->red = op;
-    CK_TRY(one_array(p, path, where, n, &m, err));
-    CK_TRY(parse_axes(path, where, cJSON_GetObjectItem(step, "axis"), m->ndim,
-                      &n->axes, err));
+    CK_TRY(ck_plan_one_array(p, path, where, n, &m, err));
+    CK_TRY(ck_plan_axes(path, where, cJSON_GetObjectItem(step, "axis"), m->ndim,
+                        &n->axes, err));
     if ((op == CK_RED_ARGMIN || op == CK_RED_ARGMAX) &&
         __builtin_popcount(n->axes) > 1 &&
         n->axes != (uint32_t)((1ULL << m->ndim) - 1))
-        return bad(err, path, where,
-                   "%s takes one axis, or none for the flat index",
-                   ck_red_name(op));
+        return ck_plan_bad(err, path, where,
+                           "%s takes one axis, or none for the flat index",
+                           ck_red_name(op));
     if (kd && !cJSON_IsBool(kd))
-        return bad(err, path, where, "keepdims must be true or false");
+        return ck_plan_bad(err, path, where, "keepdims must be true or false");
     n->keepdims = cJSON_IsTrue(kd);
     if (dd && (!cJSON_IsNumber(dd) || dd->valuedouble < 0))
-        return bad(err, path, where, "ddof must be a number >= 0");
+        return ck_plan_bad(err, path, where, "ddof must be a number >= 0");
     n->ddof = dd ? dd->valuedouble : 0;
     n->dtype = ck_red_result_dtype(op, m->dtype);
     for (int d = 0; d < m->ndim; d++) {
@@ -354,7 +356,7 @@ static ck_code add_range_step(ck_plan *p, const char *path, const char *where,
 
     snprintf(name, sizeof name, "%s.%s", p->node[h].name, k ? "max" : "min");
     if (strlen(name) >= CK_NAME_MAX)
-        return bad(err, path, where, "name '%s' is too long", name);
+        return ck_plan_bad(err, path, where, "name '%s' is too long", name);
     CK_TRY(add_node(p, path, where, name, &n, err));
     n->kind = CK_NODE_REDUCE;
     n->red = k ? CK_RED_NANMAX : CK_RED_NANMIN;
@@ -364,6 +366,156 @@ static ck_code add_range_step(ck_plan *p, const char *path, const char *where,
     n->dtype = ck_red_result_dtype(n->red, m->dtype);
     n->ndim = 0;
     p->node[h].range_of[k] = (int)(n - p->node);
+    return CK_OK;
+}
+
+/* NumPy's bin estimators that chunkctl computes (numpy.histogram_bin_
+ * edges): each needs the count, minimum and maximum, and some the
+ * standard deviation (scott) or the interquartile range (fd, auto). */
+static const char *const bin_rules[] = {"auto", "fd",      "scott",
+                                        "rice", "sturges", "sqrt"};
+
+/* A hidden reduction of p's node m into a plan copy q (statistics for
+ * bins by name); its index. */
+static int stat_node(ck_plan *q, int m, ck_red_op red)
+{
+    ck_node *s = &q->node[q->n];
+    const ck_node *x = &q->node[m];
+
+    memset(s, 0, sizeof *s);
+    snprintf(s->name, sizeof s->name, "(bins %s)", ck_red_name(red));
+    s->kind = CK_NODE_REDUCE;
+    s->red = red;
+    s->nargs = 1;
+    s->arg[0] = m;
+    s->weights = s->range_of[0] = s->range_of[1] = -1;
+    s->axes = x->ndim ? (uint32_t)((1ULL << x->ndim) - 1) : 0;
+    s->dtype = ck_red_result_dtype(red, x->dtype);
+    return q->n++;
+}
+
+/* The number of bins NumPy's rule 'rule' gives x (node m, NaN ignored),
+ * and the data's range in lo, hi (widened by 0.5 each way when equal):
+ * one pass for count, min, max and std, and one for the quartiles. */
+static ck_code named_bins(ck_plan *p, const char *path, const char *where,
+                          int m, const char *rule, int *nbins, double *lo,
+                          double *hi, ck_err *err)
+{
+    ck_plan *q = malloc(sizeof *q);
+    const ck_node *x = &p->node[m];
+    int want[5], k = 0, fd = !strcmp(rule, "fd") || !strcmp(rule, "auto");
+    void *v[5] = {0};
+    double st[5] = {0}, width = 0, ptp, cnt;
+    ck_code rc;
+
+    if (!q)
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    memcpy(q, p, sizeof *q);
+    q->n = m + 1;
+    {
+        /* the values that are not NaN: x == x, counted */
+        ck_node *e = &q->node[q->n];
+        memset(e, 0, sizeof *e);
+        snprintf(e->name, sizeof e->name, "(bins x == x)");
+        e->kind = CK_NODE_EW;
+        e->ew = CK_EW_EQUAL;
+        e->nargs = 2;
+        e->arg[0] = e->arg[1] = m;
+        e->weights = e->range_of[0] = e->range_of[1] = -1;
+        e->compute = x->dtype;
+        e->dtype = CK_BOOL;
+        e->ndim = x->ndim;
+        memcpy(e->shape, x->shape, sizeof e->shape);
+        memcpy(e->chunks, x->chunks, sizeof e->chunks);
+        want[k++] = stat_node(q, q->n++, CK_RED_COUNT_NONZERO);
+    }
+    want[k++] = stat_node(q, m, CK_RED_NANMIN);
+    want[k++] = stat_node(q, m, CK_RED_NANMAX);
+    want[k++] = stat_node(q, m, CK_RED_NANSTD);
+    if (fd) {
+        ck_node *s = &q->node[q->n];
+        cJSON *step = cJSON_Parse("{\"q\": [0.75, 0.25]}");
+        memset(s, 0, sizeof *s);
+        snprintf(s->name, sizeof s->name, "(bins iqr)");
+        s->kind = CK_NODE_QUANTILE;
+        s->sub = CK_Q_QUANTILE | CK_Q_NAN;
+        snprintf(s->op, sizeof s->op, "nanquantile");
+        s->nargs = 1;
+        s->arg[0] = m;
+        s->weights = s->range_of[0] = s->range_of[1] = -1;
+        rc = step ? ck_plan_parse_quantile(q, path, where, s,
+                                           CK_Q_QUANTILE | CK_Q_NAN, step, err)
+                  : ck_err_set(err, CK_ENOMEM, "out of memory");
+        cJSON_Delete(step);
+        if (rc != CK_OK) {
+            free(s->vals);
+            free(q);
+            return rc;
+        }
+        want[k++] = q->n++;
+    }
+    rc = ck_exec_values(q, k, want, v, err);
+    for (int j = 0; rc == CK_OK && j < k; j++) {
+        const ck_node *s = &q->node[want[j]];
+        double two[2];
+        ck_dtype_convert(CK_F64, j < 4 ? &st[j] : two, s->dtype, v[j],
+                         j < 4 ? 1 : 2);
+        if (j == 4)
+            st[4] = two[0] - two[1];
+    }
+    if (fd)
+        free(q->node[want[4]].vals);
+    for (int j = 0; j < k; j++)
+        free(v[j]);
+    free(q);
+    CK_TRY(rc);
+    cnt = st[0];
+    *lo = st[1];
+    *hi = st[2];
+    if (cnt == 0 || isnan(*lo))
+        return ck_plan_bad(err, path, where,
+                           "bins '%s': '%s' has no values (or only NaN), so "
+                           "there is nothing to take the bins from",
+                           rule,
+                           x->kind == CK_NODE_INPUT ? x->source : x->name);
+    if (!isfinite(*lo) || !isfinite(*hi))
+        return ck_plan_bad(err, path, where,
+                           "bins '%s': the data's range [%g, %g] is not "
+                           "finite",
+                           rule, *lo, *hi);
+    ptp = *hi - *lo;
+    if (x->dtype == CK_F32)
+        ptp = (float)ptp;
+    {
+        double sturges = ptp / (log2(cnt) + 1.0);
+        double fdw = 2.0 * st[4] * pow(cnt, -1.0 / 3.0);
+        if (!strcmp(rule, "sqrt"))
+            width = ptp / sqrt(cnt);
+        else if (!strcmp(rule, "sturges"))
+            width = sturges;
+        else if (!strcmp(rule, "rice"))
+            width = ptp / (2.0 * pow(cnt, 1.0 / 3.0));
+        else if (!strcmp(rule, "scott"))
+            width = pow(24.0 * sqrt(M_PI) / cnt, 1.0 / 3.0) * st[3];
+        else if (!strcmp(rule, "fd"))
+            width = fdw;
+        else /* auto */
+            width = fdw != 0 ? (fdw < sturges ? fdw : sturges) : sturges;
+    }
+    if (*lo == *hi) {
+        *lo -= 0.5;
+        *hi += 0.5;
+    }
+    *nbins = 1;
+    if (width > 0) {
+        double b = ceil((*hi - *lo) / width);
+        if (!(b <= 100000000))
+            return ck_plan_bad(err, path, where,
+                               "bins '%s' asks for %g bins, more than "
+                               "100000000",
+                               rule, b);
+        *nbins = b < 1 ? 1 : (int)b;
+    }
     return CK_OK;
 }
 
@@ -378,44 +530,78 @@ ck_code ck_plan_parse_hist(ck_plan *p, const char *path, const char *where,
     const ck_node *m;
 
     (void)sub;
-    CK_TRY(one_array(p, path, where, n, &m, err));
+    CK_TRY(ck_plan_one_array(p, path, where, n, &m, err));
     if (edges && (bins || range))
-        return bad(err, path, where,
-                   "give \"edges\", or \"bins\" and \"range\", not both");
+        return ck_plan_bad(
+            err, path, where,
+            "give \"edges\", or \"bins\" and \"range\", not both");
     if (edges) {
         int k = 0;
         const cJSON *e;
         if (!cJSON_IsArray(edges) || cJSON_GetArraySize(edges) < 2)
-            return bad(err, path, where, "edges: at least two numbers");
+            return ck_plan_bad(err, path, where, "edges: at least two numbers");
         n->nbins = cJSON_GetArraySize(edges) - 1;
         if (!(n->edges = calloc((size_t)n->nbins + 1, sizeof(double))))
             return ck_err_set(err, CK_ENOMEM, "out of memory");
         cJSON_ArrayForEach(e, edges)
         {
             if (!cJSON_IsNumber(e))
-                return bad(err, path, where, "edges[%d]: not a number", k);
+                return ck_plan_bad(err, path, where, "edges[%d]: not a number",
+                                   k);
             n->edges[k++] = e->valuedouble;
         }
         ck_err local = {0};
         if (ck_hist_check_edges(n->edges, n->nbins + 1, &local) != CK_OK)
-            return bad(err, path, where, "%s", local.msg);
+            return ck_plan_bad(err, path, where, "%s", local.msg);
     } else {
         ck_err local = {0};
-        double lo, hi;
+        double lo = 0, hi = 0;
         n->nbins = 10;
+        if (cJSON_IsString(bins)) {
+            size_t r = 0;
+            while (r < sizeof bin_rules / sizeof *bin_rules &&
+                   strcmp(bins->valuestring, bin_rules[r]))
+                r++;
+            if (r == sizeof bin_rules / sizeof *bin_rules)
+                return ck_plan_bad(err, path, where,
+                                   "bins '%s': expected a number or one of "
+                                   "auto, fd, scott, rice, sturges, sqrt",
+                                   bins->valuestring);
+            if (w)
+                return ck_plan_bad(err, path, where,
+                                   "bins '%s': bins by name are not "
+                                   "estimated for weighted data (as NumPy)",
+                                   bins->valuestring);
+            if (range && !cJSON_IsNull(range))
+                return ck_plan_bad(err, path, where,
+                                   "bins '%s' with a range is not "
+                                   "supported: give a number of bins",
+                                   bins->valuestring);
+            CK_TRY(named_bins(p, path, where, n->arg[0], bins->valuestring,
+                              &n->nbins, &lo, &hi, err));
+            if (!(n->edges = calloc((size_t)n->nbins + 1, sizeof(double))))
+                return ck_err_set(err, CK_ENOMEM, "out of memory");
+            n->uniform = 1;
+            if (ck_hist_uniform_edges(n->nbins, lo, hi, m->dtype, n->edges,
+                                      &local) != CK_OK)
+                return ck_plan_bad(err, path, where, "%s", local.msg);
+            goto edges_done;
+        }
         if (bins &&
             (!cJSON_IsNumber(bins) || bins->valueint < 1 ||
              bins->valuedouble != bins->valueint || bins->valueint > 100000000))
-            return bad(err, path, where, "bins must be a positive integer");
+            return ck_plan_bad(err, path, where,
+                               "bins must be a positive integer");
         if (bins)
             n->nbins = bins->valueint;
         if (range && !cJSON_IsNull(range) &&
             (!cJSON_IsArray(range) || cJSON_GetArraySize(range) != 2 ||
              !cJSON_IsNumber(cJSON_GetArrayItem(range, 0)) ||
              !cJSON_IsNumber(cJSON_GetArrayItem(range, 1))))
-            return bad(err, path, where,
-                       "range: expected [low, high] (or none: the data's "
-                       "minimum and maximum)");
+            return ck_plan_bad(
+                err, path, where,
+                "range: expected [low, high] (or none: the data's "
+                "minimum and maximum)");
         if (!(n->edges = calloc((size_t)n->nbins + 1, sizeof(double))))
             return ck_err_set(err, CK_ENOMEM, "out of memory");
         n->uniform = 1;
@@ -426,10 +612,11 @@ ck_code ck_plan_parse_hist(ck_plan *p, const char *path, const char *where,
             for (int d = 0; d < m->ndim; d++)
                 nel *= m->shape[d];
             if (nel == 0)
-                return bad(err, path, where,
-                           "range: '%s' is empty, so there is no range to "
-                           "take the bins from; give one",
-                           m->kind == CK_NODE_INPUT ? m->source : m->name);
+                return ck_plan_bad(
+                    err, path, where,
+                    "range: '%s' is empty, so there is no range to "
+                    "take the bins from; give one",
+                    m->kind == CK_NODE_INPUT ? m->source : m->name);
             for (int k = 0; k < 2; k++)
                 CK_TRY(add_range_step(p, path, where, self, k, err));
         } else {
@@ -437,23 +624,24 @@ ck_code ck_plan_parse_hist(ck_plan *p, const char *path, const char *where,
             hi = cJSON_GetArrayItem(range, 1)->valuedouble;
             if (ck_hist_uniform_edges(n->nbins, lo, hi, m->dtype, n->edges,
                                       &local) != CK_OK)
-                return bad(err, path, where, "%s", local.msg);
+                return ck_plan_bad(err, path, where, "%s", local.msg);
         }
     }
+edges_done:
     if (dens && !cJSON_IsBool(dens))
-        return bad(err, path, where, "density must be true or false");
+        return ck_plan_bad(err, path, where, "density must be true or false");
     n->density = cJSON_IsTrue(dens);
     if (w) {
         if (!cJSON_IsString(w) || (n->weights = find(p, w->valuestring)) < 0)
-            return bad(err, path, where,
-                       "weights: no input or step named "
-                       "'%s'",
-                       cJSON_IsString(w) ? w->valuestring : "?");
+            return ck_plan_bad(err, path, where,
+                               "weights: no input or step named "
+                               "'%s'",
+                               cJSON_IsString(w) ? w->valuestring : "?");
         const ck_node *wn = &p->node[n->weights];
         if (wn->ndim != m->ndim ||
             memcmp(wn->shape, m->shape, sizeof(int64_t) * (size_t)m->ndim))
-            return bad(err, path, where,
-                       "weights must have the shape of args[0]");
+            return ck_plan_bad(err, path, where,
+                               "weights must have the shape of args[0]");
     }
     n->dtype = n->weights >= 0 || n->density ? CK_F64 : CK_I64;
     n->ndim = 1;
@@ -477,7 +665,7 @@ static int64_t clamp_index(const cJSON *v, int64_t dflt, int64_t lo, int64_t hi)
     return x < lo ? lo : x > hi ? hi : x;
 }
 
-static int is_int(const cJSON *v)
+int ck_plan_is_int(const cJSON *v)
 {
     return cJSON_IsNumber(v) && v->valuedouble == floor(v->valuedouble) &&
            fabs(v->valuedouble) < 9e18;
@@ -491,14 +679,16 @@ ck_code ck_plan_parse_slice(ck_plan *p, const char *path, const char *where,
     int d = 0, k = 0;
 
     (void)sub;
-    CK_TRY(one_array(p, path, where, n, &m, err));
+    CK_TRY(ck_plan_one_array(p, path, where, n, &m, err));
     if (!cJSON_IsArray(idx))
-        return bad(err, path, where,
-                   "index: expected a list with, per axis, [start, stop, "
-                   "step], an integer, or null");
+        return ck_plan_bad(
+            err, path, where,
+            "index: expected a list with, per axis, [start, stop, "
+            "step], an integer, or null");
     if (cJSON_GetArraySize(idx) > m->ndim)
-        return bad(err, path, where, "index has %d entries for a %d-D array",
-                   cJSON_GetArraySize(idx), m->ndim);
+        return ck_plan_bad(err, path, where,
+                           "index has %d entries for a %d-D array",
+                           cJSON_GetArraySize(idx), m->ndim);
     for (int a = 0; a < m->ndim; a++) {
         n->sl_start[a] = 0;
         n->sl_step[a] = 1;
@@ -507,12 +697,13 @@ ck_code ck_plan_parse_slice(ck_plan *p, const char *path, const char *where,
     cJSON_ArrayForEach(e, idx)
     {
         int64_t len = m->shape[d];
-        if (is_int(e)) {
+        if (ck_plan_is_int(e)) {
             int64_t x = (int64_t)e->valuedouble;
             if (x < -len || x >= len)
-                return bad(err, path, where,
-                           "index[%d]: %lld is out of range for length %lld", d,
-                           (long long)x, (long long)len);
+                return ck_plan_bad(
+                    err, path, where,
+                    "index[%d]: %lld is out of range for length %lld", d,
+                    (long long)x, (long long)len);
             n->sl_start[d] = x < 0 ? x + len : x;
             n->sl_keep[d] = 0;
         } else if (cJSON_IsArray(e) && cJSON_GetArraySize(e) >= 1 &&
@@ -521,15 +712,16 @@ ck_code ck_plan_parse_slice(ck_plan *p, const char *path, const char *where,
             const cJSON *a1 = cJSON_GetArrayItem(e, 1);
             const cJSON *a2 = cJSON_GetArrayItem(e, 2);
             for (const cJSON *v = e->child; v; v = v->next)
-                if (!cJSON_IsNull(v) && !is_int(v))
-                    return bad(err, path, where,
-                               "index[%d]: start, stop and step must be "
-                               "integers or null",
-                               d);
+                if (!cJSON_IsNull(v) && !ck_plan_is_int(v))
+                    return ck_plan_bad(
+                        err, path, where,
+                        "index[%d]: start, stop and step must be "
+                        "integers or null",
+                        d);
             int64_t st = a2 && !cJSON_IsNull(a2) ? (int64_t)a2->valuedouble : 1;
             if (st == 0)
-                return bad(err, path, where,
-                           "index[%d]: the step cannot be zero", d);
+                return ck_plan_bad(err, path, where,
+                                   "index[%d]: the step cannot be zero", d);
             if (st < -len || st > len)
                 st = st < 0 ? -(len > 0 ? len : 1) : (len > 0 ? len : 1);
             if (st > 0) {
@@ -551,10 +743,10 @@ ck_code ck_plan_parse_slice(ck_plan *p, const char *path, const char *where,
             n->shape[k] = len;
             n->chunks[k++] = m->chunks[d];
         } else {
-            return bad(err, path, where,
-                       "index[%d]: expected [start, stop, step], an "
-                       "integer, or null",
-                       d);
+            return ck_plan_bad(err, path, where,
+                               "index[%d]: expected [start, stop, step], an "
+                               "integer, or null",
+                               d);
         }
         d++;
     }
@@ -576,19 +768,21 @@ ck_code ck_plan_parse_transpose(ck_plan *p, const char *path, const char *where,
     int seen[CK_MAX_DIMS] = {0}, k = 0;
 
     (void)sub;
-    CK_TRY(one_array(p, path, where, n, &m, err));
+    CK_TRY(ck_plan_one_array(p, path, where, n, &m, err));
     if (axes && !cJSON_IsNull(axes)) {
         if (!cJSON_IsArray(axes) || cJSON_GetArraySize(axes) != m->ndim)
-            return bad(err, path, where,
-                       "axes must list each of the %d axes once", m->ndim);
+            return ck_plan_bad(err, path, where,
+                               "axes must list each of the %d axes once",
+                               m->ndim);
         cJSON_ArrayForEach(e, axes)
         {
-            int a = is_int(e) ? (int)e->valuedouble : -99;
+            int a = ck_plan_is_int(e) ? (int)e->valuedouble : -99;
             if (a < 0 && a >= -m->ndim)
                 a += m->ndim;
             if (a < 0 || a >= m->ndim || seen[a]++)
-                return bad(err, path, where,
-                           "axes must list each of the %d axes once", m->ndim);
+                return ck_plan_bad(err, path, where,
+                                   "axes must list each of the %d axes once",
+                                   m->ndim);
             n->perm[k++] = a;
         }
     } else {
@@ -604,29 +798,196 @@ ck_code ck_plan_parse_transpose(ck_plan *p, const char *path, const char *where,
     return CK_OK;
 }
 
+/* Step key 'key': an axis or a list of distinct axes of an ndim-D array
+ * (negative ones count from the end) into ax[*na]; absent or null gives
+ * *na = -1. */
+static ck_code axis_list(const char *path, const char *where, const char *key,
+                         const cJSON *step, int ndim, int *ax, int *na,
+                         ck_err *err)
+{
+    const cJSON *v = cJSON_GetObjectItem(step, key), *e;
+    int k = 0;
+
+    *na = -1;
+    if (!v || cJSON_IsNull(v))
+        return CK_OK;
+    if (!cJSON_IsArray(v) && !cJSON_IsNumber(v))
+        return ck_plan_bad(err, path, where,
+                           "%s: expected an axis or a list of axes", key);
+    for (e = cJSON_IsArray(v) ? v->child : v; e;
+         e = cJSON_IsArray(v) ? e->next : NULL) {
+        int a = ck_plan_is_int(e) ? (int)e->valuedouble : INT_MIN;
+        if (k == CK_MAX_DIMS || a < -ndim || a >= ndim)
+            return ck_plan_bad(err, path, where,
+                               "%s: axis %g out of range for a %d-D array", key,
+                               cJSON_IsNumber(e) ? e->valuedouble : NAN, ndim);
+        a = a < 0 ? a + ndim : a;
+        for (int j = 0; j < k; j++)
+            if (ax[j] == a)
+                return ck_plan_bad(err, path, where, "%s: axis %d repeated",
+                                   key, a);
+        ax[k++] = a;
+    }
+    *na = k;
+    return CK_OK;
+}
+
+/* Sets n's shape and chunks from operand m through the permutation
+ * n->perm (output axis k is m's axis perm[k]). */
+static void permuted(ck_node *n, const ck_node *m)
+{
+    n->ndim = m->ndim;
+    for (int k = 0; k < m->ndim; k++) {
+        n->shape[k] = m->shape[n->perm[k]];
+        n->chunks[k] = m->chunks[n->perm[k]];
+    }
+    n->dtype = m->dtype;
+}
+
+/* numpy.moveaxis: the axes in "source" go to the places in
+ * "destination", the others keep their order. */
+ck_code ck_plan_parse_moveaxis(ck_plan *p, const char *path, const char *where,
+                               ck_node *n, int sub, const cJSON *step,
+                               ck_err *err)
+{
+    const ck_node *m;
+    int src[CK_MAX_DIMS], dst[CK_MAX_DIMS], ns, nd, k = 0;
+    int placed[CK_MAX_DIMS] = {0}, moved[CK_MAX_DIMS] = {0};
+
+    (void)sub;
+    CK_TRY(ck_plan_one_array(p, path, where, n, &m, err));
+    CK_TRY(axis_list(path, where, "source", step, m->ndim, src, &ns, err));
+    CK_TRY(axis_list(path, where, "destination", step, m->ndim, dst, &nd, err));
+    if (ns < 0 || nd < 0)
+        return ck_plan_bad(err, path, where,
+                           "needs \"source\" and \"destination\"");
+    if (ns != nd)
+        return ck_plan_bad(err, path, where,
+                           "source and destination must have the same "
+                           "number of axes (%d and %d)",
+                           ns, nd);
+    for (int j = 0; j < ns; j++) {
+        n->perm[dst[j]] = src[j];
+        placed[dst[j]] = moved[src[j]] = 1;
+    }
+    for (int d = 0; d < m->ndim; d++) {
+        if (moved[d])
+            continue;
+        while (placed[k])
+            k++;
+        n->perm[k++] = d;
+    }
+    permuted(n, m);
+    return CK_OK;
+}
+
+ck_code ck_plan_parse_swapaxes(ck_plan *p, const char *path, const char *where,
+                               ck_node *n, int sub, const cJSON *step,
+                               ck_err *err)
+{
+    const ck_node *m;
+    int a[CK_MAX_DIMS], b[CK_MAX_DIMS], na, nb;
+
+    (void)sub;
+    CK_TRY(ck_plan_one_array(p, path, where, n, &m, err));
+    CK_TRY(axis_list(path, where, "axis1", step, m->ndim, a, &na, err));
+    CK_TRY(axis_list(path, where, "axis2", step, m->ndim, b, &nb, err));
+    if (na != 1 || nb != 1)
+        return ck_plan_bad(err, path, where,
+                           "needs \"axis1\" and \"axis2\", one axis each");
+    for (int d = 0; d < m->ndim; d++)
+        n->perm[d] = d;
+    n->perm[a[0]] = b[0];
+    n->perm[b[0]] = a[0];
+    permuted(n, m);
+    return CK_OK;
+}
+
+/* numpy.squeeze: drops the axes of length 1 in "axis" (default: all). */
+ck_code ck_plan_parse_squeeze(ck_plan *p, const char *path, const char *where,
+                              ck_node *n, int sub, const cJSON *step,
+                              ck_err *err)
+{
+    const ck_node *m;
+    int ax[CK_MAX_DIMS], na, drop[CK_MAX_DIMS] = {0};
+
+    (void)sub;
+    CK_TRY(ck_plan_one_array(p, path, where, n, &m, err));
+    CK_TRY(axis_list(path, where, "axis", step, m->ndim, ax, &na, err));
+    for (int d = 0; d < m->ndim; d++)
+        drop[d] = na < 0 && m->shape[d] == 1;
+    for (int j = 0; j < na; j++) {
+        if (m->shape[ax[j]] != 1)
+            return ck_plan_bad(err, path, where,
+                               "axis %d has length %lld: only axes of "
+                               "length 1 can be squeezed out",
+                               ax[j], (long long)m->shape[ax[j]]);
+        drop[ax[j]] = 1;
+    }
+    n->ndim = 0;
+    for (int d = 0; d < m->ndim; d++)
+        if (!drop[d]) {
+            n->shape[n->ndim] = m->shape[d];
+            n->chunks[n->ndim++] = m->chunks[d];
+        }
+    n->dtype = m->dtype;
+    return CK_OK;
+}
+
+/* numpy.expand_dims: new axes of length 1 at the places in "axis" (of the
+ * result). */
+ck_code ck_plan_parse_expand_dims(ck_plan *p, const char *path,
+                                  const char *where, ck_node *n, int sub,
+                                  const cJSON *step, ck_err *err)
+{
+    const ck_node *m;
+    int ax[CK_MAX_DIMS], na, isnew[CK_MAX_DIMS] = {0}, k = 0;
+    const cJSON *v = cJSON_GetObjectItem(step, "axis");
+    int nout = cJSON_IsArray(v) ? cJSON_GetArraySize(v) : 1;
+
+    (void)sub;
+    CK_TRY(ck_plan_one_array(p, path, where, n, &m, err));
+    nout += m->ndim;
+    if (nout > CK_MAX_DIMS)
+        return ck_plan_bad(err, path, where, "more than %d axes", CK_MAX_DIMS);
+    CK_TRY(axis_list(path, where, "axis", step, nout, ax, &na, err));
+    if (na < 0)
+        return ck_plan_bad(err, path, where, "needs \"axis\"");
+    for (int j = 0; j < na; j++)
+        isnew[ax[j]] = 1;
+    for (int d = 0; d < nout; d++) {
+        n->shape[d] = isnew[d] ? 1 : m->shape[k];
+        n->chunks[d] = isnew[d] ? 1 : m->chunks[k++];
+    }
+    n->ndim = nout;
+    n->dtype = m->dtype;
+    return CK_OK;
+}
+
 /* A list of positive integers (a shape or chunks) of at most CK_MAX_DIMS. */
-static ck_code int_list(const char *path, const char *where, const char *key,
-                        const cJSON *v, int64_t *out, int *nd, int allow_neg1,
-                        ck_err *err)
+ck_code ck_plan_int_list(const char *path, const char *where, const char *key,
+                         const cJSON *v, int64_t *out, int *nd, int allow_neg1,
+                         ck_err *err)
 {
     const cJSON *e;
     int k = 0;
 
     if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) > CK_MAX_DIMS)
-        return bad(err, path, where, "%s: expected a list of integers", key);
+        return ck_plan_bad(err, path, where, "%s: expected a list of integers",
+                           key);
     cJSON_ArrayForEach(e, v)
     {
-        if (!is_int(e) ||
+        if (!ck_plan_is_int(e) ||
             !(e->valuedouble >= 0 || (allow_neg1 && e->valuedouble == -1)))
-            return bad(err, path, where, "%s[%d]: expected an integer >= 0",
-                       key, k);
+            return ck_plan_bad(err, path, where,
+                               "%s[%d]: expected an integer >= 0", key, k);
         out[k++] = (int64_t)e->valuedouble;
     }
     *nd = k;
     return CK_OK;
 }
 
-static const ck_node *array_arg(const ck_plan *p, const ck_node *n, int k)
+const ck_node *ck_plan_array_arg(const ck_plan *p, const ck_node *n, int k)
 {
     return n->arg[k] >= 0 ? &p->node[n->arg[k]] : NULL;
 }
@@ -640,34 +1001,38 @@ ck_code ck_plan_parse_reshape(ck_plan *p, const char *path, const char *where,
     int free_axis = -1;
 
     (void)sub;
-    CK_TRY(one_array(p, path, where, n, &m, err));
-    CK_TRY(int_list(path, where, "shape", cJSON_GetObjectItem(step, "shape"),
-                    n->shape, &n->ndim, 1, err));
+    CK_TRY(ck_plan_one_array(p, path, where, n, &m, err));
+    CK_TRY(ck_plan_int_list(path, where, "shape",
+                            cJSON_GetObjectItem(step, "shape"), n->shape,
+                            &n->ndim, 1, err));
     for (int d = 0; d < m->ndim; d++)
         total *= m->shape[d];
     for (int d = 0; d < n->ndim; d++) {
         if (n->shape[d] == -1) {
             if (free_axis >= 0)
-                return bad(err, path, where, "shape: only one -1");
+                return ck_plan_bad(err, path, where, "shape: only one -1");
             free_axis = d;
         } else if (__builtin_mul_overflow(known, n->shape[d], &known)) {
-            return bad(err, path, where, "shape: too many elements");
+            return ck_plan_bad(err, path, where, "shape: too many elements");
         }
     }
     if (free_axis >= 0) {
         if (known == 0 || total % known)
-            return bad(err, path, where,
-                       "cannot reshape %lld elements with a -1 in shape",
-                       (long long)total);
+            return ck_plan_bad(
+                err, path, where,
+                "cannot reshape %lld elements with a -1 in shape",
+                (long long)total);
         n->shape[free_axis] = total / known;
         known = total;
     }
     if (known != total) {
         char a[128], b[128];
-        return bad(err, path, where,
-                   "cannot reshape %s (%lld elements) into %s (%lld)",
-                   shape_str(m->ndim, m->shape, a, sizeof a), (long long)total,
-                   shape_str(n->ndim, n->shape, b, sizeof b), (long long)known);
+        return ck_plan_bad(err, path, where,
+                           "cannot reshape %s (%lld elements) into %s (%lld)",
+                           ck_plan_shape_str(m->ndim, m->shape, a, sizeof a),
+                           (long long)total,
+                           ck_plan_shape_str(n->ndim, n->shape, b, sizeof b),
+                           (long long)known);
     }
     n->dtype = m->dtype;
     /* Chunks that are runs of whole trailing rows keep each output chunk
@@ -690,15 +1055,17 @@ ck_code ck_plan_parse_rechunk(ck_plan *p, const char *path, const char *where,
     int nd;
 
     (void)sub;
-    CK_TRY(one_array(p, path, where, n, &m, err));
-    CK_TRY(int_list(path, where, "chunks", cJSON_GetObjectItem(step, "chunks"),
-                    n->chunks, &nd, 0, err));
+    CK_TRY(ck_plan_one_array(p, path, where, n, &m, err));
+    CK_TRY(ck_plan_int_list(path, where, "chunks",
+                            cJSON_GetObjectItem(step, "chunks"), n->chunks, &nd,
+                            0, err));
     if (nd != m->ndim)
-        return bad(err, path, where, "chunks has %d values for a %d-D array",
-                   nd, m->ndim);
+        return ck_plan_bad(err, path, where,
+                           "chunks has %d values for a %d-D array", nd,
+                           m->ndim);
     for (int d = 0; d < nd; d++)
         if (n->chunks[d] < 1)
-            return bad(err, path, where, "chunks[%d]: must be >= 1", d);
+            return ck_plan_bad(err, path, where, "chunks[%d]: must be >= 1", d);
     n->ndim = m->ndim;
     memcpy(n->shape, m->shape, sizeof n->shape);
     n->dtype = m->dtype;
@@ -719,34 +1086,36 @@ ck_code ck_plan_parse_concat(ck_plan *p, const char *path, const char *where,
     n->stack = stack;
     for (int k = 0; k < n->nargs; k++)
         if (n->arg[k] < 0)
-            return bad(err, path, where, "args[%d]: expected an array", k);
-    m0 = array_arg(p, n, 0);
+            return ck_plan_bad(err, path, where, "args[%d]: expected an array",
+                               k);
+    m0 = ck_plan_array_arg(p, n, 0);
     nd = m0->ndim + (stack ? 1 : 0);
-    if (ax && !is_int(ax))
-        return bad(err, path, where, "axis must be an integer");
+    if (ax && !ck_plan_is_int(ax))
+        return ck_plan_bad(err, path, where, "axis must be an integer");
     if (axis < 0)
         axis += nd;
     if (axis < 0 || axis >= nd || (!stack && m0->ndim == 0))
-        return bad(err, path, where, "axis %d out of range for a %d-D result",
-                   ax ? (int)ax->valuedouble : 0, nd);
+        return ck_plan_bad(err, path, where,
+                           "axis %d out of range for a %d-D result",
+                           ax ? (int)ax->valuedouble : 0, nd);
     n->axis = axis;
     n->ndim = nd;
     for (int k = 0; k < n->nargs; k++) {
-        const ck_node *m = array_arg(p, n, k);
+        const ck_node *m = ck_plan_array_arg(p, n, k);
         in[k].dtype = m->dtype;
         in[k].is_scalar = 0;
         in[k].value = 0;
         if (m->ndim != m0->ndim)
-            return bad(err, path, where,
-                       "args[%d] has %d dimensions, args[0] has %d", k, m->ndim,
-                       m0->ndim);
+            return ck_plan_bad(err, path, where,
+                               "args[%d] has %d dimensions, args[0] has %d", k,
+                               m->ndim, m0->ndim);
         for (int d = 0; d < m0->ndim; d++)
             if (m->shape[d] != m0->shape[d] && (stack || d != axis))
-                return bad(err, path, where,
-                           "args[%d] has length %lld on axis %d, args[0] "
-                           "%lld",
-                           k, (long long)m->shape[d], d,
-                           (long long)m0->shape[d]);
+                return ck_plan_bad(
+                    err, path, where,
+                    "args[%d] has length %lld on axis %d, args[0] "
+                    "%lld",
+                    k, (long long)m->shape[d], d, (long long)m0->shape[d]);
     }
     /* numpy.concatenate's result dtype: the operands' promotion. */
     CK_TRY(ck_ew_types(CK_EW_MAXIMUM, n->nargs > 1 ? 2 : 1, in, &compute,
@@ -766,7 +1135,7 @@ ck_code ck_plan_parse_concat(ck_plan *p, const char *path, const char *where,
         if (!stack && d == axis) {
             n->shape[d] = 0;
             for (int k = 0; k < n->nargs; k++)
-                n->shape[d] += array_arg(p, n, k)->shape[s];
+                n->shape[d] += ck_plan_array_arg(p, n, k)->shape[s];
         }
         s++;
     }
@@ -789,8 +1158,9 @@ ck_code ck_plan_parse_random(ck_plan *p, const char *path, const char *where,
 
     (void)sub;
     (void)p;
-    CK_TRY(int_list(path, where, "shape", cJSON_GetObjectItem(step, "shape"),
-                    n->shape, &n->ndim, 0, err));
+    CK_TRY(ck_plan_int_list(path, where, "shape",
+                            cJSON_GetObjectItem(step, "shape"), n->shape,
+                            &n->ndim, 0, err));
     n->dist = -1;
     for (int k = 0; k < 3; k++)
         if (cJSON_IsString(dist) && strcmp(dist->valuestring, names[k][2]) == 0)
@@ -798,33 +1168,35 @@ ck_code ck_plan_parse_random(ck_plan *p, const char *path, const char *where,
     if (!dist)
         n->dist = CK_DIST_UNIFORM;
     if (n->dist < 0)
-        return bad(err, path, where,
-                   "dist: expected \"uniform\", \"normal\" or "
-                   "\"integers\"");
+        return ck_plan_bad(err, path, where,
+                           "dist: expected \"uniform\", \"normal\" or "
+                           "\"integers\"");
     const cJSON *a = cJSON_GetObjectItem(step, names[n->dist][0]);
     const cJSON *b = cJSON_GetObjectItem(step, names[n->dist][1]);
     n->ra = cJSON_IsNumber(a) ? a->valuedouble : 0;
     n->rb = cJSON_IsNumber(b) ? b->valuedouble
                               : (n->dist == CK_DIST_INTEGERS ? 100 : 1);
     if (n->dist != CK_DIST_NORMAL && !(n->rb > n->ra))
-        return bad(err, path, where, "%s must exceed %s", names[n->dist][1],
-                   names[n->dist][0]);
-    if (seed && (!is_int(seed) || seed->valuedouble < 0))
-        return bad(err, path, where, "seed must be an integer >= 0");
+        return ck_plan_bad(err, path, where, "%s must exceed %s",
+                           names[n->dist][1], names[n->dist][0]);
+    if (seed && (!ck_plan_is_int(seed) || seed->valuedouble < 0))
+        return ck_plan_bad(err, path, where, "seed must be an integer >= 0");
     n->seed = seed ? (uint64_t)seed->valuedouble : 0;
     n->dtype = n->dist == CK_DIST_INTEGERS ? CK_I64 : CK_F64;
     if (dt && (!cJSON_IsString(dt) ||
                ck_dtype_parse(dt->valuestring, &n->dtype, &local) != CK_OK))
-        return bad(err, path, where, "dtype: %s",
-                   local.msg[0] ? local.msg : "expected a name");
+        return ck_plan_bad(err, path, where, "dtype: %s",
+                           local.msg[0] ? local.msg : "expected a name");
     if (ch) {
-        CK_TRY(int_list(path, where, "chunks", ch, n->chunks, &nd, 0, err));
+        CK_TRY(ck_plan_int_list(path, where, "chunks", ch, n->chunks, &nd, 0,
+                                err));
         if (nd != n->ndim)
-            return bad(err, path, where, "chunks has %d values, shape %d", nd,
-                       n->ndim);
+            return ck_plan_bad(err, path, where,
+                               "chunks has %d values, shape %d", nd, n->ndim);
         for (int d = 0; d < nd; d++)
             if (n->chunks[d] < 1)
-                return bad(err, path, where, "chunks[%d]: must be >= 1", d);
+                return ck_plan_bad(err, path, where, "chunks[%d]: must be >= 1",
+                                   d);
     } else {
         ck_auto_chunks(n->ndim, n->shape, ck_dtype_size(n->dtype), 8 << 20,
                        n->chunks);
@@ -838,20 +1210,22 @@ ck_code ck_plan_parse_mask(ck_plan *p, const char *path, const char *where,
     const ck_node *x, *c;
 
     (void)sub, (void)step;
-    if (!(x = array_arg(p, n, 0)) || !(c = array_arg(p, n, 1)))
-        return bad(err, path, where, "args: expected [array, condition]");
+    if (!(x = ck_plan_array_arg(p, n, 0)) || !(c = ck_plan_array_arg(p, n, 1)))
+        return ck_plan_bad(err, path, where,
+                           "args: expected [array, condition]");
     if (c->dtype != CK_BOOL)
-        return bad(err, path, where,
-                   "args[1] must be a boolean array (from less, isnan, ...), "
-                   "not %s",
-                   ck_dtype_name(c->dtype));
+        return ck_plan_bad(
+            err, path, where,
+            "args[1] must be a boolean array (from less, isnan, ...), "
+            "not %s",
+            ck_dtype_name(c->dtype));
     if (c->ndim != x->ndim ||
         memcmp(c->shape, x->shape, sizeof(int64_t) * (size_t)x->ndim)) {
         char a[128], b[128];
-        return bad(err, path, where,
-                   "the condition's shape %s is not the array's %s",
-                   shape_str(c->ndim, c->shape, a, sizeof a),
-                   shape_str(x->ndim, x->shape, b, sizeof b));
+        return ck_plan_bad(err, path, where,
+                           "the condition's shape %s is not the array's %s",
+                           ck_plan_shape_str(c->ndim, c->shape, a, sizeof a),
+                           ck_plan_shape_str(x->ndim, x->shape, b, sizeof b));
     }
     n->dtype = x->dtype;
     n->ndim = 1;
@@ -866,14 +1240,28 @@ static ck_code check_mask_use(const ck_plan *p, const char *path,
                               const char *where, const ck_node *n, ck_err *err)
 {
     for (int k = 0; k < n->nargs; k++) {
-        const ck_node *m = array_arg(p, n, k);
+        const ck_node *m = ck_plan_array_arg(p, n, k);
         if (m && m->kind == CK_NODE_MASK && n->kind != CK_NODE_REDUCE &&
+            n->kind != CK_NODE_COUNT &&
             (n->kind != CK_NODE_HIST || n->weights >= 0))
-            return bad(err, path, where,
-                       "args[%d]: '%s' is a mask, whose length is known only "
-                       "after the run; use it in a reduction, a histogram "
-                       "(without weights) or an output",
-                       k, m->name);
+            return ck_plan_bad(
+                err, path, where,
+                "args[%d]: '%s' is a mask, whose length is known only "
+                "after the run; use it in a reduction, a histogram "
+                "(without weights) or an output",
+                k, m->name);
+        /* unique's and bincount's results (op_count.c): the same, and
+         * unique and bincount themselves take any length */
+        if (m && m->kind != CK_NODE_MASK && m->ndim == 1 && m->shape[0] < 0 &&
+            n->kind != CK_NODE_REDUCE && n->kind != CK_NODE_COUNT &&
+            n->kind != CK_NODE_PART &&
+            (n->kind != CK_NODE_HIST || n->weights >= 0))
+            return ck_plan_bad(
+                err, path, where,
+                "args[%d]: the length of '%s' is known only after the "
+                "run; use it in a reduction, a histogram (without "
+                "weights), unique, bincount or an output",
+                k, m->name);
     }
     return CK_OK;
 }
@@ -891,34 +1279,37 @@ ck_code ck_plan_parse_hist2d(ck_plan *p, const char *path, const char *where,
     double *e[2] = {NULL, NULL};
 
     (void)sub;
-    if (!(x = array_arg(p, n, 0)) || !(y = array_arg(p, n, 1)))
-        return bad(err, path, where, "args: expected two arrays [x, y]");
+    if (!(x = ck_plan_array_arg(p, n, 0)) || !(y = ck_plan_array_arg(p, n, 1)))
+        return ck_plan_bad(err, path, where,
+                           "args: expected two arrays [x, y]");
     if (x->ndim != y->ndim ||
         memcmp(x->shape, y->shape, sizeof(int64_t) * (size_t)x->ndim))
-        return bad(err, path, where, "x and y must have the same shape");
-    if (is_int(bins)) {
+        return ck_plan_bad(err, path, where,
+                           "x and y must have the same shape");
+    if (ck_plan_is_int(bins)) {
         nb[0] = nb[1] = (int)bins->valuedouble;
     } else if (cJSON_IsArray(bins) && cJSON_GetArraySize(bins) == 2 &&
-               is_int(cJSON_GetArrayItem(bins, 0)) &&
-               is_int(cJSON_GetArrayItem(bins, 1))) {
+               ck_plan_is_int(cJSON_GetArrayItem(bins, 0)) &&
+               ck_plan_is_int(cJSON_GetArrayItem(bins, 1))) {
         nb[0] = (int)cJSON_GetArrayItem(bins, 0)->valuedouble;
         nb[1] = (int)cJSON_GetArrayItem(bins, 1)->valuedouble;
     } else if (bins) {
-        return bad(err, path, where, "bins: an integer or [nx, ny]");
+        return ck_plan_bad(err, path, where, "bins: an integer or [nx, ny]");
     }
     if (!cJSON_IsArray(range) || cJSON_GetArraySize(range) != 2)
-        return bad(err, path, where,
-                   "range: expected [[xlow, xhigh], [ylow, yhigh]]");
+        return ck_plan_bad(err, path, where,
+                           "range: expected [[xlow, xhigh], [ylow, yhigh]]");
     for (int k = 0; k < 2; k++) {
         const cJSON *r = cJSON_GetArrayItem(range, k);
         ck_err local = {0};
         if (nb[k] < 1 || nb[k] > 100000)
-            return bad(err, path, where, "bins must be 1 to 100000");
+            return ck_plan_bad(err, path, where, "bins must be 1 to 100000");
         if (!cJSON_IsArray(r) || cJSON_GetArraySize(r) != 2 ||
             !cJSON_IsNumber(cJSON_GetArrayItem(r, 0)) ||
             !cJSON_IsNumber(cJSON_GetArrayItem(r, 1)))
-            return bad(err, path, where,
-                       "range: expected [[xlow, xhigh], [ylow, yhigh]]");
+            return ck_plan_bad(
+                err, path, where,
+                "range: expected [[xlow, xhigh], [ylow, yhigh]]");
         if (!(e[k] = calloc((size_t)nb[k] + 1, sizeof(double)))) {
             free(e[0]);
             return ck_err_set(err, CK_ENOMEM, "out of memory");
@@ -929,7 +1320,7 @@ ck_code ck_plan_parse_hist2d(ck_plan *p, const char *path, const char *where,
                                   e[k], &local) != CK_OK) {
             free(e[0]);
             free(e[1]);
-            return bad(err, path, where, "range[%d]: %s", k, local.msg);
+            return ck_plan_bad(err, path, where, "range[%d]: %s", k, local.msg);
         }
     }
     n->nbins = nb[0];
@@ -938,16 +1329,18 @@ ck_code ck_plan_parse_hist2d(ck_plan *p, const char *path, const char *where,
     n->edges2 = e[1];
     n->uniform = 1;
     if (dens && !cJSON_IsBool(dens))
-        return bad(err, path, where, "density must be true or false");
+        return ck_plan_bad(err, path, where, "density must be true or false");
     n->density = cJSON_IsTrue(dens);
     if (w) {
         if (!cJSON_IsString(w) || (n->weights = find(p, w->valuestring)) < 0)
-            return bad(err, path, where, "weights: no input or step named '%s'",
-                       cJSON_IsString(w) ? w->valuestring : "?");
+            return ck_plan_bad(err, path, where,
+                               "weights: no input or step named '%s'",
+                               cJSON_IsString(w) ? w->valuestring : "?");
         const ck_node *wn = &p->node[n->weights];
         if (wn->ndim != x->ndim ||
             memcmp(wn->shape, x->shape, sizeof(int64_t) * (size_t)x->ndim))
-            return bad(err, path, where, "weights must have the shape of x");
+            return ck_plan_bad(err, path, where,
+                               "weights must have the shape of x");
     }
     n->dtype = n->weights >= 0 || n->density ? CK_F64 : CK_I64;
     n->ndim = 2;
@@ -959,9 +1352,9 @@ ck_code ck_plan_parse_hist2d(ck_plan *p, const char *path, const char *where,
 /* ---- linear algebra and models ---- */
 
 /* An optional integer member: *v keeps dflt when absent. */
-static ck_code opt_int(const char *path, const char *where, const cJSON *step,
-                       const char *key, int64_t lo, int64_t hi, int64_t dflt,
-                       int64_t *v, ck_err *err)
+ck_code ck_plan_opt_int(const char *path, const char *where, const cJSON *step,
+                        const char *key, int64_t lo, int64_t hi, int64_t dflt,
+                        int64_t *v, ck_err *err)
 {
     const cJSON *j = cJSON_GetObjectItem(step, key);
 
@@ -970,15 +1363,16 @@ static ck_code opt_int(const char *path, const char *where, const cJSON *step,
         return CK_OK;
     if (!cJSON_IsNumber(j) || j->valuedouble != floor(j->valuedouble) ||
         j->valuedouble < (double)lo || j->valuedouble > (double)hi)
-        return bad(err, path, where, "%s must be an integer in %lld..%lld", key,
-                   (long long)lo, (long long)hi);
+        return ck_plan_bad(err, path, where,
+                           "%s must be an integer in %lld..%lld", key,
+                           (long long)lo, (long long)hi);
     *v = (int64_t)j->valuedouble;
     return CK_OK;
 }
 
-static ck_code opt_num(const char *path, const char *where, const cJSON *step,
-                       const char *key, double lo, double hi, double dflt,
-                       double *v, ck_err *err)
+ck_code ck_plan_opt_num(const char *path, const char *where, const cJSON *step,
+                        const char *key, double lo, double hi, double dflt,
+                        double *v, ck_err *err)
 {
     const cJSON *j = cJSON_GetObjectItem(step, key);
 
@@ -986,8 +1380,8 @@ static ck_code opt_num(const char *path, const char *where, const cJSON *step,
     if (!j || cJSON_IsNull(j))
         return CK_OK;
     if (!cJSON_IsNumber(j) || !(j->valuedouble >= lo && j->valuedouble <= hi))
-        return bad(err, path, where, "%s must be a number in [%g, %g]", key, lo,
-                   hi);
+        return ck_plan_bad(err, path, where, "%s must be a number in [%g, %g]",
+                           key, lo, hi);
     *v = j->valuedouble;
     return CK_OK;
 }
@@ -999,18 +1393,21 @@ static ck_code want_2d(const char *path, const char *where, int k,
 
     if (m->ndim != 2 && !where[0] && m->kind == CK_NODE_INPUT)
         /* a one-step command: name the array as the user typed it */
-        return bad(err, path, where, "expected a 2-D array, %s has shape %s",
-                   m->source, shape_str(m->ndim, m->shape, sh, sizeof sh));
+        return ck_plan_bad(err, path, where,
+                           "expected a 2-D array, %s has shape %s", m->source,
+                           ck_plan_shape_str(m->ndim, m->shape, sh, sizeof sh));
     if (m->ndim != 2)
-        return bad(err, path, where,
-                   "args[%d]: expected a 2-D array, '%s' "
-                   "has shape %s",
-                   k, m->name, shape_str(m->ndim, m->shape, sh, sizeof sh));
+        return ck_plan_bad(err, path, where,
+                           "args[%d]: expected a 2-D array, '%s' "
+                           "has shape %s",
+                           k, m->name,
+                           ck_plan_shape_str(m->ndim, m->shape, sh, sizeof sh));
     if (m->shape[0] < 0)
-        return bad(err, path, where,
-                   "args[%d]: the length of mask '%s' is known only after "
-                   "the run",
-                   k, m->name);
+        return ck_plan_bad(
+            err, path, where,
+            "args[%d]: the length of mask '%s' is known only after "
+            "the run",
+            k, m->name);
     return CK_OK;
 }
 
@@ -1032,17 +1429,18 @@ ck_code ck_plan_parse_matmul(ck_plan *p, const char *path, const char *where,
 
     (void)sub, (void)step;
     if (n->arg[0] < 0 || n->arg[1] < 0)
-        return bad(err, path, where, "matmul takes two arrays");
+        return ck_plan_bad(err, path, where, "matmul takes two arrays");
     a = &p->node[n->arg[0]];
     b = &p->node[n->arg[1]];
     CK_TRY(want_2d(path, where, 0, a, err));
     CK_TRY(want_2d(path, where, 1, b, err));
     if (a->shape[1] != b->shape[0])
-        return bad(err, path, where,
-                   "shapes %s and %s do not match for matmul (%lld != %lld)",
-                   shape_str(2, a->shape, sa, sizeof sa),
-                   shape_str(2, b->shape, sb, sizeof sb),
-                   (long long)a->shape[1], (long long)b->shape[0]);
+        return ck_plan_bad(
+            err, path, where,
+            "shapes %s and %s do not match for matmul (%lld != %lld)",
+            ck_plan_shape_str(2, a->shape, sa, sizeof sa),
+            ck_plan_shape_str(2, b->shape, sb, sizeof sb),
+            (long long)a->shape[1], (long long)b->shape[0]);
     /* float32 @ float32 runs in sgemm; everything else in float64 */
     n->dtype = a->dtype == CK_F32 && b->dtype == CK_F32 ? CK_F32 : CK_F64;
     n->ndim = 2;
@@ -1064,7 +1462,7 @@ static ck_code add_part(ck_plan *p, const char *path, const char *where,
 
     snprintf(name, sizeof name, "%s.%s", p->node[owner].name, suffix);
     if (strlen(name) >= CK_NAME_MAX)
-        return bad(err, path, where, "name '%s' is too long", name);
+        return ck_plan_bad(err, path, where, "name '%s' is too long", name);
     CK_TRY(add_node(p, path, where, name, &n, err));
     n->kind = CK_NODE_PART;
     n->part = part;
@@ -1077,6 +1475,15 @@ static ck_code add_part(ck_plan *p, const char *path, const char *where,
         n->chunks[d] = chunks[d] > 0 ? chunks[d] : 1;
     }
     return CK_OK;
+}
+
+ck_code ck_plan_add_part(ck_plan *p, const char *path, const char *where,
+                         int owner, const char *suffix, int part, ck_dtype dt,
+                         int ndim, const int64_t *shape, const int64_t *chunks,
+                         ck_err *err)
+{
+    return add_part(p, path, where, owner, suffix, part, dt, ndim, shape,
+                    chunks, err);
 }
 
 /* Rows per block of a 2-D operand streamed whole-row: its row chunks, cut
@@ -1102,35 +1509,39 @@ ck_code ck_plan_parse_svd(ck_plan *p, const char *path, const char *where,
     int self = (int)(n - p->node);
 
     (void)sub;
-    CK_TRY(one_array(p, path, where, n, &m, err));
+    CK_TRY(ck_plan_one_array(p, path, where, n, &m, err));
     CK_TRY(want_2d(path, where, 0, m, err));
     mm = m->shape[0];
     nn = m->shape[1];
     r = mm < nn ? mm : nn;
     if (r < 1)
-        return bad(err, path, where, "svd of an empty array");
+        return ck_plan_bad(err, path, where, "svd of an empty array");
     if (meth && (!cJSON_IsString(meth) ||
                  (strcmp(meth->valuestring, "exact") != 0 &&
                   strcmp(meth->valuestring, "randomized") != 0)))
-        return bad(err, path, where,
-                   "method must be \"exact\" or \"randomized\"");
+        return ck_plan_bad(err, path, where,
+                           "method must be \"exact\" or \"randomized\"");
     n->randomized = meth && strcmp(meth->valuestring, "randomized") == 0;
     const cJSON *kj = cJSON_GetObjectItem(step, "k");
     if (kj && cJSON_IsNumber(kj) && kj->valuedouble > (double)r)
-        return bad(err, path, where,
-                   "k = %g is larger than min(m, n) = %lld for shape "
-                   "(%lld, %lld)",
-                   kj->valuedouble, (long long)r, (long long)mm, (long long)nn);
-    CK_TRY(
-        opt_int(path, where, step, "k", 1, r, n->randomized ? 0 : r, &v, err));
+        return ck_plan_bad(err, path, where,
+                           "k = %g is larger than min(m, n) = %lld for shape "
+                           "(%lld, %lld)",
+                           kj->valuedouble, (long long)r, (long long)mm,
+                           (long long)nn);
+    CK_TRY(ck_plan_opt_int(path, where, step, "k", 1, r, n->randomized ? 0 : r,
+                           &v, err));
     if (v == 0)
-        return bad(err, path, where, "a randomized svd needs k");
+        return ck_plan_bad(err, path, where, "a randomized svd needs k");
     n->k = v;
-    CK_TRY(opt_int(path, where, step, "oversample", 0, 1000, 10, &v, err));
+    CK_TRY(
+        ck_plan_opt_int(path, where, step, "oversample", 0, 1000, 10, &v, err));
     n->oversample = (int)v;
-    CK_TRY(opt_int(path, where, step, "power_iters", 0, 100, 2, &v, err));
+    CK_TRY(
+        ck_plan_opt_int(path, where, step, "power_iters", 0, 100, 2, &v, err));
     n->power_iters = (int)v;
-    CK_TRY(opt_int(path, where, step, "seed", 0, INT64_MAX, 0, &v, err));
+    CK_TRY(
+        ck_plan_opt_int(path, where, step, "seed", 0, INT64_MAX, 0, &v, err));
     n->seed = (uint64_t)v;
     /* The node itself stands for S (what plan shows); its results are
      * parts.  The streamed factor (U when tall, Vt when wide) is chunked
@@ -1167,18 +1578,20 @@ static ck_code glm_names(const char *path, const char *where, const cJSON *step,
     o->reg = CK_GLM_REG_NONE;
     if (f && (!cJSON_IsString(f) ||
               !ck_glm_family_lookup(f->valuestring, &o->family)))
-        return bad(err, path, where,
-                   "family must be \"logistic\", \"normal\" or \"poisson\"");
+        return ck_plan_bad(
+            err, path, where,
+            "family must be \"logistic\", \"normal\" or \"poisson\"");
     if (s && (!cJSON_IsString(s) ||
               !ck_glm_solver_lookup(s->valuestring, &o->solver)))
-        return bad(err, path, where,
-                   "solver must be \"newton\", \"lbfgs\", "
-                   "\"gradient_descent\", \"proximal_grad\" or \"admm\"");
+        return ck_plan_bad(
+            err, path, where,
+            "solver must be \"newton\", \"lbfgs\", "
+            "\"gradient_descent\", \"proximal_grad\" or \"admm\"");
     if (g &&
         (!cJSON_IsString(g) || !ck_glm_reg_lookup(g->valuestring, &o->reg)))
-        return bad(err, path, where,
-                   "regularizer must be \"none\", \"l1\", \"l2\" or "
-                   "\"elastic_net\"");
+        return ck_plan_bad(err, path, where,
+                           "regularizer must be \"none\", \"l1\", \"l2\" or "
+                           "\"elastic_net\"");
     return CK_OK;
 }
 
@@ -1195,33 +1608,37 @@ ck_code ck_plan_parse_glm(ck_plan *p, const char *path, const char *where,
 
     (void)sub;
     if (n->arg[0] < 0 || n->arg[1] < 0)
-        return bad(err, path, where, "glm_fit takes two arrays, X and y");
+        return ck_plan_bad(err, path, where,
+                           "glm_fit takes two arrays, X and y");
     x = &p->node[n->arg[0]];
     y = &p->node[n->arg[1]];
     CK_TRY(want_2d(path, where, 0, x, err));
     if (y->ndim != 1 || y->shape[0] < 0)
-        return bad(err, path, where, "args[1]: y must be a 1-D array");
+        return ck_plan_bad(err, path, where, "args[1]: y must be a 1-D array");
     if (y->shape[0] != x->shape[0])
-        return bad(err, path, where, "X has %lld rows but y has %lld values",
-                   (long long)x->shape[0], (long long)y->shape[0]);
+        return ck_plan_bad(err, path, where,
+                           "X has %lld rows but y has %lld values",
+                           (long long)x->shape[0], (long long)y->shape[0]);
     if (x->shape[0] < 1 || x->shape[1] < 1)
-        return bad(err, path, where, "X is empty");
+        return ck_plan_bad(err, path, where, "X is empty");
     CK_TRY(glm_names(path, where, step, o, err));
     if (fi && !cJSON_IsBool(fi))
-        return bad(err, path, where, "fit_intercept must be true or false");
+        return ck_plan_bad(err, path, where,
+                           "fit_intercept must be true or false");
     o->fit_intercept = !fi || cJSON_IsTrue(fi);
     if (o->reg != CK_GLM_REG_NONE && !lam)
-        return bad(err, path, where, "a %s penalty needs \"lambda\"",
-                   ck_glm_reg_name(o->reg));
-    CK_TRY(
-        opt_num(path, where, step, "lambda", 0, HUGE_VAL, 0, &o->lambda, err));
-    CK_TRY(
-        opt_num(path, where, step, "l1_ratio", 0, 1, 0.5, &o->l1_ratio, err));
-    CK_TRY(opt_int(path, where, step, "max_iter", 1, 10000000, 0, &v, err));
+        return ck_plan_bad(err, path, where, "a %s penalty needs \"lambda\"",
+                           ck_glm_reg_name(o->reg));
+    CK_TRY(ck_plan_opt_num(path, where, step, "lambda", 0, HUGE_VAL, 0,
+                           &o->lambda, err));
+    CK_TRY(ck_plan_opt_num(path, where, step, "l1_ratio", 0, 1, 0.5,
+                           &o->l1_ratio, err));
+    CK_TRY(ck_plan_opt_int(path, where, step, "max_iter", 1, 10000000, 0, &v,
+                           err));
     o->max_iter = (int)v;
-    CK_TRY(opt_num(path, where, step, "tol", 0, 1, 0, &o->tol, err));
+    CK_TRY(ck_plan_opt_num(path, where, step, "tol", 0, 1, 0, &o->tol, err));
     if (ck_glm_check(o, &local) != CK_OK)
-        return bad(err, path, where, "%s", local.msg);
+        return ck_plan_bad(err, path, where, "%s", local.msg);
     n->dtype = CK_F64;
     n->ndim = 1;
     n->shape[0] = n->chunks[0] = x->shape[1];
@@ -1249,9 +1666,10 @@ static ck_code parse_model(ck_plan *p, const char *path, const char *where,
     int self = (int)(n - p->node);
 
     if (n->arg[0] < 0)
-        return bad(err, path, where, "args[0]: expected an array X");
+        return ck_plan_bad(err, path, where, "args[0]: expected an array X");
     if (!cJSON_IsString(mj))
-        return bad(err, path, where, "model must be \"PATH[:DATASET]\"");
+        return ck_plan_bad(err, path, where,
+                           "model must be \"PATH[:DATASET]\"");
     CK_TRY(ck_target_split(mj->valuestring, mp, mn, sizeof mp, err));
     if (!mn[0])
         snprintf(mn, sizeof mn, "/coef");
@@ -1276,13 +1694,14 @@ static ck_code parse_model(ck_plan *p, const char *path, const char *where,
         memcpy(c->chunks, ai->chunks, sizeof c->chunks);
         if (fam.kind != CK_ATTR_STR ||
             !ck_glm_family_lookup(fam.str, &n->glm.family))
-            rc = bad(err, path, where,
-                     "model %s: attribute 'family' is not a known family",
-                     mj->valuestring);
+            rc = ck_plan_bad(
+                err, path, where,
+                "model %s: attribute 'family' is not a known family",
+                mj->valuestring);
         else if (ic.kind == CK_ATTR_STR)
-            rc = bad(err, path, where,
-                     "model %s: attribute 'intercept' is not a number",
-                     mj->valuestring);
+            rc = ck_plan_bad(err, path, where,
+                             "model %s: attribute 'intercept' is not a number",
+                             mj->valuestring);
     }
     ck_array_close(a);
     ck_store_close(s);
@@ -1294,10 +1713,11 @@ static ck_code parse_model(ck_plan *p, const char *path, const char *where,
     const ck_node *x = &p->node[n->arg[0]];
     CK_TRY(want_2d(path, where, 0, x, err));
     if (c->ndim != 1 || c->shape[0] != x->shape[1])
-        return bad(err, path, where,
-                   "X has %lld columns but the model has %lld coefficients",
-                   (long long)x->shape[1],
-                   (long long)(c->ndim == 1 ? c->shape[0] : -1));
+        return ck_plan_bad(
+            err, path, where,
+            "X has %lld columns but the model has %lld coefficients",
+            (long long)x->shape[1],
+            (long long)(c->ndim == 1 ? c->shape[0] : -1));
     n->nargs = 3;
     n->arg[1] = self;
     n->arg[2] = -1;
@@ -1323,31 +1743,34 @@ ck_code ck_plan_parse_predict(ck_plan *p, const char *path, const char *where,
     (void)sub;
     if (cJSON_GetObjectItem(step, "model")) {
         if (n->nargs != 1)
-            return bad(err, path, where,
-                       "takes 1 argument (X) with a model, got %d", n->nargs);
+            return ck_plan_bad(err, path, where,
+                               "takes 1 argument (X) with a model, got %d",
+                               n->nargs);
         return parse_model(p, path, where, n, step, err);
     }
     if (n->nargs != 2)
-        return bad(err, path, where, "takes 2 arguments, got %d", n->nargs);
+        return ck_plan_bad(err, path, where, "takes 2 arguments, got %d",
+                           n->nargs);
     if (n->arg[0] < 0 || n->arg[1] < 0)
-        return bad(err, path, where,
-                   "glm_predict takes two arrays, X and "
-                   "the coefficients");
+        return ck_plan_bad(err, path, where,
+                           "glm_predict takes two arrays, X and "
+                           "the coefficients");
     x = &p->node[n->arg[0]];
     c = &p->node[n->arg[1]];
     CK_TRY(want_2d(path, where, 0, x, err));
     if (c->ndim != 1 || c->shape[0] != x->shape[1])
-        return bad(err, path, where,
-                   "X has %lld columns: the coefficients must be a 1-D "
-                   "array of %lld values",
-                   (long long)x->shape[1], (long long)x->shape[1]);
+        return ck_plan_bad(err, path, where,
+                           "X has %lld columns: the coefficients must be a 1-D "
+                           "array of %lld values",
+                           (long long)x->shape[1], (long long)x->shape[1]);
     if (c->kind == CK_NODE_PART && c->part == CK_PART_COEF)
         fit = &p->node[c->arg[0]];
     n->glm.family = fit ? fit->glm.family : CK_GLM_LOGISTIC;
     if (f && (!cJSON_IsString(f) ||
               !ck_glm_family_lookup(f->valuestring, &n->glm.family)))
-        return bad(err, path, where,
-                   "family must be \"logistic\", \"normal\" or \"poisson\"");
+        return ck_plan_bad(
+            err, path, where,
+            "family must be \"logistic\", \"normal\" or \"poisson\"");
     n->nargs = 3;
     n->arg[2] = -1;
     n->scalar[2] = 0;
@@ -1356,15 +1779,18 @@ ck_code ck_plan_parse_predict(ck_plan *p, const char *path, const char *where,
     } else if (cJSON_IsString(ic)) {
         int k = find(p, ic->valuestring);
         if (k < 0)
-            return bad(err, path, where, "intercept: no step named '%s'",
-                       ic->valuestring);
+            return ck_plan_bad(err, path, where,
+                               "intercept: no step named '%s'",
+                               ic->valuestring);
         if (p->node[k].ndim > 1 ||
             (p->node[k].ndim == 1 && p->node[k].shape[0] != 1))
-            return bad(err, path, where, "intercept: '%s' must hold one value",
-                       ic->valuestring);
+            return ck_plan_bad(err, path, where,
+                               "intercept: '%s' must hold one value",
+                               ic->valuestring);
         n->arg[2] = k;
     } else if (ic) {
-        return bad(err, path, where, "intercept must be a number or a name");
+        return ck_plan_bad(err, path, where,
+                           "intercept must be a number or a name");
     } else if (fit) {
         n->arg[2] = c->arg[0] + 2; /* "m.intercept" follows "m.coef" */
     }
@@ -1384,11 +1810,11 @@ ck_code ck_plan_parse_astype(ck_plan *p, const char *path, const char *where,
     const ck_node *m;
 
     (void)sub;
-    CK_TRY(one_array(p, path, where, n, &m, err));
+    CK_TRY(ck_plan_one_array(p, path, where, n, &m, err));
     if (!cJSON_IsString(dt) ||
         ck_dtype_parse(dt->valuestring, &n->dtype, &local) != CK_OK)
-        return bad(err, path, where, "dtype: %s",
-                   local.msg[0] ? local.msg : "missing");
+        return ck_plan_bad(err, path, where, "dtype: %s",
+                           local.msg[0] ? local.msg : "missing");
     n->ndim = m->ndim;
     memcpy(n->shape, m->shape, sizeof n->shape);
     memcpy(n->chunks, m->chunks, sizeof n->chunks);
@@ -1418,21 +1844,24 @@ static ck_code parse_step(ck_plan *p, const char *path, int i,
 
     step_where(p, i, where, sizeof where);
     if (!cJSON_IsObject(step))
-        return bad(err, path, where, "expected an object");
+        return ck_plan_bad(err, path, where, "expected an object");
     if (!cJSON_IsString(name))
-        return bad(err, path, where, "\"name\" is missing");
+        return ck_plan_bad(err, path, where, "\"name\" is missing");
     if (!cJSON_IsString(op))
-        return bad(err, path, where, "\"op\" is missing");
+        return ck_plan_bad(err, path, where, "\"op\" is missing");
     CK_TRY(add_node(p, path, where, name->valuestring, &n, err));
     if (!(def = ck_optab_find(op->valuestring, &sub)) || !def->parse)
-        return bad(err, path, where,
-                   "unknown op '%s' (see chunkctl-pipeline(5) for the list)",
-                   op->valuestring);
+        return ck_plan_bad(
+            err, path, where,
+            "unknown op '%s' (see chunkctl-pipeline(5) for the list)",
+            op->valuestring);
     n->kind = def->kind;
+    n->sub = sub;
+    snprintf(n->op, sizeof n->op, "%s", op->valuestring);
     args = cJSON_GetObjectItem(step, "args");
     if (def->flags & CK_OP_SOURCE) {
         if (cJSON_GetArraySize(args) > 0)
-            return bad(err, path, where, "%s takes no args", def->name);
+            return ck_plan_bad(err, path, where, "%s takes no args", def->name);
     } else {
         int lo = def->member_arity ? def->member_arity(sub) : def->min_args;
         int hi = def->member_arity ? lo : def->max_args;
@@ -1481,8 +1910,9 @@ static ck_code parse_one(steps_ctx *s, int i, const char *via, ck_err *err)
         return CK_OK;
     step_where(s->p, i, where, sizeof where);
     if (s->state[i] == 1)
-        return bad(err, s->path, where,
-                   "'%s' depends on itself (its args lead back to it)", via);
+        return ck_plan_bad(err, s->path, where,
+                           "'%s' depends on itself (its args lead back to it)",
+                           via);
     s->state[i] = 1;
     args = cJSON_GetObjectItem(step, "args");
     w = cJSON_GetObjectItem(step, "weights");
@@ -1524,7 +1954,8 @@ static ck_code parse_steps(ck_plan *p, const char *path, const cJSON *steps,
     {
         if (s->n == CK_MAX_NODES) {
             free(s);
-            return bad(err, path, "steps", "more than %d steps", CK_MAX_NODES);
+            return ck_plan_bad(err, path, "steps", "more than %d steps",
+                               CK_MAX_NODES);
         }
         s->item[s->n++] = it;
     }
@@ -1574,27 +2005,28 @@ ck_code ck_plan_build(const char *path, const cJSON *root, unsigned flags,
     steps = cJSON_GetObjectItem(root, "steps");
     outputs = cJSON_GetObjectItem(root, "outputs");
     if (!cJSON_IsObject(root))
-        rc = bad(err, path, "top level", "expected an object");
+        rc = ck_plan_bad(err, path, "top level", "expected an object");
     else if (inputs && !cJSON_IsObject(inputs))
-        rc =
-            bad(err, path, "inputs", "expected {\"name\": \"PATH[:DATASET]\"}");
+        rc = ck_plan_bad(err, path, "inputs",
+                         "expected {\"name\": \"PATH[:DATASET]\"}");
     else if (steps && !cJSON_IsArray(steps))
-        rc = bad(err, path, "steps", "expected a list");
+        rc = ck_plan_bad(err, path, "steps", "expected a list");
     else if (outputs && !cJSON_IsObject(outputs))
-        rc = bad(err, path, "outputs",
-                 "expected {\"step\": \"PATH[:DATASET]\"}");
+        rc = ck_plan_bad(err, path, "outputs",
+                         "expected {\"step\": \"PATH[:DATASET]\"}");
     else if (!(outputs && outputs->child) &&
              !cJSON_GetArraySize(cJSON_GetObjectItem(root, "print")))
-        rc = bad(err, path, "outputs",
-                 "a pipeline needs at least one output or print: "
-                 "{\"step\": \"PATH[:DATASET]\"} or \"print\": [\"step\"]");
+        rc = ck_plan_bad(
+            err, path, "outputs",
+            "a pipeline needs at least one output or print: "
+            "{\"step\": \"PATH[:DATASET]\"} or \"print\": [\"step\"]");
     snprintf(p->backend, sizeof p->backend, "auto");
     if (rc == CK_OK && (it = cJSON_GetObjectItem(root, "backend"))) {
         const char *b = cJSON_GetStringValue(it);
         if (!b || (strcmp(b, "auto") && strcmp(b, "cpu") && strcmp(b, "cuda")))
-            rc = bad(err, path, "backend",
-                     "expected \"auto\", \"cpu\" or "
-                     "\"cuda\"");
+            rc = ck_plan_bad(err, path, "backend",
+                             "expected \"auto\", \"cpu\" or "
+                             "\"cuda\"");
         else
             snprintf(p->backend, sizeof p->backend, "%s", b);
     }
@@ -1609,31 +2041,33 @@ ck_code ck_plan_build(const char *path, const cJSON *root, unsigned flags,
             snprintf(o->where, sizeof o->where, "%.47s", path);
         else
             snprintf(o->where, sizeof o->where, "outputs.%.30s", it->string);
-        ow = p->onestep ? "" : o->where; /* bad() names the command */
+        ow = p->onestep ? "" : o->where; /* ck_plan_bad() names the command */
         if ((o->node = find(p, it->string)) < 0)
-            rc = bad(err, path, ow, "no step named '%s'", it->string);
+            rc = ck_plan_bad(err, path, ow, "no step named '%s'", it->string);
         else if (p->node[o->node].kind == CK_NODE_SVD)
-            rc = bad(err, path, ow,
-                     "an svd step has three results: write '%s.U', '%s.S' "
-                     "and '%s.Vt'",
-                     it->string, it->string, it->string);
+            rc = ck_plan_bad(
+                err, path, ow,
+                "an svd step has three results: write '%s.U', '%s.S' "
+                "and '%s.Vt'",
+                it->string, it->string, it->string);
         else if (p->node[o->node].kind == CK_NODE_GLM)
-            rc = bad(err, path, ow,
-                     "a glm_fit step has two results: write '%s.coef' and "
-                     "'%s.intercept'",
-                     it->string, it->string);
+            rc = ck_plan_bad(
+                err, path, ow,
+                "a glm_fit step has two results: write '%s.coef' and "
+                "'%s.intercept'",
+                it->string, it->string);
         else if (!cJSON_IsString(it) || !it->valuestring[0])
-            rc = bad(err, path, ow, "expected \"PATH[:DATASET]\"");
+            rc = ck_plan_bad(err, path, ow, "expected \"PATH[:DATASET]\"");
         else if (strlen(it->valuestring) >= sizeof o->target)
-            rc = bad(err, path, ow, "a path of %zu bytes (at most %zu)",
-                     strlen(it->valuestring), sizeof o->target - 1);
+            rc = ck_plan_bad(err, path, ow, "a path of %zu bytes (at most %zu)",
+                             strlen(it->valuestring), sizeof o->target - 1);
         else
             snprintf(o->target, sizeof o->target, "%s", it->valuestring);
         p->nout++;
     }
     const cJSON *pr = cJSON_GetObjectItem(root, "print");
     if (rc == CK_OK && pr && !cJSON_IsArray(pr))
-        rc = bad(err, path, "print", "expected a list of step names");
+        rc = ck_plan_bad(err, path, "print", "expected a list of step names");
     if (rc != CK_OK)
         pr = NULL;
     cJSON_ArrayForEach(it, pr)
@@ -1643,8 +2077,8 @@ ck_code ck_plan_build(const char *path, const cJSON *root, unsigned flags,
         if (!p->onestep)
             snprintf(w, sizeof w, "print[%d]", p->nprint);
         if (!cJSON_IsString(it) || (k = find(p, it->valuestring)) < 0) {
-            rc = bad(err, path, w, "no step named '%s'",
-                     cJSON_IsString(it) ? it->valuestring : "?");
+            rc = ck_plan_bad(err, path, w, "no step named '%s'",
+                             cJSON_IsString(it) ? it->valuestring : "?");
             break;
         }
         const ck_node *nd = &p->node[k];
@@ -1652,20 +2086,22 @@ ck_code ck_plan_build(const char *path, const cJSON *root, unsigned flags,
         for (int d = 0; d < nd->ndim; d++)
             nel *= nd->shape[d];
         if (nd->kind == CK_NODE_SVD || nd->kind == CK_NODE_GLM) {
-            rc = bad(err, path, w,
-                     nd->kind == CK_NODE_SVD
-                         ? "an svd step has three results: print '%s.S' "
-                           "(or a small '%s.U' or '%s.Vt')"
-                         : "a glm_fit step has two results: print '%s.coef' "
-                           "and '%s.intercept'",
-                     nd->name, nd->name, nd->name);
+            rc = ck_plan_bad(
+                err, path, w,
+                nd->kind == CK_NODE_SVD
+                    ? "an svd step has three results: print '%s.S' "
+                      "(or a small '%s.U' or '%s.Vt')"
+                    : "a glm_fit step has two results: print '%s.coef' "
+                      "and '%s.intercept'",
+                nd->name, nd->name, nd->name);
             break;
         }
         if (!ck_plan_prints_whole(nd) && nel > CK_PRINT_MAX) {
-            rc = bad(err, path, w,
-                     "'%s' has %" PRId64 " elements, too many to print (at "
-                     "most %d); write it to an output instead",
-                     nd->name, nel, CK_PRINT_MAX);
+            rc = ck_plan_bad(err, path, w,
+                             "'%s' has %" PRId64
+                             " elements, too many to print (at "
+                             "most %d); write it to an output instead",
+                             nd->name, nel, CK_PRINT_MAX);
             break;
         }
         p->print[p->nprint++] = k;
@@ -1674,10 +2110,11 @@ ck_code ck_plan_build(const char *path, const cJSON *root, unsigned flags,
         for (int b = 0; rc == CK_OK && b < p->n; b++)
             if (p->node[b].kind == CK_NODE_INPUT &&
                 strcmp(p->out[a].target, p->node[b].source) == 0)
-                rc = bad(err, path, p->out[a].where,
-                         "'%s' is also an input; chunkctl never writes into "
-                         "its input",
-                         p->out[a].target);
+                rc = ck_plan_bad(
+                    err, path, p->out[a].where,
+                    "'%s' is also an input; chunkctl never writes into "
+                    "its input",
+                    p->out[a].target);
     for (int k = 0; k < p->n; k++)
         p->order[k] = k; /* parse_steps created operands first */
     if (rc != CK_OK) {
@@ -1695,6 +2132,8 @@ void ck_plan_free(ck_plan *p)
     for (int i = 0; i < p->n; i++) {
         free(p->node[i].edges);
         free(p->node[i].edges2);
+        free(p->node[i].vals);
+        free(p->node[i].idx);
     }
     free(p);
 }
@@ -1782,9 +2221,10 @@ void ck_plan_print(const ck_plan *p, int threads, int64_t memory,
             peak = chunk_bytes;
         fprintf(f, "%-12s %-12s %-20s %-8s %-18s %8lld %10s %10s  %s\n",
                 n->name, ck_optab_label(n),
-                shape_str(n->ndim, n->shape, sh, sizeof sh),
+                ck_plan_shape_str(n->ndim, n->shape, sh, sizeof sh),
                 ck_dtype_name(n->dtype),
-                shape_str(n->ndim, n->chunks, ch, sizeof ch), (long long)tasks,
+                ck_plan_shape_str(n->ndim, n->chunks, ch, sizeof ch),
+                (long long)tasks,
                 in_bytes ? ck_size_str(in_bytes, rd, sizeof rd) : "-",
                 out_bytes ? ck_size_str(out_bytes, wr, sizeof wr) : "-",
                 runs_on(n, backend));

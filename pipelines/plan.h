@@ -40,17 +40,43 @@ typedef enum ck_node_kind {
     CK_NODE_GLM,       /* glm_fit; results "m.coef", "m.intercept" */
     CK_NODE_PART,      /* one result of an svd or glm_fit step */
     CK_NODE_PREDICT,   /* glm_predict: the mean response, row by row */
+    CK_NODE_STENCIL,   /* convolve, correlate, uniform_filter,
+                          gaussian_filter, gradient, diff: each box read
+                          with the halo it needs (op_stencil.c) */
+    CK_NODE_SCAN,      /* cumsum, cumprod: carries passed between chunks
+                          along the axis (op_scan.c) */
+    CK_NODE_QUANTILE,  /* quantile, percentile, median and their nan*
+                          forms, exact; held in memory (op_quantile.c) */
+    CK_NODE_COARSEN,   /* block reductions over non-overlapping windows
+                          (op_coarsen.c) */
+    CK_NODE_COUNT,     /* unique, bincount: 1-D, length known after the
+                          run; held in memory (op_count.c) */
+    CK_NODE_TAKE,      /* take, compress: chosen indices along one axis
+                          (op_index.c) */
+    CK_NODE_ISIN,      /* isin: membership in a list of values */
+    CK_NODE_BROADCAST, /* broadcast_to a given shape */
+    CK_NODE_CONTRACT,  /* tensordot, einsum of two arrays: gemm per box
+                          (op_contract.c) */
 } ck_node_kind;
 
 /* Which result of an svd or glm_fit step a CK_NODE_PART node is. */
-enum { CK_PART_U, CK_PART_S, CK_PART_VT, CK_PART_COEF, CK_PART_INTERCEPT };
+enum {
+    CK_PART_U,
+    CK_PART_S,
+    CK_PART_VT,
+    CK_PART_COEF,
+    CK_PART_INTERCEPT,
+    CK_PART_COUNTS, /* unique: "u.counts" (op_count.c) */
+};
 
 enum { CK_NAME_MAX = 64, CK_MAX_NODES = 256, CK_MAX_ARGS = 16 };
 
 typedef struct ck_node {
     char name[CK_NAME_MAX];
     char where[48]; /* "inputs.x", "steps[2]" */
+    char op[32];    /* the step's "op" as written ("" for inputs, results) */
     ck_node_kind kind;
+    int sub; /* the op row's member or variant that parsed it */
     /* operands: node indices, or -1 for a scalar in scalar[k] */
     int nargs;
     int arg[CK_MAX_ARGS];
@@ -84,8 +110,27 @@ typedef struct ck_node {
     /* svd: k (the number kept), randomized, oversample, power_iters */
     int64_t k;
     int randomized, oversample, power_iters;
-    int part;          /* part: CK_PART_*; arg[0] is the svd/glm_fit node */
-    ck_glm_opts glm;   /* glm_fit; glm_predict uses .family */
+    int part;        /* part: CK_PART_*; arg[0] is the svd/glm_fit node */
+    ck_glm_opts glm; /* glm_fit; glm_predict uses .family */
+    /* A list the step gives (owned, freed with the plan): convolve's
+     * weights, quantile's q, isin's values (sorted), take's indices. */
+    double *vals;
+    int64_t nvals;
+    int64_t *idx; /* take: indices along 'axis' (owned); nidx of them */
+    int64_t nidx;
+    /* stencils: boundary mode (ck_stencil_mode), its constant, the
+     * weights' shape (C order in vals) and origin per axis, and the halo
+     * read below and above each box */
+    int mode;
+    double cval;
+    int64_t wshape[CK_MAX_DIMS], origin[CK_MAX_DIMS];
+    int64_t halo_lo[CK_MAX_DIMS], halo_hi[CK_MAX_DIMS];
+    int64_t window[CK_MAX_DIMS]; /* coarsen: the window per axis */
+    int64_t minlength;           /* bincount (op_count.c) */
+    int invert;                  /* isin: not in */
+    /* tensordot, einsum: axis con_a[j] of the first array pairs with
+     * con_b[j] of the second (ncon pairs); perm orders the result */
+    int con_a[CK_MAX_DIMS], con_b[CK_MAX_DIMS], ncon;
     char source[4096]; /* input: PATH[:DATASET] */
     /* what it makes */
     ck_dtype dtype;

@@ -52,6 +52,7 @@ static const char *const op_names[CK_EW_COUNT] = {
     [CK_EW_LOGICAL_AND] = "logical_and",
     [CK_EW_LOGICAL_OR] = "logical_or",
     [CK_EW_WHERE] = "where",
+    [CK_EW_CLIP] = "clip",
 };
 
 /* ---- per-element expressions: (T, W, x[, y]), T the element type, W the
@@ -210,6 +211,23 @@ static inline uint64_t ipow_uint64_t(uint64_t b, uint64_t e)
         return 0;                                                              \
     }
 
+/* clip(x, lo, hi) as NumPy's: minimum(maximum(x, lo), hi), NaN wins. */
+#define CLIP_INT(T, W, x, l, h) MIN_INT(T, W, MAX_INT(T, W, x, l), h)
+#define CLIP_FLT(T, W, x, l, h) MIN_FLT(T, W, MAX_FLT(T, W, x, l), h)
+#define LOOP_clip(fn, T, W, R, E)                                              \
+    static int fn(const ck_ew_args *a)                                         \
+    {                                                                          \
+        const T *x = a->in[0], *l = a->in[1], *h = a->in[2];                   \
+        R *o = a->out;                                                         \
+        size_t sx = (size_t)a->stride[0], sl = (size_t)a->stride[1],           \
+               sh = (size_t)a->stride[2];                                      \
+        for (size_t i = 0; i < a->n; i++) {                                    \
+            T v = x[i * sx], lo = l[i * sl], hi = h[i * sh];                   \
+            o[i] = E(T, W, v, lo, hi);                                         \
+        }                                                                      \
+        return 0;                                                              \
+    }
+
 /* ---- the matrix.  A type list calls M(suffix, dtype, T, W, ...) per
  * type; a kernel row is (shape, op, name, expression, result). ---- */
 
@@ -288,7 +306,10 @@ static inline uint64_t ipow_uint64_t(uint64_t b, uint64_t e)
     PRED2(M, CK_EW_NOT_EQUAL, not_equal, NE_)                                  \
     PRED2(M, CK_EW_LOGICAL_AND, logical_and, LAND_)                            \
     PRED2(M, CK_EW_LOGICAL_OR, logical_or, LOR_)                               \
-    ALL(M, where, CK_EW_WHERE, where, IDENT, same)
+    ALL(M, where, CK_EW_WHERE, where, IDENT, same)                             \
+    INTS(M, clip, CK_EW_CLIP, clip, CLIP_INT, same)                            \
+    BOOLS(M, clip, CK_EW_CLIP, clip, CLIP_INT, same)                           \
+    FLOATS(M, clip, CK_EW_CLIP, clip, CLIP_FLT, same)
 
 #define DEFINE(s, dt, T, W, shape, op, name, E, res)                           \
     LOOP_##shape(name##_##s, T, W, RES_##res(T), E)

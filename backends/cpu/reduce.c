@@ -988,6 +988,20 @@ static ck_code check_args(const ck_red_args *a, ck_err *err)
     return CK_OK;
 }
 
+/* Every state of a block gets the block's nred elements counted (and
+ * starts, if it is new). */
+static void count_states(ck_red_state *st, int64_t n, int cls, int kind,
+                         int64_t nred, int counts_all)
+{
+    for (int64_t i = 0; i < n; i++) {
+        if (st[i].kind == CK_RK_NONE)
+            start_state(&st[i], cls, kind);
+        st[i].n += nred;
+        if (counts_all)
+            st[i].k += nred;
+    }
+}
+
 ck_code ck_cpu_reduce(ck_be_ctx *ctx, const ck_red_args *a, ck_err *err)
 {
     (void)ctx;
@@ -1050,15 +1064,9 @@ ck_code ck_cpu_reduce(ck_be_ctx *ctx, const ck_red_args *a, ck_err *err)
 
     int counts_all = cls == C_ISUM || cls == C_FSUM || cls == C_IPROD ||
                      cls == C_FPROD || cls == C_MIN || cls == C_MAX;
-    for (int64_t i = 0; i < nout; i++) {
-        if (st[i].kind == CK_RK_NONE)
-            start_state(&st[i], cls, kind);
-        st[i].n += nred;
-        if (counts_all)
-            st[i].k += nred;
-    }
 
     if (m[0].red) {
+        count_states(st, nout, cls, kind, nred, counts_all);
         /* Last axis reduced: each run of it folds into one state. */
         odo o = {.nd = nd - 1};
         for (int d = 1; d < nd; d++)
@@ -1104,6 +1112,10 @@ ck_code ck_cpu_reduce(ck_be_ctx *ctx, const ck_red_args *a, ck_err *err)
                         rbase + orr.ro, inner.rs);
                 } while (odo_next(&orr));
             }
+            /* the tile's states are counted as they are flushed, while
+             * they are in cache (a time mean touches each state once per
+             * chunk, not twice) */
+            count_states(st + ok.oo + t0, w, cls, kind, nred, counts_all);
             tile_flush(&t, st + ok.oo + t0, w, cls, kind);
         }
     } while (odo_next(&ok));

@@ -299,6 +299,13 @@ static void expr(buf *b, const ck_ewp_ins *in)
     case CK_EW_WHERE:
         put(b, "(%s ? %s : %s)", x, y, z);
         break;
+    case CK_EW_CLIP: /* minimum(maximum(x, lo), hi), NaN wins */
+        if (f)
+            put(b, "ck_clip%s(%s, %s, %s)", c == CK_F32 ? "f" : "", x, y, z);
+        else
+            put(b, "(%s >= %s ? (%s <= %s ? %s : %s) : (%s <= %s ? %s : %s))",
+                x, y, x, z, x, z, y, z, y, z);
+        break;
     default:
         break;
     }
@@ -334,7 +341,13 @@ static const char prelude[] =
     "                                                        unsigned long "
     "long e) {\n"
     "  unsigned long long r = 1; for (; e; e >>= 1, b *= b) if (e & 1) r *= b; "
-    "return r; }\n";
+    "return r; }\n"
+    "#define CK_CLIP(NAME, T) \\\n"
+    "  __device__ __forceinline__ T NAME(T x, T l, T h) { \\\n"
+    "    T m = (x >= l || isnan(x)) ? x : l; \\\n"
+    "    return (m <= h || isnan(m)) ? m : h; }\n"
+    "CK_CLIP(ck_clipf, float)\n"
+    "CK_CLIP(ck_clip, double)\n";
 
 ck_code ck_cuda_ew_source(const ck_ew_prog *p, char **src, ck_err *err)
 {

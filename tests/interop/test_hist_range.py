@@ -81,6 +81,46 @@ class HistogramRange(C.InteropCase):
                 self.assertRegex(p.stderr, "^chunkctl: histogram: .*" +
                                  pattern + r".*give (a range|one)\n$")
 
+    def test_bins_by_name_as_numpy_counts_them(self):
+        # NumPy's estimators (auto, fd, scott, rice, sturges, sqrt) on the
+        # values that are not NaN: the same number of bins, edges, counts
+        for name, a in [("f64", F64), ("f32", F32[~np.isnan(F32)]),
+                        ("ints", INTS), ("const", np.full(10, 3.0))]:
+            for rule in ("auto", "fd", "scott", "rice", "sturges", "sqrt"):
+                with self.subTest(name=name, rule=rule):
+                    got = json.loads(self.hist(name, "--bins", rule).stdout)
+                    counts, edges = np.histogram(a, rule)
+                    self.assertEqual(len(got["histogram"]["counts"]),
+                                     len(counts))
+                    np.testing.assert_array_equal(
+                        got["histogram"]["counts"], counts)
+                    np.testing.assert_allclose(got["histogram"]["edges"],
+                                               edges, rtol=1e-6)
+        # in a pipeline, over a computed step
+        doc = {"inputs": {"x": self.path("in.h5") + ":/f64"},
+               "steps": [{"name": "y", "op": "multiply", "args": ["x", 2]},
+                         {"name": "h", "op": "histogram", "args": ["y"],
+                          "bins": "auto"}],
+               "print": ["h"]}
+        path = self.fresh("p.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        got = json.loads(C.run("run", "--quiet", "--json", path).stdout)
+        self.check(got["h"], *np.histogram(F64 * 2, "auto"))
+
+    def test_bins_by_name_refusals(self):
+        for opts, pattern in [
+                (("--bins", "stone"), r"one of auto, fd"),
+                (("--bins", "auto", "--range", "0,1"), r"with a range"),
+                (("--bins", "fd", "--weights", self.path("in.h5") + ":/f64"),
+                 r"weighted data")]:
+            with self.subTest(opts=opts):
+                p = self.hist("f64", *opts, expect=2)
+                self.assertRegex(p.stderr, "^chunkctl: histogram: .*" +
+                                 pattern + ".*\n$")
+        p = self.hist("nan", "--bins", "auto", expect=2)
+        self.assertIn("no values", p.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()
