@@ -410,3 +410,84 @@ ck_code ck_exec_broadcast_eval(xrun *r, int i, const int64_t *start,
     ck_exec_expand(nd->ndim, esz, dst, shape, v, full);
     return CK_OK;
 }
+
+/* ---- argwhere, nonzero, flatnonzero ---- */
+
+/* The nonzero values' positions, found now (the argument evaluated once,
+ * at most MAX_INDICES values): argwhere (sub 0) gives them as rows of
+ * coordinates, nonzero (1) as one row per axis (np.array(np.nonzero(x))),
+ * flatnonzero (2) as C-order positions. */
+CK_PLAN_PARSE_FN(indices)
+{
+    const ck_node *m;
+    int64_t cnt = 1, hits = 0, row[CK_MAX_DIMS] = {0};
+    void *v = NULL;
+    uint8_t *b;
+
+    (void)step;
+    CK_TRY(ck_plan_one_array(p, path, where, n, &m, err));
+    for (int d = 0; d < m->ndim; d++)
+        cnt *= m->shape[d];
+    if (cnt > MAX_INDICES)
+        return ck_plan_bad(err, path, where,
+                           "'%s' has %lld values, more than the %d whose "
+                           "indices a step finds",
+                           m->name, (long long)cnt, MAX_INDICES);
+    CK_TRY(ck_exec_values(p, 1, &n->arg[0], &v, err));
+    if (!(b = malloc((size_t)(cnt ? cnt : 1)))) {
+        free(v);
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    }
+    ck_dtype_convert(CK_BOOL, b, m->dtype, v, (size_t)cnt);
+    free(v);
+    for (int64_t k = 0; k < cnt; k++)
+        hits += b[k] != 0;
+    int nd = sub == 2 ? 1 : (m->ndim ? m->ndim : 1);
+    n->idx = malloc(sizeof(int64_t) * (size_t)(hits * nd + 1));
+    if (!n->idx) {
+        free(b);
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    }
+    n->nidx = hits * nd;
+    for (int64_t k = 0, h = 0; k < cnt; k++) {
+        if (b[k]) {
+            for (int d = 0; d < nd; d++) {
+                int64_t x = sub == 2 || !m->ndim ? k : row[d];
+                n->idx[sub == 1 ? d * hits + h : h * nd + d] = x;
+            }
+            h++;
+        }
+        for (int d = m->ndim - 1; d >= 0; d--) { /* row: k + 1's place */
+            if (++row[d] < m->shape[d])
+                break;
+            row[d] = 0;
+        }
+    }
+    free(b);
+    n->dtype = CK_I64;
+    n->ndim = sub == 2 ? 1 : 2;
+    n->shape[0] = sub == 2 ? hits : sub == 1 ? nd : hits;
+    n->shape[1] = sub == 1 ? hits : nd;
+    ck_auto_chunks(n->ndim, n->shape, 8, 8 << 20, n->chunks);
+    return CK_OK;
+}
+
+size_t ck_exec_indices_bytes(const xrun *r, int i, size_t n, int known,
+                             int aligned)
+{
+    (void)r, (void)i, (void)n, (void)known, (void)aligned;
+    return 0; /* copied out of the plan */
+}
+
+ck_code ck_exec_indices_eval(xrun *r, int i, const int64_t *start,
+                             const int64_t *shape, void *dst, ck_arena *a,
+                             const memo *mm, ck_err *err)
+{
+    const ck_node *nd = &r->p->node[i];
+    int64_t zero[CK_MAX_DIMS] = {0};
+
+    (void)a, (void)mm, (void)err;
+    ck_box_copy(nd->ndim, sizeof(int64_t), dst, shape, zero, nd->idx, nd->shape,
+                start, NULL, shape);
+    return CK_OK;
+}

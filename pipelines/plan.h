@@ -55,6 +55,8 @@ typedef enum ck_node_kind {
                           (op_index.c) */
     CK_NODE_ISIN,      /* isin: membership in a list of values */
     CK_NODE_BROADCAST, /* broadcast_to a given shape */
+    CK_NODE_INDICES,   /* argwhere, nonzero, flatnonzero: indices found
+                          when the plan is made, held in idx (op_index.c) */
     CK_NODE_CONTRACT,  /* tensordot, einsum of two arrays: gemm per box
                           (op_contract.c) */
 } ck_node_kind;

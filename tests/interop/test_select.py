@@ -168,6 +168,29 @@ class Select(C.InteropCase):
                                "idx": self.path("x.h5") + ":/idx"})
         self.assertIn("bool", err)
 
+    # ---- argwhere, nonzero, flatnonzero ----
+
+    def test_nonzero_forms(self):
+        # of a computed mask and of an int array, and an empty selection
+        inputs = {"x": self.path("x.zarr"), "i": self.path("x.h5") + ":/i"}
+        mask = X > 0.5
+        for op, want in (("argwhere", np.argwhere(mask)),
+                         ("nonzero", np.array(np.nonzero(mask))),
+                         ("flatnonzero", np.flatnonzero(mask))):
+            self.check([{"name": "m", "op": "greater", "args": ["x", 0.5]},
+                        {"name": "w", "op": op, "args": ["m"]}], "w", want,
+                       inputs=inputs)
+        self.check([{"name": "w", "op": "argwhere", "args": ["i"]}], "w",
+                   np.argwhere(I), inputs=inputs)
+        self.check([{"name": "m", "op": "greater", "args": ["i", 1000]},
+                    {"name": "w", "op": "nonzero", "args": ["m"]}], "w",
+                   np.array(np.nonzero(I > 1000)), inputs=inputs)
+        # the indices feed take: x[np.nonzero(m)[0]] of a 1-D mask
+        inputs["c"] = self.path("x.h5") + ":/cond"
+        self.check([{"name": "w", "op": "flatnonzero", "args": ["c"]},
+                    {"name": "t", "op": "take", "args": ["x", "w"],
+                     "axis": 0}], "t", X[COND], inputs=inputs)
+
     # ---- isin, clip ----
 
     def test_isin(self):
