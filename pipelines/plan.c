@@ -394,16 +394,53 @@ static int stat_node(ck_plan *q, int m, ck_red_op red)
     return q->n++;
 }
 
-/* The number of bins NumPy's rule 'rule' gives x (node m, NaN ignored),
- * and the data's range in lo, hi (widened by 0.5 each way when equal):
- * one pass for count, min, max and std, and one for the quartiles. */
+/* A hidden elementwise node of op over nodes a, b (b < 0: the number bv)
+ * and c (c < 0: the number cv; where only) in a plan copy q, of node x's
+ * shape; its index, or -1 if the types do not go together. */
+static int hidden_ew(ck_plan *q, ck_ew_op op, int a, int b, double bv, int c,
+                     double cv)
+{
+    ck_node *e = &q->node[q->n];
+    const ck_node *x = &q->node[a];
+    int args[3] = {a, b, c}, n = ck_ew_arity(op);
+    double vals[3] = {0, bv, cv};
+    ck_ew_operand in[3];
+    ck_dtype res;
+
+    memset(e, 0, sizeof *e);
+    snprintf(e->name, sizeof e->name, "(bins %s)", ck_ew_name(op));
+    for (int k = 0; k < n; k++) {
+        e->arg[k] = args[k];
+        e->scalar[k] = vals[k];
+        e->scalar_t[k] = CK_F64;
+        in[k] = args[k] >= 0 ? (ck_ew_operand){q->node[args[k]].dtype, 0, 0}
+                             : (ck_ew_operand){CK_F64, 1, vals[k]};
+    }
+    if (ck_ew_types(op, n, in, &e->compute, &res, NULL) != CK_OK)
+        return -1;
+    e->kind = CK_NODE_EW;
+    e->ew = op;
+    e->nargs = n;
+    e->weights = e->range_of[0] = e->range_of[1] = -1;
+    e->dtype = res;
+    e->ndim = x->ndim;
+    memcpy(e->shape, x->shape, sizeof e->shape);
+    memcpy(e->chunks, x->chunks, sizeof e->chunks);
+    return q->n++;
+}
+
+/* The number of bins NumPy's rule 'rule' gives x (node m, NaN ignored;
+ * with a range, the values in it), and without a range the data's range
+ * in lo, hi (widened by 0.5 each way when equal): one pass for count,
+ * minimum, maximum and standard deviation, and one for the quartiles. */
 static ck_code named_bins(ck_plan *p, const char *path, const char *where,
-                          int m, const char *rule, int *nbins, double *lo,
-                          double *hi, ck_err *err)
+                          int m, const char *rule, int ranged, int *nbins,
+                          double *lo, double *hi, ck_err *err)
 {
     ck_plan *q = malloc(sizeof *q);
     const ck_node *x = &p->node[m];
     int want[5], k = 0, fd = !strcmp(rule, "fd") || !strcmp(rule, "auto");
+    int y = m;
     void *v[5] = {0};
     double st[5] = {0}, width = 0, ptp, cnt;
     ck_code rc;
@@ -412,26 +449,31 @@ static ck_code named_bins(ck_plan *p, const char *path, const char *where,
         return ck_err_set(err, CK_ENOMEM, "out of memory");
     memcpy(q, p, sizeof *q);
     q->n = m + 1;
-    {
-        /* the values that are not NaN: x == x, counted */
-        ck_node *e = &q->node[q->n];
-        memset(e, 0, sizeof *e);
-        snprintf(e->name, sizeof e->name, "(bins x == x)");
-        e->kind = CK_NODE_EW;
-        e->ew = CK_EW_EQUAL;
-        e->nargs = 2;
-        e->arg[0] = e->arg[1] = m;
-        e->weights = e->range_of[0] = e->range_of[1] = -1;
-        e->compute = x->dtype;
-        e->dtype = CK_BOOL;
-        e->ndim = x->ndim;
-        memcpy(e->shape, x->shape, sizeof e->shape);
-        memcpy(e->chunks, x->chunks, sizeof e->chunks);
-        want[k++] = stat_node(q, q->n++, CK_RED_COUNT_NONZERO);
+    if (ranged) {
+        /* NumPy estimates from the values inside the range: the others
+         * become NaN, which every statistic below ignores */
+        int ge = hidden_ew(q, CK_EW_GREATER_EQUAL, m, -1, *lo, -1, 0);
+        int le = hidden_ew(q, CK_EW_LESS_EQUAL, m, -1, *hi, -1, 0);
+        int in = ge < 0 || le < 0
+                     ? -1
+                     : hidden_ew(q, CK_EW_LOGICAL_AND, ge, le, 0, -1, 0);
+        y = in < 0 ? -1 : hidden_ew(q, CK_EW_WHERE, in, m, 0, -1, NAN);
+        if (y < 0) {
+            free(q);
+            return ck_plan_bad(err, path, where,
+                               "bins '%s': cannot select the values in the "
+                               "range of %s data",
+                               rule, ck_dtype_name(x->dtype));
+        }
     }
-    want[k++] = stat_node(q, m, CK_RED_NANMIN);
-    want[k++] = stat_node(q, m, CK_RED_NANMAX);
-    want[k++] = stat_node(q, m, CK_RED_NANSTD);
+    {
+        /* the values that are not NaN: y == y, counted */
+        int e = hidden_ew(q, CK_EW_EQUAL, y, y, 0, -1, 0);
+        want[k++] = stat_node(q, e, CK_RED_COUNT_NONZERO);
+    }
+    want[k++] = stat_node(q, y, CK_RED_NANMIN);
+    want[k++] = stat_node(q, y, CK_RED_NANMAX);
+    want[k++] = stat_node(q, y, CK_RED_NANSTD);
     if (fd) {
         ck_node *s = &q->node[q->n];
         cJSON *step = cJSON_Parse("{\"q\": [0.75, 0.25]}");
@@ -441,7 +483,7 @@ static ck_code named_bins(ck_plan *p, const char *path, const char *where,
         s->sub = CK_Q_QUANTILE | CK_Q_NAN;
         snprintf(s->op, sizeof s->op, "nanquantile");
         s->nargs = 1;
-        s->arg[0] = m;
+        s->arg[0] = y;
         s->weights = s->range_of[0] = s->range_of[1] = -1;
         rc = step ? ck_plan_parse_quantile(q, path, where, s,
                                            CK_Q_QUANTILE | CK_Q_NAN, step, err)
@@ -470,6 +512,11 @@ static ck_code named_bins(ck_plan *p, const char *path, const char *where,
     free(q);
     CK_TRY(rc);
     cnt = st[0];
+    if (ranged && cnt == 0) { /* nothing in the range: one bin, as NumPy */
+        *nbins = 1;
+        return CK_OK;
+    }
+    double rlo = *lo, rhi = *hi; /* the range, when given */
     *lo = st[1];
     *hi = st[2];
     if (cnt == 0 || isnan(*lo))
@@ -486,6 +533,10 @@ static ck_code named_bins(ck_plan *p, const char *path, const char *where,
     ptp = *hi - *lo;
     if (x->dtype == CK_F32)
         ptp = (float)ptp;
+    if (ranged) {
+        *lo = rlo;
+        *hi = rhi;
+    }
     {
         double sturges = ptp / (log2(cnt) + 1.0);
         double fdw = 2.0 * st[4] * pow(cnt, -1.0 / 3.0);
@@ -502,7 +553,7 @@ static ck_code named_bins(ck_plan *p, const char *path, const char *where,
         else /* auto */
             width = fdw != 0 ? (fdw < sturges ? fdw : sturges) : sturges;
     }
-    if (*lo == *hi) {
+    if (*lo == *hi && !ranged) {
         *lo -= 0.5;
         *hi += 0.5;
     }
@@ -572,13 +623,27 @@ ck_code ck_plan_parse_hist(ck_plan *p, const char *path, const char *where,
                                    "bins '%s': bins by name are not "
                                    "estimated for weighted data (as NumPy)",
                                    bins->valuestring);
-            if (range && !cJSON_IsNull(range))
-                return ck_plan_bad(err, path, where,
-                                   "bins '%s' with a range is not "
-                                   "supported: give a number of bins",
-                                   bins->valuestring);
+            int ranged = range && !cJSON_IsNull(range);
+            if (ranged) {
+                if (!cJSON_IsArray(range) || cJSON_GetArraySize(range) != 2 ||
+                    !cJSON_IsNumber(cJSON_GetArrayItem(range, 0)) ||
+                    !cJSON_IsNumber(cJSON_GetArrayItem(range, 1)))
+                    return ck_plan_bad(err, path, where,
+                                       "range: expected [low, high]");
+                lo = cJSON_GetArrayItem(range, 0)->valuedouble;
+                hi = cJSON_GetArrayItem(range, 1)->valuedouble;
+                if (!(lo <= hi) || !isfinite(lo) || !isfinite(hi))
+                    return ck_plan_bad(err, path, where,
+                                       "range: [%g, %g] must be finite, "
+                                       "low <= high",
+                                       lo, hi);
+                if (lo == hi) { /* as NumPy, before it selects */
+                    lo -= 0.5;
+                    hi += 0.5;
+                }
+            }
             CK_TRY(named_bins(p, path, where, n->arg[0], bins->valuestring,
-                              &n->nbins, &lo, &hi, err));
+                              ranged, &n->nbins, &lo, &hi, err));
             if (!(n->edges = calloc((size_t)n->nbins + 1, sizeof(double))))
                 return ck_err_set(err, CK_ENOMEM, "out of memory");
             n->uniform = 1;
