@@ -2,9 +2,10 @@
  * pipelines/op_contract.c - tensordot and einsum of two arrays: sums of
  * products over paired axes, mapped onto the BLAS tiles matmul uses.
  *
- * With the paired ("contracted") axes of a and b and the free ones left,
- * the result t has a's free axes then b's; einsum then orders t's axes as
- * its output subscripts ask (perm).  A box of t is one gemm: a's values
+ * With the paired ("contracted") axes of a and b, einsum's batch axes
+ * (in both and in the result) and the free ones left, the result t has
+ * the batch axes, a's free axes, then b's; einsum then orders t's axes as
+ * its output subscripts ask (perm).  Each batch index is its own gemm.  A box of t is one gemm: a's values
  * over the box's free extent and all of the contracted axes, laid out as
  * an Ma x K matrix (contracted axes last, in pair order), times b's as a
  * K x Nb matrix (contracted axes first); t's box in C order is exactly
@@ -26,15 +27,20 @@
  * row of the contraction is larger). */
 enum { BLOCK_ELEMS = 1 << 22 };
 
-/* Free axes of an operand of nd axes whose contracted axes are con[nc]. */
-static int free_axes(int nd, const int *con, int nc, int *fr)
+/* Free axes of operand 'side' (0: a, 1: b) of nd axes: neither summed
+ * nor batch axes. */
+static int free_axes(const ck_node *n, int side, int nd, int *fr)
 {
+    const int *con = side ? n->con_b : n->con_a;
+    const int *bat = side ? n->bat_b : n->bat_a;
     int k = 0;
 
     for (int d = 0; d < nd; d++) {
         int c = 0;
-        for (int j = 0; j < nc; j++)
+        for (int j = 0; j < n->ncon; j++)
             c |= con[j] == d;
+        for (int j = 0; j < n->nbat; j++)
+            c |= bat[j] == d;
         if (!c)
             fr[k++] = d;
     }
@@ -113,7 +119,8 @@ static ck_code tensordot_axes(const char *path, const char *where,
 
 /* einsum's "subscripts": "ij,jk->ik" (or implicit, "ij,jk": the letters
  * that appear once, sorted).  Contractions only: every letter once per
- * operand, a summed letter in both operands. */
+ * operand, a summed letter in both operands; a letter in both operands
+ * and the output is a batch axis. */
 static ck_code einsum_axes(const char *path, const char *where, const cJSON *sj,
                            const ck_node *a, const ck_node *b, ck_node *n,
                            char *outs, ck_err *err)
@@ -182,17 +189,16 @@ static ck_code einsum_axes(const char *path, const char *where, const cJSON *sj,
                 outs[k++] = (char)c;
     }
     outs[k] = '\0';
-    n->ncon = 0;
+    n->ncon = n->nbat = 0;
     for (int d = 0; d < a->ndim; d++) {
         char c = in[0][d];
         const char *inb = strchr(in[1], c);
         int out = strchr(outs, c) != NULL;
-        if (inb && out)
-            return ck_plan_bad(err, path, where,
-                               "subscripts '%s': '%c' is in both operands "
-                               "and the output (a batch axis): not "
-                               "supported",
-                               s, c);
+        if (inb && out) {
+            n->bat_a[n->nbat] = d;
+            n->bat_b[n->nbat++] = (int)(inb - in[1]);
+            continue;
+        }
         if (!inb && !out)
             return ck_plan_bad(err, path, where,
                                "subscripts '%s': '%c' is summed in one "
@@ -209,10 +215,13 @@ static ck_code einsum_axes(const char *path, const char *where, const cJSON *sj,
                                "subscripts '%s': '%c' is summed in one "
                                "operand only: sum it first",
                                s, in[1][d]);
-    /* outs as letters of t's axes: a's free letters, then b's */
+    /* outs as letters of t's axes: the batch letters, a's free letters,
+     * then b's */
     {
-        char t[2 * CK_MAX_DIMS + 1];
+        char t[3 * CK_MAX_DIMS + 1];
         int nt = 0;
+        for (int j = 0; j < n->nbat; j++)
+            t[nt++] = in[0][n->bat_a[j]];
         for (int d = 0; d < a->ndim; d++)
             if (!strchr(in[1], in[0][d]))
                 t[nt++] = in[0][d];
@@ -253,7 +262,7 @@ CK_PLAN_PARSE_FN(contract)
 {
     const ck_node *a = ck_plan_array_arg(p, n, 0),
                   *b = ck_plan_array_arg(p, n, 1);
-    int fa[CK_MAX_DIMS], fb[CK_MAX_DIMS], na, nb, tall[2 * CK_MAX_DIMS] = {0};
+    int fa[CK_MAX_DIMS], fb[CK_MAX_DIMS], na, nb;
     int64_t tsh[2 * CK_MAX_DIMS], tch[2 * CK_MAX_DIMS], k = 1;
     char outs[CK_MAX_DIMS + 1];
 
@@ -276,25 +285,38 @@ CK_PLAN_PARSE_FN(contract)
                                n->con_b[j], (long long)b->shape[n->con_b[j]]);
         k *= a->shape[n->con_a[j]];
     }
-    na = free_axes(a->ndim, n->con_a, n->ncon, fa);
-    nb = free_axes(b->ndim, n->con_b, n->ncon, fb);
-    if (na + nb > CK_MAX_DIMS)
+    for (int j = 0; j < n->nbat; j++)
+        if (a->shape[n->bat_a[j]] != b->shape[n->bat_b[j]])
+            return ck_plan_bad(err, path, where,
+                               "batch axis %d of a (length %lld) and axis %d "
+                               "of b (length %lld) differ",
+                               n->bat_a[j], (long long)a->shape[n->bat_a[j]],
+                               n->bat_b[j], (long long)b->shape[n->bat_b[j]]);
+    na = free_axes(n, 0, a->ndim, fa);
+    nb = free_axes(n, 1, b->ndim, fb);
+    int nt = n->nbat, ia[2 * CK_MAX_DIMS], ib[2 * CK_MAX_DIMS];
+    if (nt + na + nb > CK_MAX_DIMS)
         return ck_plan_bad(err, path, where, "the result has more than %d axes",
                            CK_MAX_DIMS);
+    for (int j = 0; j < n->nbat; j++) {
+        tsh[j] = a->shape[n->bat_a[j]];
+        tch[j] = a->chunks[n->bat_a[j]];
+        ia[j] = ib[j] = j;
+    }
     for (int j = 0; j < na; j++) {
-        tsh[j] = a->shape[fa[j]];
-        tch[j] = a->chunks[fa[j]];
-        tall[j] = j;
+        tsh[nt] = a->shape[fa[j]];
+        tch[nt] = a->chunks[fa[j]];
+        ia[n->nbat + j] = nt++;
     }
     for (int j = 0; j < nb; j++) {
-        tsh[na + j] = b->shape[fb[j]];
-        tch[na + j] = b->chunks[fb[j]];
-        tall[na + j] = na + j;
+        tsh[nt] = b->shape[fb[j]];
+        tch[nt] = b->chunks[fb[j]];
+        ib[n->nbat + j] = nt++;
     }
-    cap_chunks(tch, tall, na, k);
-    cap_chunks(tch, tall + na, nb, k);
+    cap_chunks(tch, ia, n->nbat + na, k);
+    cap_chunks(tch, ib, n->nbat + nb, k);
     n->dtype = a->dtype == CK_F32 && b->dtype == CK_F32 ? CK_F32 : CK_F64;
-    n->ndim = na + nb;
+    n->ndim = nt;
     for (int d = 0; d < n->ndim; d++) {
         n->shape[d] = tsh[n->perm[d]];
         n->chunks[d] = tch[n->perm[d]];
@@ -312,17 +334,18 @@ typedef struct blocks {
     int64_t am[CK_MAX_DIMS], bm[CK_MAX_DIMS]; /* the permuted shapes */
     int aperm[CK_MAX_DIMS], bperm[CK_MAX_DIMS];
     int64_t m, n, k;
+    int64_t nb; /* batch indices in the box */
 } blocks;
 
 static void make_blocks(const xrun *r, const ck_node *nd, const int64_t *tst,
                         const int64_t *tsh, blocks *bl)
 {
     const ck_node *a = &r->p->node[nd->arg[0]], *b = &r->p->node[nd->arg[1]];
-    int fa[CK_MAX_DIMS], fb[CK_MAX_DIMS];
-    int na = free_axes(a->ndim, nd->con_a, nd->ncon, fa);
-    int nb = free_axes(b->ndim, nd->con_b, nd->ncon, fb);
+    int fa[CK_MAX_DIMS], fb[CK_MAX_DIMS], nt = nd->nbat;
+    int na = free_axes(nd, 0, a->ndim, fa);
+    int nb = free_axes(nd, 1, b->ndim, fb);
 
-    bl->m = bl->n = bl->k = 1;
+    bl->m = bl->n = bl->k = bl->nb = 1;
     for (int d = 0; d < a->ndim; d++) {
         bl->ast[d] = 0;
         bl->ash[d] = a->shape[d];
@@ -331,22 +354,30 @@ static void make_blocks(const xrun *r, const ck_node *nd, const int64_t *tst,
         bl->bst[d] = 0;
         bl->bsh[d] = b->shape[d];
     }
+    /* a as (batch, free, summed), b as (batch, summed, free) */
+    for (int j = 0; j < nt; j++) {
+        bl->ast[nd->bat_a[j]] = bl->bst[nd->bat_b[j]] = tst[j];
+        bl->ash[nd->bat_a[j]] = bl->bsh[nd->bat_b[j]] = tsh[j];
+        bl->aperm[j] = nd->bat_a[j];
+        bl->bperm[j] = nd->bat_b[j];
+        bl->nb *= tsh[j];
+    }
     for (int j = 0; j < na; j++) {
-        bl->ast[fa[j]] = tst[j];
-        bl->ash[fa[j]] = tsh[j];
-        bl->aperm[j] = fa[j];
-        bl->m *= tsh[j];
+        bl->ast[fa[j]] = tst[nt + j];
+        bl->ash[fa[j]] = tsh[nt + j];
+        bl->aperm[nt + j] = fa[j];
+        bl->m *= tsh[nt + j];
     }
     for (int j = 0; j < nd->ncon; j++) {
-        bl->aperm[na + j] = nd->con_a[j];
-        bl->bperm[j] = nd->con_b[j];
+        bl->aperm[nt + na + j] = nd->con_a[j];
+        bl->bperm[nt + j] = nd->con_b[j];
         bl->k *= a->shape[nd->con_a[j]];
     }
     for (int j = 0; j < nb; j++) {
-        bl->bst[fb[j]] = tst[na + j];
-        bl->bsh[fb[j]] = tsh[na + j];
-        bl->bperm[nd->ncon + j] = fb[j];
-        bl->n *= tsh[na + j];
+        bl->bst[fb[j]] = tst[nt + na + j];
+        bl->bsh[fb[j]] = tsh[nt + na + j];
+        bl->bperm[nt + nd->ncon + j] = fb[j];
+        bl->n *= tsh[nt + na + j];
     }
     for (int d = 0; d < a->ndim; d++)
         bl->am[d] = bl->ash[bl->aperm[d]];
@@ -379,13 +410,14 @@ size_t ck_exec_contract_bytes(const xrun *r, int i, size_t n, int known,
     (void)n, (void)known, (void)aligned;
     t_box(nd, zero, nd->chunks, tst, tsh);
     make_blocks(r, nd, tst, tsh, &bl);
-    sa = (size_t)(bl.m * bl.k);
-    sb = (size_t)(bl.k * bl.n);
+    sa = (size_t)(bl.nb * bl.m * bl.k);
+    sb = (size_t)(bl.nb * bl.k * bl.n);
     ea = ck_exec_eval_bytes(r, nd->arg[0], sa);
     eb = ck_exec_eval_bytes(r, nd->arg[1], sb);
     return 2 * ck_exec_al(sa * ck_dtype_size(a->dtype)) + ck_exec_al(sa * cs) +
            2 * ck_exec_al(sb * ck_dtype_size(b->dtype)) + ck_exec_al(sb * cs) +
-           ck_exec_al((size_t)(bl.m * bl.n) * cs) + (ea > eb ? ea : eb) + 512;
+           ck_exec_al((size_t)(bl.nb * bl.m * bl.n) * cs) +
+           (ea > eb ? ea : eb) + 512;
 }
 
 /* One operand's block: evaluated, permuted to a matrix, converted. */
@@ -427,33 +459,38 @@ ck_code ck_exec_contract_eval(xrun *r, int i, const int64_t *start,
     (void)mm;
     t_box(nd, start, shape, tst, tsh);
     make_blocks(r, nd, tst, tsh, &bl);
-    if (bl.m * bl.n == 0)
+    if (bl.nb * bl.m * bl.n == 0)
         return CK_OK;
     for (int d = 0; d < nd->ndim; d++)
         ident &= nd->perm[d] == d;
-    if (!ident && !(c = ck_arena_alloc(a, (size_t)(bl.m * bl.n) * cs)))
+    if (!ident && !(c = ck_arena_alloc(a, (size_t)(bl.nb * bl.m * bl.n) * cs)))
         return ck_exec_no_room(err);
     if (bl.k == 0) {
-        memset(dst, 0, (size_t)(bl.m * bl.n) * cs);
+        memset(dst, 0, (size_t)(bl.nb * bl.m * bl.n) * cs);
         return CK_OK;
     }
     CK_TRY(operand_matrix(r, nd->arg[0], bl.ast, bl.ash, bl.am, bl.aperm,
                           nd->dtype, &am, a, err));
     CK_TRY(operand_matrix(r, nd->arg[1], bl.bst, bl.bsh, bl.bm, bl.bperm,
                           nd->dtype, &bm, a, err));
-    ck_gemm_args g = {.dtype = nd->dtype,
-                      .m = bl.m,
-                      .n = bl.n,
-                      .k = bl.k,
-                      .alpha = 1,
-                      .beta = 0,
-                      .a = am,
-                      .lda = bl.k,
-                      .b = bm,
-                      .ldb = bl.n,
-                      .c = c,
-                      .ldc = bl.n};
-    CK_TRY(ck_op_gemm(&r->be, &g, err));
+    /* one gemm per batch index: the box's t values are (batch, free a,
+     * free b) in C order */
+    for (int64_t q = 0; q < bl.nb; q++) {
+        ck_gemm_args g = {
+            .dtype = nd->dtype,
+            .m = bl.m,
+            .n = bl.n,
+            .k = bl.k,
+            .alpha = 1,
+            .beta = 0,
+            .a = (const char *)am + (size_t)(q * bl.m * bl.k) * cs,
+            .lda = bl.k,
+            .b = (const char *)bm + (size_t)(q * bl.k * bl.n) * cs,
+            .ldb = bl.n,
+            .c = (char *)c + (size_t)(q * bl.m * bl.n) * cs,
+            .ldc = bl.n};
+        CK_TRY(ck_op_gemm(&r->be, &g, err));
+    }
     if (!ident)
         ck_exec_permute(nd->ndim, cs, dst, shape, c, tsh, nd->perm);
     return CK_OK;

@@ -133,6 +133,9 @@ typedef struct ck_node {
     /* tensordot, einsum: axis con_a[j] of the first array pairs with
      * con_b[j] of the second (ncon pairs); perm orders the result */
     int con_a[CK_MAX_DIMS], con_b[CK_MAX_DIMS], ncon;
+    /* einsum: batch axes, in both arrays and the result (bat_a[j] of the
+     * first with bat_b[j] of the second) */
+    int bat_a[CK_MAX_DIMS], bat_b[CK_MAX_DIMS], nbat;
     char source[4096]; /* input: PATH[:DATASET] */
     /* what it makes */
     ck_dtype dtype;
