@@ -5,14 +5,14 @@
  * With the paired ("contracted") axes of a and b, einsum's batch axes
  * (in both and in the result) and the free ones left, the result t has
  * the batch axes, a's free axes, then b's; einsum then orders t's axes as
- * its output subscripts ask (perm).  Each batch index is its own gemm.  A box of t is one gemm: a's values
- * over the box's free extent and all of the contracted axes, laid out as
- * an Ma x K matrix (contracted axes last, in pair order), times b's as a
- * K x Nb matrix (contracted axes first); t's box in C order is exactly
- * that Ma x Nb product.  Chunks are capped so both blocks stay about
- * BLOCK_ELEMS, so memory is bounded whatever the contracted size.
- * As for matmul, float32 with float32 runs in sgemm and everything else
- * in float64 (NumPy keeps integers integral; documented).
+ * its output subscripts ask (perm).  Each batch index is its own gemm.  A box
+ * of t is one gemm: a's values over the box's free extent and all of the
+ * contracted axes, laid out as an Ma x K matrix (contracted axes last, in pair
+ * order), times b's as a K x Nb matrix (contracted axes first); t's box in C
+ * order is exactly that Ma x Nb product.  Chunks are capped so both blocks stay
+ * about BLOCK_ELEMS, so memory is bounded whatever the contracted size. As for
+ * matmul, float32 with float32 runs in sgemm and everything else in float64
+ * (NumPy keeps integers integral; documented).
  */
 #include <cjson/cJSON.h>
 #include <string.h>
