@@ -88,6 +88,7 @@ CK_EXEC_BOX_FNS(matmul);
 CK_EXEC_BOX_FNS(part);
 CK_EXEC_BOX_FNS(predict);
 CK_EXEC_BOX_FNS(take);
+CK_EXEC_BOX_FNS(kernel);
 CK_EXEC_BOX_FNS(indices);
 CK_EXEC_BOX_FNS(contract);
 CK_EXEC_BOX_FNS(isin);

@@ -101,6 +101,7 @@ CK_PLAN_PARSE_FN(swapaxes);
 CK_PLAN_PARSE_FN(squeeze);
 CK_PLAN_PARSE_FN(expand_dims);
 CK_PLAN_PARSE_FN(take);
+CK_PLAN_PARSE_FN(kernel);
 CK_PLAN_PARSE_FN(indices);
 CK_PLAN_PARSE_FN(contract);
 CK_PLAN_PARSE_FN(isin);

@@ -20,6 +20,7 @@
 
 #include "ops/ew.h"
 #include "ops/hist.h"
+#include "ops/kernel.h"
 #include "ops/reduce.h"
 #include "pipelines/gen.h"
 #include "pipelines/exec.h"
@@ -2199,6 +2200,7 @@ void ck_plan_free(ck_plan *p)
         free(p->node[i].edges2);
         free(p->node[i].vals);
         free(p->node[i].idx);
+        ck_kernel_close(p->node[i].kernel);
     }
     free(p);
 }

@@ -57,6 +57,7 @@ typedef enum ck_node_kind {
     CK_NODE_BROADCAST, /* broadcast_to a given shape */
     CK_NODE_INDICES,   /* argwhere, nonzero, flatnonzero: indices found
                           when the plan is made, held in idx (op_index.c) */
+    CK_NODE_KERNEL,    /* user code per chunk (op_kernel.c) */
     CK_NODE_CONTRACT,  /* tensordot, einsum of two arrays: gemm per box
                           (op_contract.c) */
 } ck_node_kind;
@@ -136,7 +137,8 @@ typedef struct ck_node {
     /* einsum: batch axes, in both arrays and the result (bat_a[j] of the
      * first with bat_b[j] of the second) */
     int bat_a[CK_MAX_DIMS], bat_b[CK_MAX_DIMS], nbat;
-    char source[4096]; /* input: PATH[:DATASET] */
+    struct ck_kernel *kernel; /* kernel: loaded user code (owned) */
+    char source[4096];        /* input: PATH[:DATASET] */
     /* what it makes */
     ck_dtype dtype;
     int ndim;

@@ -137,3 +137,33 @@ Test(nvrtc, an_unwritable_cache_is_skipped, .init = setup, .fini = teardown)
     cr_assert_eq(memcmp(a, "\177ELF", 4), 0);
     free(src);
 }
+
+/* The sample custom kernel users start from (sample-data/kernels/
+ * rowadd.cu, the seed's row add) compiles for the H100's and the A100's
+ * architectures. */
+Test(nvrtc, the_sample_row_add_kernel_compiles, .init = setup,
+     .fini = teardown)
+{
+    char path[512], *src;
+    FILE *f;
+    long n;
+    const void *image;
+    size_t len;
+    ck_err err = {0};
+
+    snprintf(path, sizeof path, "%s/rowadd.cu", CK_SAMPLE_KERNELS);
+    cr_assert_not_null(f = fopen(path, "rb"), "%s", path);
+    cr_assert_eq(fseek(f, 0, SEEK_END), 0);
+    n = ftell(f);
+    rewind(f);
+    cr_assert_not_null(src = calloc(1, (size_t)n + 1));
+    cr_assert_eq(fread(src, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    for (int arch = 80; arch <= 90; arch += 10) {
+        cr_assert_eq(ck_cuda_image(src, arch, &image, &len, &err), CK_OK,
+                     "sm_%d: %s", arch, err.msg);
+        cr_assert_gt(len, 4);
+        cr_assert_eq(memcmp(image, "\177ELF", 4), 0);
+    }
+    free(src);
+}

@@ -1,0 +1,48 @@
+/*
+ * ops/kernel.h - user kernels for the "kernel" pipeline op: C source
+ * compiled at run time with the system compiler into a shared object
+ * (cached on disk, keyed by the source, the contract header, the compiler
+ * and its flags), or a prebuilt shared library, loaded with dlopen and
+ * called once per chunk on the worker threads.  The contract is
+ * sample-data/kernels/chunkctl_kernel.h, which chunkctl carries inside
+ * itself and puts on the compiler's include path.
+ */
+#ifndef CK_OPS_KERNEL_H
+#define CK_OPS_KERNEL_H
+
+#include <stdint.h>
+
+#include "base/ck_dtype.h"
+#include "base/ck_err.h"
+#include "base/ck_grid.h"
+
+typedef struct ck_kernel ck_kernel;
+
+/* One argument or the result as the kernel sees it (chunkctl_array). */
+typedef struct ck_kernel_array {
+    void *data;
+    int dtype; /* ck_dtype's numbering */
+    int ndim;
+    int64_t shape[CK_MAX_DIMS], strides[CK_MAX_DIMS], origin[CK_MAX_DIMS],
+        full_shape[CK_MAX_DIMS];
+} ck_kernel_array;
+
+/* Compiles C source file 'source' (or, with 'library', loads that
+ * prebuilt shared object) and finds symbol 'entry'.  CK_EUSAGE with the
+ * compiler's first error line ("rowadd.c:12:5: error: ..."), or naming
+ * the missing file or entry point; CK_EIO when the compiler cannot run.
+ * 'what' starts each message ("p.json: steps[3]"). */
+ck_code ck_kernel_open(const char *what, const char *source,
+                       const char *library, const char *entry, ck_kernel **out,
+                       ck_err *err);
+void ck_kernel_close(ck_kernel *k);
+
+/* Calls the entry point: the kernel's own return code, 0 on success. */
+int ck_kernel_call(const ck_kernel *k, ck_kernel_array *out,
+                   const ck_kernel_array *args, int nargs, const double *params,
+                   int nparams);
+
+/* Whether the last ck_kernel_open compiled (0: found in the cache). */
+int ck_kernel_compiled(const ck_kernel *k);
+
+#endif

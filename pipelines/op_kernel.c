@@ -1,0 +1,201 @@
+/*
+ * pipelines/op_kernel.c - the kernel op: the user's C function applied to
+ * each chunk of the result, as dask's map_blocks applies a function (or a
+ * CuPy RawKernel) block by block.
+ *
+ * Arguments are aligned with the result chunk by chunk, broadcasting from
+ * the last axis: an axis of an argument is either the result's (the same
+ * length: the chunk's range of it) or of length 1 (its one element), so a
+ * 1-D y of length N beside an M x N x gets the part of y under the
+ * chunk's columns.  Numbers among the args are the kernel's parameters.
+ * The source is compiled when the pipeline is planned (ops/kernel.h), so
+ * a kernel that does not compile stops the run before any data is read.
+ */
+#include <cjson/cJSON.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ops/kernel.h"
+#include "pipelines/exec_impl.h"
+#include "pipelines/optab.h"
+#include "pipelines/plan_impl.h"
+
+/* A file named in a step: relative to the pipeline file's folder (or the
+ * working directory for a one-step command, whose 'path' is no file). */
+static void resolve(const char *path, const char *where, const char *f,
+                    char *out, size_t n)
+{
+    const char *slash = strrchr(path, '/');
+
+    if (f[0] == '/' || !where[0] || !slash)
+        snprintf(out, n, "%s", f);
+    else
+        snprintf(out, n, "%.*s/%s", (int)(slash - path), path, f);
+}
+
+CK_PLAN_PARSE_FN(kernel)
+{
+    const cJSON *src = cJSON_GetObjectItem(step, "source");
+    const cJSON *lib = cJSON_GetObjectItem(step, "library");
+    const cJSON *entry = cJSON_GetObjectItem(step, "entry");
+    const cJSON *dt = cJSON_GetObjectItem(step, "dtype");
+    const cJSON *shape = cJSON_GetObjectItem(step, "shape");
+    const cJSON *chunks = cJSON_GetObjectItem(step, "chunks");
+    const ck_node *first = NULL;
+    char file[PATH_MAX], what[600], a[128], b[128];
+    int nd;
+
+    (void)sub;
+    for (int k = 0; k < n->nargs && !first; k++)
+        first = ck_plan_array_arg(p, n, k);
+    if (!first)
+        return ck_plan_bad(err, path, where, "needs at least one array");
+    if (!cJSON_IsString(entry) || !entry->valuestring[0])
+        return ck_plan_bad(err, path, where,
+                           "needs \"entry\", the kernel function's name");
+    if (!cJSON_IsString(src) == !cJSON_IsString(lib))
+        return ck_plan_bad(err, path, where,
+                           "give \"source\" (C source) or \"library\" (a "
+                           "shared object), one of them");
+    /* the result: the first array's shape and chunks unless given */
+    n->dtype = first->dtype;
+    if (dt && (!cJSON_IsString(dt) ||
+               ck_dtype_parse(dt->valuestring, &n->dtype, NULL) != CK_OK))
+        return ck_plan_bad(err, path, where, "dtype: expected a dtype name");
+    n->ndim = first->ndim;
+    memcpy(n->shape, first->shape, sizeof n->shape);
+    memcpy(n->chunks, first->chunks, sizeof n->chunks);
+    if (shape) {
+        CK_TRY(ck_plan_int_list(path, where, "shape", shape, n->shape, &n->ndim,
+                                0, err));
+        ck_plan_first_chunks(p, n);
+    }
+    if (chunks) {
+        CK_TRY(ck_plan_int_list(path, where, "chunks", chunks, n->chunks, &nd,
+                                0, err));
+        if (nd != n->ndim)
+            return ck_plan_bad(err, path, where,
+                               "chunks has %d values for a %d-D result", nd,
+                               n->ndim);
+    }
+    for (int d = 0; d < n->ndim; d++)
+        if (n->chunks[d] < 1)
+            n->chunks[d] = 1;
+    for (int k = 0; k < n->nargs; k++) {
+        const ck_node *m = ck_plan_array_arg(p, n, k);
+        int lead = n->ndim - (m ? m->ndim : 0), ok = lead >= 0;
+        for (int d = 0; m && ok && d < m->ndim; d++)
+            ok = m->shape[d] == 1 || m->shape[d] == n->shape[lead + d];
+        if (m && !ok)
+            return ck_plan_bad(
+                err, path, where,
+                "args[%d]: shape %s cannot be aligned chunk by chunk with the "
+                "result's %s (each axis the result's length or 1, counted "
+                "from the last)",
+                k, ck_plan_shape_str(m->ndim, m->shape, a, sizeof a),
+                ck_plan_shape_str(n->ndim, n->shape, b, sizeof b));
+    }
+    resolve(path, where,
+            cJSON_IsString(src) ? src->valuestring : lib->valuestring, file,
+            sizeof file);
+    if (where[0])
+        snprintf(what, sizeof what, "%s: %s", path, where);
+    else
+        snprintf(what, sizeof what, "%s", path);
+    return ck_kernel_open(what, cJSON_IsString(src) ? file : NULL,
+                          cJSON_IsString(lib) ? file : NULL, entry->valuestring,
+                          &n->kernel, err);
+}
+
+/* Argument m's block under the result's box: its axes of length 1 whole,
+ * the others the box's range. */
+static void aligned(const ck_node *nd, const ck_node *m, const int64_t *start,
+                    const int64_t *shape, int64_t *ast, int64_t *ash)
+{
+    int lead = nd->ndim - m->ndim;
+
+    for (int d = 0; d < m->ndim; d++) {
+        int one = m->shape[d] == 1 && nd->shape[lead + d] != 1;
+        ast[d] = one ? 0 : start[lead + d];
+        ash[d] = one ? 1 : shape[lead + d];
+    }
+}
+
+/* Each array argument's block (at most the box's elements) and, one at a
+ * time, its own scratch. */
+size_t ck_exec_kernel_bytes(const xrun *r, int i, size_t n, int known,
+                            int aligned_)
+{
+    const ck_node *nd = &r->p->node[i];
+    size_t b = 0, most = 0;
+
+    (void)known, (void)aligned_;
+    for (int k = 0; k < nd->nargs; k++) {
+        if (nd->arg[k] < 0)
+            continue;
+        size_t e = ck_exec_eval_bytes(r, nd->arg[k], n);
+        b += ck_exec_al(n * ck_dtype_size(r->p->node[nd->arg[k]].dtype));
+        most = e > most ? e : most;
+    }
+    return b + most + 256;
+}
+
+static void describe(ck_kernel_array *v, void *data, ck_dtype t, int ndim,
+                     const int64_t *start, const int64_t *shape,
+                     const int64_t *full)
+{
+    int64_t s = 1;
+
+    memset(v, 0, sizeof *v);
+    v->data = data;
+    v->dtype = (int)t;
+    v->ndim = ndim;
+    for (int d = ndim - 1; d >= 0; d--) {
+        v->shape[d] = shape[d];
+        v->origin[d] = start[d];
+        v->full_shape[d] = full[d];
+        v->strides[d] = s;
+        s *= shape[d];
+    }
+}
+
+ck_code ck_exec_kernel_eval(xrun *r, int i, const int64_t *start,
+                            const int64_t *shape, void *dst, ck_arena *a,
+                            const memo *mm, ck_err *err)
+{
+    const ck_node *nd = &r->p->node[i];
+    ck_kernel_array out, args[CK_MAX_ARGS];
+    double params[CK_MAX_ARGS];
+    int na = 0, np = 0, rc;
+    char at[160];
+
+    (void)mm;
+    if (ck_exec_nelem(nd->ndim, shape) == 0)
+        return CK_OK;
+    for (int k = 0; k < nd->nargs; k++) {
+        if (nd->arg[k] < 0) {
+            params[np++] = nd->scalar[k];
+            continue;
+        }
+        const ck_node *m = &r->p->node[nd->arg[k]];
+        int64_t ast[CK_MAX_DIMS], ash[CK_MAX_DIMS];
+        aligned(nd, m, start, shape, ast, ash);
+        void *v = ck_arena_alloc(a, (size_t)ck_exec_nelem(m->ndim, ash) *
+                                        ck_dtype_size(m->dtype));
+        if (!v)
+            return ck_exec_no_room(err);
+        size_t mark = a->used;
+        CK_TRY(ck_exec_eval(r, nd->arg[k], ast, ash, v, a, err));
+        a->used = mark;
+        describe(&args[na++], v, m->dtype, m->ndim, ast, ash, m->shape);
+    }
+    describe(&out, dst, nd->dtype, nd->ndim, start, shape, nd->shape);
+    if ((rc = ck_kernel_call(nd->kernel, &out, args, na, params, np)) != 0) {
+        ck_coords_str(nd->ndim, start, at, sizeof at);
+        return ck_err_set(err, CK_EFORMAT,
+                          "%s: the kernel returned %d for the chunk at %s",
+                          nd->name, rc, at);
+    }
+    return CK_OK;
+}

@@ -1,0 +1,201 @@
+"""The kernel op (issue 12, CPU): the user's C function per chunk, as
+dask's map_blocks.  The sample row add (sample-data/kernels/rowadd.c)
+equals the built-in add; arguments are aligned chunk by chunk (a 1-D y
+beside an M x N x); numbers pass as parameters; each call sees its
+block's origin in the whole array; the compiled kernel is cached; and a
+kernel that does not compile, lacks its entry point, cannot be aligned or
+fails at run time is one clear line, with no output written.
+"""
+import json
+import os
+import shutil
+import subprocess
+import unittest
+
+import _common as C
+from _common import np, h5py, zarr
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+KERNELS = os.path.join(os.path.dirname(os.path.dirname(HERE)), "sample-data",
+                       "kernels")
+RNG = np.random.default_rng(12)
+X = RNG.normal(size=(300, 70)).astype(np.float32)
+Y = RNG.normal(size=(70,)).astype(np.float32)
+D = RNG.normal(size=(41, 9, 5))
+
+AXPY = r"""
+#include "chunkctl_kernel.h"
+/* out = a * x + b, in float64; params: a, b */
+int axpy(chunkctl_array *out, const chunkctl_array *args, int nargs,
+         const double *p, int np)
+{
+    const double *x = args[0].data;
+    double *o = out->data;
+    int64_t n = 1;
+    if (nargs != 1 || np != 2 || args[0].dtype != CHUNKCTL_FLOAT64)
+        return 3;
+    for (int d = 0; d < out->ndim; d++)
+        n *= out->shape[d];
+    for (int64_t i = 0; i < n; i++)
+        o[i] = p[0] * x[i] + p[1];
+    return 0;
+}
+/* out[i, j, k] = the element's C-order position in the whole array */
+int where_am_i(chunkctl_array *out, const chunkctl_array *args, int nargs,
+               const double *p, int np)
+{
+    int64_t *o = out->data, idx[3] = {0, 0, 0};
+    (void)args, (void)nargs, (void)p, (void)np;
+    for (int64_t k = 0; k < out->shape[0] * out->shape[1] * out->shape[2];
+         k++) {
+        int64_t g = 0;
+        for (int d = 0; d < 3; d++)
+            g = g * out->full_shape[d] + out->origin[d] + idx[d];
+        o[k] = g;
+        for (int d = 2; d >= 0; d--) {
+            if (++idx[d] < out->shape[d])
+                break;
+            idx[d] = 0;
+        }
+    }
+    return 0;
+}
+int fails(chunkctl_array *out, const chunkctl_array *args, int nargs,
+          const double *p, int np)
+{
+    (void)out, (void)args, (void)nargs, (void)p, (void)np;
+    return out->origin[0] > 0 ? 7 : 0;
+}
+"""
+
+
+class Kernel(C.InteropCase):
+
+    @classmethod
+    def make_fixtures(cls):
+        with h5py.File(cls.path("in.h5"), "w") as f:
+            f.create_dataset("x", data=X, chunks=(64, 16))
+            f.create_dataset("y", data=Y, chunks=(20,))
+            f.create_dataset("d", data=D, chunks=(10, 4, 5))
+        z = zarr.open(cls.path("x.zarr"), mode="w", shape=X.shape,
+                      chunks=(50, 30), dtype=X.dtype)
+        z[...] = X
+        with open(cls.path("axpy.c"), "w") as f:
+            f.write(AXPY)
+        with open(cls.path("broken.c"), "w") as f:
+            f.write('#include "chunkctl_kernel.h"\n\nint k(void)\n{\n'
+                    '    return undeclared + 1;\n}\n')
+        os.environ["CHUNKCTL_CACHE_DIR"] = cls.path("cache")
+
+    def run_pipeline(self, steps, outputs, inputs=None, threads="2",
+                     expect=0, where=None):
+        doc = {"inputs": inputs or {"x": self.path("in.h5") + ":/x",
+                                    "y": self.path("in.h5") + ":/y",
+                                    "d": self.path("in.h5") + ":/d"},
+               "steps": steps, "outputs": outputs}
+        path = os.path.join(where or self.path("."), "p.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        return C.run("run", "--quiet", "--threads", threads, path,
+                     expect=expect)
+
+    def test_rowadd_equals_add(self):
+        src = os.path.join(KERNELS, "rowadd.c")
+        for xin in (self.path("in.h5") + ":/x", self.path("x.zarr")):
+            got = []
+            for t in ("1", "2", "7"):
+                out = self.fresh("o.h5")
+                self.run_pipeline(
+                    [{"name": "z", "op": "kernel", "args": ["x", "y"],
+                      "source": src, "entry": "rowadd"},
+                     {"name": "w", "op": "add", "args": ["x", "y"]}],
+                    {"z": out + ":/z", "w": out + ":/w"}, threads=t,
+                    inputs={"x": xin, "y": self.path("in.h5") + ":/y"})
+                with h5py.File(out, "r") as f:
+                    z, w = f["z"][...], f["w"][...]
+                self.assertEqual(z.dtype, np.float32)
+                np.testing.assert_array_equal(z, w)
+                np.testing.assert_array_equal(z, X + Y)
+                got.append(z.tobytes())
+            self.assertEqual(len(set(got)), 1)
+
+    def test_params_origin_and_relative_source(self):
+        out = self.fresh("o.h5")
+        # "axpy.c" is found beside the pipeline file
+        self.run_pipeline(
+            [{"name": "a", "op": "kernel", "args": ["d", 2.5, -1],
+              "source": "axpy.c", "entry": "axpy"},
+             {"name": "g", "op": "kernel", "args": ["d"],
+              "source": "axpy.c", "entry": "where_am_i", "dtype": "int64"}],
+            {"a": out + ":/a", "g": out + ":/g"})
+        with h5py.File(out, "r") as f:
+            np.testing.assert_array_equal(f["a"][...], 2.5 * D - 1)
+            np.testing.assert_array_equal(
+                f["g"][...], np.arange(D.size).reshape(D.shape))
+
+    def test_cached_and_prebuilt_library(self):
+        cache = self.path("cache2")
+        os.environ["CHUNKCTL_CACHE_DIR"] = cache
+        try:
+            for _ in range(2):
+                out = self.fresh("o.h5")
+                self.run_pipeline(
+                    [{"name": "a", "op": "kernel", "args": ["d", 1, 0],
+                      "source": self.path("axpy.c"), "entry": "axpy"}],
+                    {"a": out + ":/a"})
+                so = [f for f in os.listdir(os.path.join(cache, "c"))
+                      if f.endswith(".so")]
+                self.assertEqual(len(so), 1)
+                if _ == 0:
+                    first = os.stat(os.path.join(cache, "c", so[0])).st_mtime_ns
+            self.assertEqual(
+                os.stat(os.path.join(cache, "c", so[0])).st_mtime_ns, first)
+        finally:
+            os.environ["CHUNKCTL_CACHE_DIR"] = self.path("cache")
+        lib = self.path("libaxpy.so")
+        subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-I" + KERNELS,
+                        "-o", lib, self.path("axpy.c")], check=True)
+        out = self.fresh("o.h5")
+        self.run_pipeline(
+            [{"name": "a", "op": "kernel", "args": ["d", 3, 1],
+              "library": lib, "entry": "axpy"}], {"a": out + ":/a"})
+        with h5py.File(out, "r") as f:
+            np.testing.assert_array_equal(f["a"][...], 3 * D + 1)
+
+    def test_one_step_command(self):
+        out = self.fresh("o.h5")
+        C.run("kernel", "--quiet", self.path("in.h5") + ":/x",
+              self.path("in.h5") + ":/y", "--source",
+              os.path.join(KERNELS, "rowadd.c"), "--entry", "rowadd", "-o",
+              out + ":/z")
+        with h5py.File(out, "r") as f:
+            np.testing.assert_array_equal(f["z"][...], X + Y)
+
+    def test_bad_kernels_are_one_line_and_write_nothing(self):
+        cases = [
+            ({"source": "broken.c", "entry": "k", "args": ["x"]}, 2,
+             r"kernel does not compile: .*broken\.c:5:\d+: error: .*undeclared"),
+            ({"source": "axpy.c", "entry": "nope", "args": ["x"]}, 2,
+             r"no entry point 'nope'"),
+            ({"source": "missing.c", "entry": "k", "args": ["x"]}, 2,
+             r"source .*missing\.c"),
+            ({"source": "axpy.c", "entry": "axpy", "args": ["x", "d"]}, 2,
+             r"args\[1\]: shape \(41, 9, 5\) cannot be aligned"),
+            ({"source": "axpy.c", "entry": "fails", "args": ["d"]}, 1,
+             r"the kernel returned 7 for the chunk at"),
+            ({"entry": "k", "args": ["x"]}, 2, r"give \"source\""),
+        ]
+        for step, code, pattern in cases:
+            with self.subTest(step=step):
+                out = self.fresh("bad.h5")
+                step = dict(step, name="k", op="kernel")
+                p = self.run_pipeline([step], {"k": out + ":/k"},
+                                      expect=code)
+                self.assertEqual(len(p.stderr.strip().splitlines()), 1,
+                                 p.stderr)
+                self.assertRegex(p.stderr, pattern)
+                self.assertFalse(os.path.exists(out))
+
+
+if __name__ == "__main__":
+    unittest.main()
