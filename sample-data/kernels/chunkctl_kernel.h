@@ -37,13 +37,13 @@ enum {
 enum { CHUNKCTL_MAX_DIMS = 32 };
 
 typedef struct chunkctl_array {
-    void *data;                           /* the block, C order */
-    int dtype;                            /* CHUNKCTL_* */
-    int ndim;                             /* the whole array's */
-    int64_t shape[CHUNKCTL_MAX_DIMS];     /* of this block */
-    int64_t strides[CHUNKCTL_MAX_DIMS];   /* in elements, C order */
-    int64_t origin[CHUNKCTL_MAX_DIMS];    /* this block's first element in
-                                             the whole array */
+    void *data;                            /* the block, C order */
+    int dtype;                             /* CHUNKCTL_* */
+    int ndim;                              /* the whole array's */
+    int64_t shape[CHUNKCTL_MAX_DIMS];      /* of this block */
+    int64_t strides[CHUNKCTL_MAX_DIMS];    /* in elements, C order */
+    int64_t origin[CHUNKCTL_MAX_DIMS];     /* this block's first element in
+                                              the whole array */
     int64_t full_shape[CHUNKCTL_MAX_DIMS]; /* the whole array */
 } chunkctl_array;
 

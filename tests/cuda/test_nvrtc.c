@@ -141,8 +141,7 @@ Test(nvrtc, an_unwritable_cache_is_skipped, .init = setup, .fini = teardown)
 /* The sample custom kernel users start from (sample-data/kernels/
  * rowadd.cu, the seed's row add) compiles for the H100's and the A100's
  * architectures. */
-Test(nvrtc, the_sample_row_add_kernel_compiles, .init = setup,
-     .fini = teardown)
+Test(nvrtc, the_sample_row_add_kernel_compiles, .init = setup, .fini = teardown)
 {
     char path[512], *src;
     FILE *f;
