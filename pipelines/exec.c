@@ -1349,13 +1349,17 @@ static ck_code run_fold(fold *f, ck_err *err)
             same = ag->chunk[d] == f->g.chunk[d];
         f->direct = same ? arr : NULL;
     }
+    /* what a stacked run needs beyond one chunk's reading */
+    size_t stack_bytes =
+        f->stacked ? ck_exec_al(n * (size_t)f->run * ck_dtype_size(m->dtype)) +
+                         ck_exec_bytes(r, f->operand, n * (size_t)f->run, -1, 0)
+                   : 0;
+    size_t chunk_bytes =
+        f->direct ? ck_exec_al(ck_array_scratch_bytes(f->direct)) + 256
+                  : ck_exec_bytes(r, f->operand, n, -1, own);
     f->arena_bytes =
         ck_exec_al(n * ck_dtype_size(m->dtype)) +
-        (f->stacked
-             ? ck_exec_al(n * (size_t)f->run * ck_dtype_size(m->dtype)) +
-                   ck_exec_bytes(r, f->operand, n * (size_t)f->run, -1, 0)
-         : f->direct ? ck_exec_al(ck_array_scratch_bytes(f->direct)) + 256
-                     : ck_exec_bytes(r, f->operand, n, -1, own)) +
+        (f->stacked ? stack_bytes : chunk_bytes) +
         (f->cond >= 0
              ? ck_exec_al(n) +
                    ck_exec_bytes(r, f->cond, n, f->operand,
@@ -1387,6 +1391,18 @@ static ck_code run_fold(fold *f, ck_err *err)
      * partial), then a window of a few chunks per worker. */
     int64_t left = r->budget.limit - r->budget.used;
     int64_t per = (int64_t)f->arena_bytes + (int64_t)f->part_bytes;
+    if (left < per && f->stacked &&
+        left >= per - (int64_t)stack_bytes + (int64_t)chunk_bytes) {
+        /* a --memory too small for a run read as one box: its chunks are
+         * folded one by one (the last bits of float sums may differ from
+         * a run read whole; they still do not depend on --threads) */
+        f->stacked = 0;
+        f->arena_bytes = f->arena_bytes - stack_bytes + chunk_bytes;
+        per = (int64_t)f->arena_bytes + (int64_t)f->part_bytes;
+        f->run = TASK_RUN;
+        f->per_row = (f->g.nchunks[f->axis] + f->run - 1) / f->run;
+        f->ntasks = f->g.total_chunks / f->g.nchunks[f->axis] * f->per_row;
+    }
     if (left < per) {
         char have[32], need[32];
         ck_budget_release(&r->budget, charged);
@@ -1396,7 +1412,11 @@ static ck_code run_fold(fold *f, ck_err *err)
             "worker (raise --memory or use smaller chunks)",
             ck_size_str((double)r->budget.limit, have, sizeof have),
             first->where,
-            ck_size_str((double)(per + r->budget.used), need, sizeof need));
+            ck_size_str((double)((f->stacked ? per - (int64_t)stack_bytes +
+                                                   (int64_t)chunk_bytes
+                                             : per) +
+                                 r->budget.used),
+                        need, sizeof need));
     }
     if ((int64_t)threads * per > left)
         threads = (int)(left / per);
