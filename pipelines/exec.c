@@ -797,8 +797,8 @@ enum { CK_MAX_WORKERS = 256, CK_MAX_FOLD = 16 };
 
 /* Chunks a task folds into one partial, where they share it (run_fold),
  * and the bytes up to which those chunks are read as one box. */
-#define TASK_RUN 8
-#define STACK_BYTES ((size_t)16 << 20)
+#define TASK_RUN 32
+#define STACK_BYTES ((size_t)32 << 20)
 
 typedef struct fold {
     xrun *r;
