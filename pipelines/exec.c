@@ -1423,7 +1423,9 @@ static ck_code run_fold(fold *f, ck_err *err)
     if (threads > CK_MAX_WORKERS)
         threads = CK_MAX_WORKERS;
     left -= (int64_t)threads * (int64_t)f->arena_bytes;
-    f->wn = (int64_t)threads * 4;
+    /* a window of a few tasks per worker (runs: two, as each is already
+     * many chunks long and its partial the output's size) */
+    f->wn = (int64_t)threads * (f->run > 1 ? 2 : 4);
     while (f->wn > threads && f->wn * (int64_t)f->part_bytes > left)
         f->wn--;
     if (f->wn > f->ntasks)
