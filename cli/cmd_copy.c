@@ -17,9 +17,17 @@ static const char help[] =
     "--force.\n\n"
     "  --chunks N,N,...     chunk shape of the output (default: the input's)\n"
     "  --compress SPEC      none, zstd[:LEVEL], gzip[:LEVEL], zlib[:LEVEL]\n"
-    "                       (HDF5: add :shuffle), blosc[:CNAME[:LEVEL"
-    "[:SHUFFLE]]]\n"
+    "                       (each may add :shuffle), blosc[:CNAME[:LEVEL"
+    "[:SHUFFLE]]],\n"
+    "                       and for Zarr lz4[:ACCEL], lzma[:PRESET], "
+    "bz2[:LEVEL]\n"
     "                       (default: the input's compression)\n"
+    "  --filters LIST       Zarr filters before the compressor, in order:\n"
+    "                       delta[:ASTYPE], shuffle[:SIZE],\n"
+    "                       fixedscaleoffset:OFFSET:SCALE[:ASTYPE],\n"
+    "                       quantize:DIGITS[:ASTYPE], bitround:KEEPBITS,\n"
+    "                       astype:TYPE, packbits; or none (default: the\n"
+    "                       input's, while the dtype is kept)\n"
     "  --dtype TYPE         convert to bool, int8..int64, uint8..uint64,\n"
     "                       float32 or float64 (default: keep)\n"
     "  --memory SIZE        peak memory bound, e.g. 512M (default: 1/4 of "
@@ -29,7 +37,9 @@ static const char help[] =
     "  --quiet              no progress bar or notes\n"
     "  --help               this text\n\n"
     "example: chunkctl copy data.h5:/x x.zarr --chunks 1000,1000 "
-    "--compress blosc:lz4:5\n";
+    "--compress blosc:lz4:5\n"
+    "         chunkctl copy data.h5:/t t.zarr --filters delta,shuffle "
+    "--compress lz4\n";
 
 static ck_code copy_opt(void *ctx, int opt, const char *arg, ck_err *err)
 {
@@ -42,6 +52,10 @@ static ck_code copy_opt(void *ctx, int opt, const char *arg, ck_err *err)
     case 'z':
         o->has_codec = 1;
         return ck_codec_parse(arg, &o->codec, err);
+    case 'L':
+        o->has_filters = 1;
+        return ck_filter_parse_list(arg, o->filters, CK_FILTERS_MAX,
+                                    &o->nfilters, err);
     default: /* 'd' */
         return ck_dtype_parse(arg, &o->dtype, err);
     }
@@ -52,6 +66,7 @@ ck_code cmd_copy(int argc, char **argv, cli_common *c, ck_err *err)
     static const struct option longs[] = {
         {"chunks", required_argument, 0, 'c'},
         {"compress", required_argument, 0, 'z'},
+        {"filters", required_argument, 0, 'L'},
         {"dtype", required_argument, 0, 'd'},
         {0, 0, 0, 0}};
     static const cli_cmd_opts opts = {"copy", help, NULL, longs, copy_opt, 0};

@@ -48,8 +48,9 @@ typedef struct ck_array_info {
     ck_scalar fill; /* in dtype's kind (see ck_dtype_fill) */
     ck_layout layout;
     ck_codec_spec codec;   /* the compression, as --compress would say it */
-    char compressor[96];   /* for people: "zstd:3", "gzip:4+shuffle",
-                              "deflate:4+fletcher32", "none" */
+    char compressor[256];  /* for people: "zstd:3", "gzip:4+shuffle",
+                              "deflate:4+fletcher32", "none"; Zarr
+                              filters first: "delta:int16+zstd:3" */
     int64_t stored_bytes;  /* bytes of chunk data on disk; -1 unknown */
     int64_t chunks_stored; /* chunks present on disk; -1 unknown */
 } ck_array_info;

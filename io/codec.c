@@ -7,7 +7,10 @@
 #include "io/codec.h"
 
 #include <blosc.h>
+#include <bzlib.h>
 #include <limits.h>
+#include <lz4.h>
+#include <lzma.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +48,27 @@ static const codec_why blosc_whys[] = {
     {-5, "compressor not built into this blosc"},
 };
 
+static const codec_why bz2_whys[] = {
+    {BZ_MEM_ERROR, "out of memory"},
+    {BZ_DATA_ERROR, "corrupt bzip2 data"},
+    {BZ_DATA_ERROR_MAGIC, "not bzip2 data"},
+    {BZ_UNEXPECTED_EOF, "truncated"},
+    {BZ_OUTBUFF_FULL, "decodes to more bytes than expected"},
+    {BZ_PARAM_ERROR, "bad parameters"},
+    {BZ_CONFIG_ERROR, "libbz2 misconfigured"},
+};
+
+static const codec_why lzma_whys[] = {
+    {LZMA_MEM_ERROR, "out of memory"},
+    {LZMA_MEMLIMIT_ERROR, "memory limit reached"},
+    {LZMA_FORMAT_ERROR, "not in the expected lzma format"},
+    {LZMA_OPTIONS_ERROR, "unsupported lzma options"},
+    {LZMA_DATA_ERROR, "corrupt lzma data"},
+    {LZMA_BUF_ERROR, "truncated, or decodes to more bytes than expected"},
+    {LZMA_UNSUPPORTED_CHECK, "unsupported integrity check"},
+    {LZMA_PROG_ERROR, "bad parameters"},
+};
+
 static const char *lookup(const codec_why *t, size_t n, long long rc,
                           const char *other)
 {
@@ -67,6 +91,15 @@ const char *ck_codec_why(ck_codec_id id, long long rc)
     case CK_CODEC_BLOSC:
         return lookup(blosc_whys, sizeof blosc_whys / sizeof blosc_whys[0], rc,
                       "unknown blosc error");
+    case CK_CODEC_LZ4:
+        return rc < 0 ? "corrupt lz4 block, or it decodes to another size"
+                      : "output does not fit";
+    case CK_CODEC_LZMA:
+        return lookup(lzma_whys, sizeof lzma_whys / sizeof lzma_whys[0], rc,
+                      "unknown lzma error");
+    case CK_CODEC_BZ2:
+        return lookup(bz2_whys, sizeof bz2_whys / sizeof bz2_whys[0], rc,
+                      "unknown bzip2 error");
     default:
         return "unknown codec error";
     }
@@ -78,6 +111,9 @@ ck_code ck_codec_code(ck_codec_id id, long long rc, int decoding)
         return CK_ENOMEM;
     if (id == CK_CODEC_ZSTD && ZSTD_isError((size_t)rc) &&
         ZSTD_getErrorCode((size_t)rc) == ZSTD_error_memory_allocation)
+        return CK_ENOMEM;
+    if ((id == CK_CODEC_LZMA && rc == LZMA_MEM_ERROR) ||
+        (id == CK_CODEC_BZ2 && rc == BZ_MEM_ERROR))
         return CK_ENOMEM;
     return decoding ? CK_ECORRUPT : CK_EIO;
 }
@@ -173,6 +209,23 @@ ck_code ck_codec_parse(const char *s, ck_codec_spec *out, ck_err *err)
             goto bad;
         if (np == 4 && !parse_shuffle(part[3], &c.shuffle))
             goto bad;
+    } else if (strcmp(part[0], "lz4") == 0) {
+        c.id = CK_CODEC_LZ4;
+        c.level = 1;
+        if (np > 2 || (np == 2 && !parse_level(part[1], 1, 65537, &c.level)))
+            goto bad;
+    } else if (strcmp(part[0], "lzma") == 0) {
+        c.id = CK_CODEC_LZMA;
+        c.level = -1;
+        c.format = CK_LZMA_XZ;
+        c.check = -1;
+        if (np > 2 || (np == 2 && !parse_level(part[1], 0, 9, &c.level)))
+            goto bad;
+    } else if (strcmp(part[0], "bz2") == 0) {
+        c.id = CK_CODEC_BZ2;
+        c.level = 1;
+        if (np > 2 || (np == 2 && !parse_level(part[1], 1, 9, &c.level)))
+            goto bad;
     } else {
         goto bad;
     }
@@ -182,8 +235,9 @@ bad:
     return ck_err_set(err, CK_EUSAGE,
                       "--compress '%s': expected none, zstd[:LEVEL], "
                       "gzip[:LEVEL], zlib[:LEVEL] (each optionally "
-                      ":shuffle) or blosc[:lz4|lz4hc|blosclz|zlib|zstd"
-                      "[:LEVEL[:shuffle|bitshuffle|noshuffle]]]",
+                      ":shuffle), blosc[:lz4|lz4hc|blosclz|zlib|zstd"
+                      "[:LEVEL[:shuffle|bitshuffle|noshuffle]]], "
+                      "lz4[:ACCEL], lzma[:PRESET] or bz2[:LEVEL]",
                       s);
 }
 
@@ -205,6 +259,25 @@ const char *ck_codec_str(const ck_codec_spec *c, char *buf, size_t n)
         snprintf(buf, n, "blosc:%s:%d:%s", c->cname, c->level,
                  shuf[c->shuffle <= CK_SHUF_BIT ? c->shuffle : 0]);
         break;
+    case CK_CODEC_LZ4:
+        snprintf(buf, n, "lz4:%d", c->level);
+        break;
+    case CK_CODEC_LZMA: {
+        static const char *const fmts[] = {"auto", "xz", "alone", "raw"};
+        const char *f =
+            c->format >= 0 && c->format <= 3 ? fmts[c->format] : "?";
+        if (c->level >= 0)
+            snprintf(buf, n, "lzma:%d%s%s", c->level,
+                     c->format == CK_LZMA_XZ ? "" : ":",
+                     c->format == CK_LZMA_XZ ? "" : f);
+        else
+            snprintf(buf, n, "lzma%s%s", c->format == CK_LZMA_XZ ? "" : ":",
+                     c->format == CK_LZMA_XZ ? "" : f);
+        break;
+    }
+    case CK_CODEC_BZ2:
+        snprintf(buf, n, "bz2:%d", c->level);
+        break;
     default:
         snprintf(buf, n, "none");
         break;
@@ -223,6 +296,14 @@ size_t ck_codec_bound(const ck_codec_spec *c, size_t n)
         return compressBound((uLong)n) + 32;
     case CK_CODEC_BLOSC:
         return n + BLOSC_MAX_OVERHEAD;
+    case CK_CODEC_LZ4:
+        return (n > LZ4_MAX_INPUT_SIZE ? n
+                                       : (size_t)LZ4_compressBound((int)n)) +
+               4;
+    case CK_CODEC_LZMA:
+        return lzma_stream_buffer_bound(n) + 1024;
+    case CK_CODEC_BZ2:
+        return n + n / 100 + 600;
     default:
         return n;
     }
@@ -259,6 +340,212 @@ static ck_code deflate_buf(int gzip, int level, const void *src, size_t n,
         return ck_err_set(err, code, "zlib: deflate failed: %s", why);
     }
     deflateEnd(&z);
+    return CK_OK;
+}
+
+/* ---- lz4, lzma, bz2: numcodecs' framings ---- */
+
+static ck_code lz4_encode(const ck_codec_spec *c, const void *src, size_t n,
+                          void *dst, size_t cap, size_t *out_n, ck_err *err)
+{
+    unsigned char *d = dst;
+    int r;
+
+    if (n > LZ4_MAX_INPUT_SIZE || cap < 4)
+        return ck_err_set(err, CK_ENOTSUP,
+                          "lz4: a chunk of %zu bytes is over lz4's 2 GiB "
+                          "limit",
+                          n);
+    /* numcodecs/lz4.pyx: the decoded size as a little-endian uint32. */
+    d[0] = (unsigned char)n;
+    d[1] = (unsigned char)(n >> 8);
+    d[2] = (unsigned char)(n >> 16);
+    d[3] = (unsigned char)(n >> 24);
+    r = LZ4_compress_fast(src, (char *)d + 4, (int)n,
+                          cap - 4 > INT_MAX ? INT_MAX : (int)(cap - 4),
+                          c->level < 1 ? 1 : c->level);
+    if (r <= 0)
+        return ck_err_set(err, CK_EIO, "lz4: compression failed: %s",
+                          ck_codec_why(CK_CODEC_LZ4, r));
+    *out_n = (size_t)r + 4;
+    return CK_OK;
+}
+
+static ck_code lz4_decode(const void *src, size_t n, void *dst, size_t want,
+                          ck_err *err)
+{
+    const unsigned char *s = src;
+    uint32_t h;
+    int r;
+
+    if (n < 4)
+        return ck_err_set(err, CK_ECORRUPT,
+                          "lz4 data of %zu bytes has no size header", n);
+    h = (uint32_t)s[0] | (uint32_t)s[1] << 8 | (uint32_t)s[2] << 16 |
+        (uint32_t)s[3] << 24;
+    if (h != want)
+        return ck_err_set(err, CK_ECORRUPT,
+                          "lz4 size header says %u bytes, expected %zu", h,
+                          want);
+    if (n - 4 > INT_MAX || want > INT_MAX)
+        return ck_err_set(err, CK_ENOTSUP,
+                          "lz4: a chunk of %zu bytes is over 2 GiB", want);
+    r = LZ4_decompress_safe((const char *)s + 4, dst, (int)(n - 4), (int)want);
+    if (r < 0 || (size_t)r != want)
+        return ck_err_set(err, CK_ECORRUPT, "lz4 block does not decode (%s)",
+                          ck_codec_why(CK_CODEC_LZ4, r < 0 ? r : -1));
+    return CK_OK;
+}
+
+/* Python's lzma module: check -1 is CRC64 for xz, none otherwise; preset
+ * null is 6; a filter chain is one LZMA1 or LZMA2 filter. */
+static ck_code lzma_setup(const ck_codec_spec *c, int decoding, lzma_stream *z,
+                          lzma_options_lzma *opt, lzma_filter *f, ck_err *err)
+{
+    uint32_t preset =
+        c->level >= 0 ? (uint32_t)c->level : (uint32_t)LZMA_PRESET_DEFAULT;
+    int lz1 = c->lzfilter == CK_LZF_LZMA1 ||
+              (c->lzfilter == CK_LZF_NONE && c->format == CK_LZMA_ALONE);
+    lzma_check check =
+        c->check < 0
+            ? (c->format == CK_LZMA_XZ ? LZMA_CHECK_CRC64 : LZMA_CHECK_NONE)
+            : (lzma_check)c->check;
+    lzma_ret r;
+
+    if (lzma_lzma_preset(opt, preset))
+        return ck_err_set(err, CK_ENOTSUP, "lzma: preset %d is not supported",
+                          c->level);
+    f[0].id = lz1 ? LZMA_FILTER_LZMA1 : LZMA_FILTER_LZMA2;
+    f[0].options = opt;
+    f[1].id = LZMA_VLI_UNKNOWN;
+    f[1].options = NULL;
+    switch (c->format) {
+    case CK_LZMA_AUTO:
+        if (!decoding)
+            return ck_err_set(err, CK_ENOTSUP,
+                              "lzma: format auto (0) only decodes");
+        r = lzma_auto_decoder(z, UINT64_MAX, 0);
+        break;
+    case CK_LZMA_XZ:
+        r = decoding ? lzma_stream_decoder(z, UINT64_MAX, 0)
+                     : lzma_stream_encoder(z, f, check);
+        break;
+    case CK_LZMA_ALONE:
+        r = decoding ? lzma_alone_decoder(z, UINT64_MAX)
+                     : lzma_alone_encoder(z, opt);
+        break;
+    case CK_LZMA_RAW:
+        r = decoding ? lzma_raw_decoder(z, f) : lzma_raw_encoder(z, f);
+        break;
+    default:
+        return ck_err_set(err, CK_ENOTSUP, "lzma: format %d is not supported",
+                          c->format);
+    }
+    if (r != LZMA_OK)
+        return ck_err_set(err, ck_codec_code(CK_CODEC_LZMA, r, decoding),
+                          "lzma: cannot start: %s",
+                          ck_codec_why(CK_CODEC_LZMA, r));
+    return CK_OK;
+}
+
+static ck_code lzma_encode(const ck_codec_spec *c, const void *src, size_t n,
+                           void *dst, size_t cap, size_t *out_n, ck_err *err)
+{
+    lzma_stream z = LZMA_STREAM_INIT;
+    lzma_options_lzma opt;
+    lzma_filter f[2];
+    lzma_ret r;
+
+    CK_TRY(lzma_setup(c, 0, &z, &opt, f, err));
+    z.next_in = src;
+    z.avail_in = n;
+    z.next_out = dst;
+    z.avail_out = cap;
+    r = lzma_code(&z, LZMA_FINISH);
+    *out_n = cap - z.avail_out;
+    lzma_end(&z);
+    if (r != LZMA_STREAM_END)
+        return ck_err_set(err, ck_codec_code(CK_CODEC_LZMA, r, 0),
+                          "lzma: compression failed: %s",
+                          r == LZMA_OK ? "output buffer full"
+                                       : ck_codec_why(CK_CODEC_LZMA, r));
+    return CK_OK;
+}
+
+static ck_code lzma_decode(const ck_codec_spec *c, const void *src, size_t n,
+                           void *dst, size_t want, ck_err *err)
+{
+    lzma_stream z = LZMA_STREAM_INIT;
+    lzma_options_lzma opt;
+    lzma_filter f[2];
+    lzma_ret r;
+    size_t got;
+
+    CK_TRY(lzma_setup(c, 1, &z, &opt, f, err));
+    z.next_in = src;
+    z.avail_in = n;
+    z.next_out = dst;
+    z.avail_out = want;
+    r = lzma_code(&z, LZMA_FINISH);
+    got = want - z.avail_out;
+    lzma_end(&z);
+    if (r == LZMA_STREAM_END && got == want)
+        return CK_OK;
+    if (r == LZMA_STREAM_END)
+        return ck_err_set(err, CK_ECORRUPT,
+                          "lzma data decodes to %zu bytes, expected %zu", got,
+                          want);
+    if (r == LZMA_OK && got == want)
+        return ck_err_set(err, CK_ECORRUPT,
+                          "lzma data decodes to more than %zu bytes", want);
+    return ck_err_set(
+        err, ck_codec_code(CK_CODEC_LZMA, r, 1),
+        "lzma data does not decode (%s)",
+        ck_codec_why(CK_CODEC_LZMA, r == LZMA_OK ? LZMA_BUF_ERROR : r));
+}
+
+static ck_code bz2_encode(const ck_codec_spec *c, const void *src, size_t n,
+                          void *dst, size_t cap, size_t *out_n, ck_err *err)
+{
+    unsigned int dn = cap > UINT_MAX ? UINT_MAX : (unsigned int)cap;
+    int r;
+
+    if (n > UINT_MAX)
+        return ck_err_set(err, CK_ENOTSUP,
+                          "bz2: a chunk of %zu bytes is over 4 GiB", n);
+    r = BZ2_bzBuffToBuffCompress(dst, &dn, (char *)(uintptr_t)src,
+                                 (unsigned int)n,
+                                 c->level < 1   ? 1
+                                 : c->level > 9 ? 9
+                                                : c->level,
+                                 0, 0);
+    if (r != BZ_OK)
+        return ck_err_set(err, ck_codec_code(CK_CODEC_BZ2, r, 0),
+                          "bz2: compression failed: %s",
+                          ck_codec_why(CK_CODEC_BZ2, r));
+    *out_n = dn;
+    return CK_OK;
+}
+
+static ck_code bz2_decode(const void *src, size_t n, void *dst, size_t want,
+                          ck_err *err)
+{
+    unsigned int dn = (unsigned int)want;
+    int r;
+
+    if (n > UINT_MAX || want > UINT_MAX)
+        return ck_err_set(err, CK_ENOTSUP,
+                          "bz2: a chunk of %zu bytes is over 4 GiB", want);
+    r = BZ2_bzBuffToBuffDecompress(dst, &dn, (char *)(uintptr_t)src,
+                                   (unsigned int)n, 0, 0);
+    if (r != BZ_OK)
+        return ck_err_set(err, ck_codec_code(CK_CODEC_BZ2, r, 1),
+                          "bz2 data does not decode (%s)",
+                          ck_codec_why(CK_CODEC_BZ2, r));
+    if (dn != want)
+        return ck_err_set(err, CK_ECORRUPT,
+                          "bz2 data decodes to %u bytes, expected %zu", dn,
+                          want);
     return CK_OK;
 }
 
@@ -302,6 +589,12 @@ ck_code ck_codec_encode(const ck_codec_spec *c, size_t typesize,
         *out_n = (size_t)r;
         return CK_OK;
     }
+    case CK_CODEC_LZ4:
+        return lz4_encode(c, src, n, dst, cap, out_n, err);
+    case CK_CODEC_LZMA:
+        return lzma_encode(c, src, n, dst, cap, out_n, err);
+    case CK_CODEC_BZ2:
+        return bz2_encode(c, src, n, dst, cap, out_n, err);
     }
     return ck_err_set(err, CK_ENOTSUP, "unknown codec %d", (int)c->id);
 }
@@ -404,8 +697,29 @@ ck_code ck_codec_decode(ck_codec_id id, const void *src, size_t n, void *dst,
                               r, want);
         return CK_OK;
     }
+    case CK_CODEC_LZ4:
+        return lz4_decode(src, n, dst, want, err);
+    case CK_CODEC_LZMA: {
+        /* The xz and alone framings describe themselves; raw needs the
+         * spec: ck_codec_decode_spec. */
+        ck_codec_spec c = {.id = CK_CODEC_LZMA,
+                           .level = -1,
+                           .format = CK_LZMA_AUTO,
+                           .check = -1};
+        return lzma_decode(&c, src, n, dst, want, err);
+    }
+    case CK_CODEC_BZ2:
+        return bz2_decode(src, n, dst, want, err);
     }
     return ck_err_set(err, CK_ENOTSUP, "unknown codec %d", (int)id);
+}
+
+ck_code ck_codec_decode_spec(const ck_codec_spec *c, const void *src, size_t n,
+                             void *dst, size_t want, ck_err *err)
+{
+    if (c->id == CK_CODEC_LZMA)
+        return lzma_decode(c, src, n, dst, want, err);
+    return ck_codec_decode(c->id, src, n, dst, want, err);
 }
 
 void ck_shuffle(size_t typesize, const void *src, void *dst, size_t n)
@@ -470,4 +784,52 @@ void ck_unshuffle(size_t typesize, const void *src, void *dst, size_t n)
                 d[i * typesize + b] = s[b * elems + i];
     }
     memcpy(d + elems * typesize, s + elems * typesize, n - elems * typesize);
+}
+
+static int folds(const ck_codec_spec *c)
+{
+    return c->id == CK_CODEC_ZSTD || c->id == CK_CODEC_ZLIB ||
+           c->id == CK_CODEC_GZIP;
+}
+
+void ck_codec_fold_shuffle(ck_codec_spec *c, ck_dtype dtype)
+{
+    ck_filter_chain ch;
+    ck_err ignored;
+    const ck_filter *last;
+
+    if (!folds(c) || c->shuffle != CK_SHUF_NONE || c->nfilters == 0)
+        return;
+    /* Any whole number of elements resolves the types. */
+    if (ck_filter_chain_init(&ch, c->filters, c->nfilters, dtype,
+                             ck_dtype_size(dtype) * 8, &ignored) != CK_OK)
+        return;
+    last = &ch.f[ch.n - 1];
+    if (last->id != CK_FILTER_SHUFFLE ||
+        (size_t)last->elementsize != ck_dtype_size(last->dtype))
+        return;
+    c->nfilters--;
+    memset(&c->filters[c->nfilters], 0, sizeof c->filters[0]);
+    c->shuffle = CK_SHUF_BYTE;
+}
+
+ck_code ck_codec_chain(const ck_codec_spec *c, ck_dtype dtype,
+                       size_t chunk_bytes, ck_filter_chain *out, ck_err *err)
+{
+    ck_filter f[CK_FILTERS_MAX_CHAIN];
+    int n = c->nfilters < 0 ? 0 : c->nfilters;
+
+    if (n > CK_FILTERS_MAX)
+        return ck_err_set(err, CK_EFORMAT, "%d filters (at most %d)", n,
+                          CK_FILTERS_MAX);
+    memcpy(f, c->filters, sizeof(ck_filter) * (size_t)n);
+    if (folds(c) && c->shuffle == CK_SHUF_BYTE) {
+        memset(&f[n], 0, sizeof f[n]);
+        f[n++].id = CK_FILTER_SHUFFLE;
+    } else if (folds(c) && c->shuffle == CK_SHUF_BIT) {
+        return ck_err_set(err, CK_ENOTSUP,
+                          "bitshuffle needs blosc (use "
+                          "blosc:CNAME:LEVEL:bitshuffle)");
+    }
+    return ck_filter_chain_init(out, f, n, dtype, chunk_bytes, err);
 }

@@ -10,7 +10,9 @@
 
 #include <stddef.h>
 
+#include "base/ck_dtype.h"
 #include "base/ck_err.h"
+#include "io/filter.h"
 
 typedef enum ck_codec_id {
     CK_CODEC_NONE = 0,
@@ -18,7 +20,16 @@ typedef enum ck_codec_id {
     CK_CODEC_ZLIB,  /* zlib stream (numcodecs Zlib, HDF5 deflate) */
     CK_CODEC_GZIP,  /* gzip member (numcodecs GZip) */
     CK_CODEC_BLOSC, /* blosc 1 frame (numcodecs Blosc, HDF5 filter 32001) */
+    CK_CODEC_LZ4,   /* numcodecs LZ4: u32 little-endian size, one LZ4 block */
+    CK_CODEC_LZMA,  /* numcodecs LZMA: xz (default), "alone" or raw */
+    CK_CODEC_BZ2,   /* numcodecs BZ2: one bzip2 stream */
 } ck_codec_id;
+
+/* numcodecs LZMA's 'format' (Python's lzma.FORMAT_*). */
+enum { CK_LZMA_AUTO = 0, CK_LZMA_XZ = 1, CK_LZMA_ALONE = 2, CK_LZMA_RAW = 3 };
+/* numcodecs LZMA's 'filters': none, or one LZMA1/LZMA2 filter with a
+ * preset (Python's lzma.FILTER_LZMA1 / FILTER_LZMA2). */
+enum { CK_LZF_NONE = 0, CK_LZF_LZMA1 = 1, CK_LZF_LZMA2 = 2 };
 
 typedef enum ck_shuffle_kind {
     CK_SHUF_NONE = 0,
@@ -32,12 +43,24 @@ typedef struct ck_codec_spec {
     ck_shuffle_kind
         shuffle;    /* blosc: its own shuffle; others: a shuffle filter */
     char cname[16]; /* blosc inner compressor: lz4 lz4hc blosclz zlib zstd */
+    /* lzma: level is the preset (-1: numcodecs' null, i.e. 6); format
+     * CK_LZMA_*, check Python's lzma.CHECK_* (-1: the format's default),
+     * lzfilter CK_LZF_*.  lz4: level is the acceleration (>= 1). */
+    int format, check, lzfilter;
+    /* Zarr filters, applied in order before the compressor on encode (and
+     * before the shuffle above), in reverse after it on decode.  HDF5
+     * stores none: io/hdf5 refuses a spec with nfilters > 0. */
+    int nfilters;
+    ck_filter filters[CK_FILTERS_MAX];
 } ck_codec_spec;
 
 /* Parses "none", "zstd[:LEVEL]", "gzip[:LEVEL]", "zlib[:LEVEL]",
  * "blosc[:CNAME[:LEVEL[:SHUFFLE]]]" where SHUFFLE is shuffle, bitshuffle or
- * noshuffle; zstd/gzip/zlib take an optional ":shuffle" too.  Defaults:
- * zstd:3, gzip:4, blosc:lz4:5:shuffle.  CK_EUSAGE on anything else. */
+ * noshuffle; zstd/gzip/zlib take an optional ":shuffle" too; "lz4[:ACCEL]"
+ * (1..65537), "lzma[:PRESET]" (0..9, xz format), "bz2[:LEVEL]" (1..9).
+ * Defaults: zstd:3, gzip:4, blosc:lz4:5:shuffle, lz4:1, lzma (preset
+ * null: 6), bz2:1 (numcodecs' own).  No filters.  CK_EUSAGE on anything
+ * else. */
 ck_code ck_codec_parse(const char *s, ck_codec_spec *out, ck_err *err);
 
 /* Formats a spec the way ck_codec_parse reads it ("blosc:lz4:5:shuffle"). */
@@ -59,6 +82,24 @@ ck_code ck_codec_encode(const ck_codec_spec *c, size_t typesize,
  * does not decode or decodes to another size. */
 ck_code ck_codec_decode(ck_codec_id id, const void *src, size_t n, void *dst,
                         size_t want, ck_err *err);
+
+/* ck_codec_decode with the whole spec, for codecs whose framing does not
+ * describe itself (lzma's raw format names its filter in the spec). */
+ck_code ck_codec_decode_spec(const ck_codec_spec *c, const void *src, size_t n,
+                             void *dst, size_t want, ck_err *err);
+
+/* Folds a trailing byte shuffle filter of the element size reaching it
+ * into c->shuffle when the compressor is zstd, zlib or gzip, so that a
+ * Zarr shuffle filter and HDF5's shuffle filter are one thing; dtype is
+ * the array's.  Leaves c alone otherwise (or when the filters do not
+ * resolve: the store reports that). */
+void ck_codec_fold_shuffle(ck_codec_spec *c, ck_dtype dtype);
+
+/* The stages a Zarr chunk of chunk_bytes bytes of dtype passes before
+ * the compressor: c's filters, then the byte shuffle of a zstd, zlib or
+ * gzip spec as a shuffle filter. */
+ck_code ck_codec_chain(const ck_codec_spec *c, ck_dtype dtype,
+                       size_t chunk_bytes, ck_filter_chain *out, ck_err *err);
 
 /* What a codec library's error return means, in chunkctl's words: zlib's
  * Z_* codes ("corrupt, or not zlib or gzip data"), zstd's size_t results

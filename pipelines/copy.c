@@ -159,14 +159,33 @@ static ck_code copy_one(const ck_copy_opts *o, ck_store *in, const char *name,
             spec.chunks[d] = spec.shape[d];
     spec.dtype = o->dtype != CK_DT_INVALID ? o->dtype : si->dtype;
     spec.codec = o->has_codec ? o->codec : si->codec;
-    if (!o->has_codec && ck_store_kind_of(out) == CK_KIND_ZARR &&
-        spec.codec.id != CK_CODEC_BLOSC && spec.codec.shuffle) {
-        ck_log(CK_LOG_NOTE,
-               "%s: zarr has no separate shuffle filter; writing %s "
-               "without it",
-               si->name, spec.codec.id == CK_CODEC_ZSTD ? "zstd" : "gzip");
-        spec.codec.shuffle = CK_SHUF_NONE;
+    spec.codec.nfilters = 0;
+    memset(spec.codec.filters, 0, sizeof spec.codec.filters);
+    if (o->has_filters) {
+        spec.codec.nfilters = o->nfilters;
+        memcpy(spec.codec.filters, o->filters,
+               sizeof(ck_filter) * (size_t)o->nfilters);
+    } else if (si->codec.nfilters > 0) {
+        /* The source's filters name its element types and HDF5 has none
+         * of them: they carry over only to a Zarr output of the same
+         * dtype.  The data itself is copied decoded either way. */
+        char f[64];
+        if (ck_store_kind_of(out) == CK_KIND_ZARR && spec.dtype == si->dtype) {
+            spec.codec.nfilters = si->codec.nfilters;
+            memcpy(spec.codec.filters, si->codec.filters,
+                   sizeof spec.codec.filters);
+        } else {
+            ck_log(CK_LOG_NOTE, "%s: writing without its zarr filter %s%s (%s)",
+                   si->name, ck_filter_str(&si->codec.filters[0], f, sizeof f),
+                   si->codec.nfilters > 1 ? " and the rest" : "",
+                   ck_store_kind_of(out) == CK_KIND_ZARR
+                       ? "the dtype changes; --filters sets new ones"
+                       : "hdf5 has no such filter");
+        }
     }
+    /* A trailing byte shuffle before zstd/gzip/zlib is one thing in both
+     * formats: HDF5's shuffle filter, numcodecs' Shuffle. */
+    ck_codec_fold_shuffle(&spec.codec, spec.dtype);
     spec.has_fill = si->has_fill;
     spec.fill = ck_scalar_convert(spec.dtype, si->dtype, si->fill);
     if ((rc = ck_array_create(out, &spec, &dst, err)) != CK_OK)

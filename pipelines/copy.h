@@ -20,6 +20,12 @@ typedef struct ck_copy_opts {
     int64_t chunks[CK_MAX_DIMS];
     int has_codec; /* 0: keep the source compression */
     ck_codec_spec codec;
+    /* --filters: Zarr filters before the compressor (a trailing shuffle
+     * before zstd/gzip/zlib is HDF5's shuffle filter too).  0: keep the
+     * source's while the dtype is kept and the output is Zarr. */
+    int has_filters;
+    int nfilters;
+    ck_filter filters[CK_FILTERS_MAX];
     ck_dtype dtype; /* CK_DT_INVALID: keep the source dtype */
     int force;      /* replace an existing dst */
     int64_t memory; /* the --memory budget, bytes */

@@ -8,11 +8,13 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#define HOST_BIG_ENDIAN (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__)
 #define EXACT_MAX 9007199254740992.0 /* 2^53: doubles are exact below */
 
 static const char *where_or(const char *where)
@@ -132,20 +134,35 @@ static int raw_int(const char *p, const char *end, int *neg, uint64_t *mag)
     return 1;
 }
 
+static const struct {
+    char kind, size;
+    ck_dtype t;
+} dtype_map[] = {
+    {'b', '1', CK_BOOL}, {'i', '1', CK_I8},  {'i', '2', CK_I16},
+    {'i', '4', CK_I32},  {'i', '8', CK_I64}, {'u', '1', CK_U8},
+    {'u', '2', CK_U16},  {'u', '4', CK_U32}, {'u', '8', CK_U64},
+    {'f', '4', CK_F32},  {'f', '8', CK_F64},
+};
+
+/* "<f8", "|u1": 1 with *t and *be set; 0 for anything else. */
+static int dtype_from_str(const char *s, ck_dtype *t, int *be)
+{
+    if (strlen(s) == 3 && strchr("<>|", s[0]))
+        for (size_t i = 0; i < sizeof dtype_map / sizeof dtype_map[0]; i++) {
+            if (s[1] != dtype_map[i].kind || s[2] != dtype_map[i].size)
+                continue;
+            if (dtype_map[i].size != '1' && s[0] == '|')
+                return 0;
+            *t = dtype_map[i].t;
+            *be = dtype_map[i].size != '1' && s[0] == '>';
+            return 1;
+        }
+    return 0;
+}
+
 static ck_code parse_dtype(const cJSON *j, const char *where, ck_zarr_meta *m,
                            ck_err *err)
 {
-    static const struct {
-        char kind, size;
-        ck_dtype t;
-    } map[] = {
-        {'b', '1', CK_BOOL}, {'i', '1', CK_I8},  {'i', '2', CK_I16},
-        {'i', '4', CK_I32},  {'i', '8', CK_I64}, {'u', '1', CK_U8},
-        {'u', '2', CK_U16},  {'u', '4', CK_U32}, {'u', '8', CK_U64},
-        {'f', '4', CK_F32},  {'f', '8', CK_F64},
-    };
-    const char *s;
-
     if (!j)
         return ck_err_set(err, CK_EFORMAT, "%s: missing key 'dtype'", where);
     if (!cJSON_IsString(j)) {
@@ -156,19 +173,15 @@ static ck_code parse_dtype(const cJSON *j, const char *where, ck_zarr_meta *m,
         cJSON_free(txt);
         return rc;
     }
-    s = j->valuestring;
-    if (strlen(s) == 3 && strchr("<>|", s[0]))
-        for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
-            if (s[1] != map[i].kind || s[2] != map[i].size)
-                continue;
-            if (map[i].size != '1' && s[0] == '|')
-                break;
-            m->dtype = map[i].t;
-            m->big_endian = map[i].size != '1' && s[0] == '>';
-            return CK_OK;
-        }
+    if (dtype_from_str(j->valuestring, &m->dtype, &m->big_endian))
+        return CK_OK;
+    if (strlen(j->valuestring) >= 2 && strchr("UOSa", j->valuestring[1]))
+        return ck_err_set(err, CK_EFORMAT,
+                          "%s: dtype '%.100s' is a string type (chunkctl "
+                          "reads numeric and bool arrays only)",
+                          where, j->valuestring);
     return ck_err_set(err, CK_EFORMAT, "%s: dtype '%.100s' is not supported",
-                      where, s);
+                      where, j->valuestring);
 }
 
 /* shape or chunks: an array of integers >= lo, below 2^53. */
@@ -222,8 +235,75 @@ static ck_code int_level(const cJSON *cfg, const char *key, int dflt,
     return CK_OK;
 }
 
+/* numcodecs LZMA(format, check, preset, filters): filters null or one
+ * LZMA1/LZMA2 filter {"id": ..., "preset": N}, as Python's lzma takes it. */
+static ck_code parse_lzma(const cJSON *j, const char *where, ck_codec_spec *c,
+                          ck_err *err)
+{
+    const cJSON *fl = cJSON_GetObjectItemCaseSensitive(j, "filters");
+
+    c->id = CK_CODEC_LZMA;
+    CK_TRY(int_level(j, "format", 1, where, &c->format, err));
+    CK_TRY(int_level(j, "check", -1, where, &c->check, err));
+    CK_TRY(int_level(j, "preset", -1, where, &c->level, err));
+    if (c->format < 0 || c->format > 3)
+        return ck_err_set(err, CK_ENOTSUP,
+                          "%s: lzma format %d is not supported (chunkctl "
+                          "reads auto 0, xz 1, alone 2 and raw 3)",
+                          where, c->format);
+    if (c->check != -1 && c->check != 0 && c->check != 1 && c->check != 4 &&
+        c->check != 10)
+        return ck_err_set(err, CK_EFORMAT, "%s: lzma check %d is unknown",
+                          where, c->check);
+    if (c->level < -1 || c->level > 9)
+        return ck_err_set(err, CK_ENOTSUP,
+                          "%s: lzma preset %d is not supported (0..9)", where,
+                          c->level);
+    if (fl && !cJSON_IsNull(fl)) {
+        const cJSON *f0 = cJSON_GetArrayItem(fl, 0), *id, *it;
+        double v;
+        if (!cJSON_IsArray(fl) || cJSON_GetArraySize(fl) != 1 ||
+            !cJSON_IsObject(f0))
+            return ck_err_set(err, CK_ENOTSUP,
+                              "%s: lzma filters other than one LZMA1 or LZMA2 "
+                              "filter are not supported",
+                              where);
+        id = cJSON_GetObjectItemCaseSensitive(f0, "id");
+        v = cJSON_IsNumber(id) ? id->valuedouble : -1;
+        /* LZMA_FILTER_LZMA1 is 2^62 + 1, which a double rounds to 2^62. */
+        if (v == 33)
+            c->lzfilter = CK_LZF_LZMA2;
+        else if (v == 4611686018427387904.0)
+            c->lzfilter = CK_LZF_LZMA1;
+        else
+            return ck_err_set(err, CK_ENOTSUP,
+                              "%s: lzma filter id %.0f is not supported "
+                              "(chunkctl reads LZMA1 and LZMA2)",
+                              where, v);
+        cJSON_ArrayForEach(it, f0)
+        {
+            if (strcmp(it->string, "id") != 0 &&
+                strcmp(it->string, "preset") != 0)
+                return ck_err_set(err, CK_ENOTSUP,
+                                  "%s: lzma filter option '%.40s' is not "
+                                  "supported (only preset)",
+                                  where, it->string);
+        }
+        CK_TRY(int_level(f0, "preset", 6, where, &c->level, err));
+        if (c->level < 0 || c->level > 9)
+            return ck_err_set(err, CK_ENOTSUP,
+                              "%s: lzma preset %d is not supported (0..9)",
+                              where, c->level);
+    } else if (c->format == CK_LZMA_RAW) {
+        return ck_err_set(err, CK_EFORMAT,
+                          "%s: lzma format raw (3) needs 'filters'", where);
+    }
+    return CK_OK;
+}
+
 /* numcodecs configs: Blosc(cname, clevel, shuffle, blocksize), Zstd(level),
- * Zlib(level), GZip(level).  Defaults are numcodecs' own. */
+ * Zlib(level), GZip(level), LZ4(acceleration), LZMA, BZ2(level).  Defaults
+ * are numcodecs' own. */
 static ck_code parse_compressor(const cJSON *j, const char *where,
                                 ck_zarr_meta *m, ck_err *err)
 {
@@ -282,39 +362,228 @@ static ck_code parse_compressor(const cJSON *j, const char *where,
         c->shuffle = (ck_shuffle_kind)shuffle;
         return CK_OK;
     }
+    if (strcmp(id->valuestring, "lz4") == 0) {
+        c->id = CK_CODEC_LZ4;
+        CK_TRY(int_level(j, "acceleration", 1, where, &c->level, err));
+        if (c->level < 1) /* LZ4_compress_fast takes < 1 as 1 */
+            c->level = 1;
+        return CK_OK;
+    }
+    if (strcmp(id->valuestring, "bz2") == 0) {
+        c->id = CK_CODEC_BZ2;
+        CK_TRY(int_level(j, "level", 1, where, &c->level, err));
+        if (c->level < 1 || c->level > 9)
+            return ck_err_set(err, CK_EFORMAT,
+                              "%s: bz2 level %d is outside 1..9", where,
+                              c->level);
+        return CK_OK;
+    }
+    if (strcmp(id->valuestring, "lzma") == 0)
+        return parse_lzma(j, where, c, err);
     return ck_err_set(err, CK_ENOTSUP,
                       "%s: compressor '%.60s' is not supported (chunkctl "
-                      "reads blosc, zstd, zlib and gzip)",
+                      "reads blosc, zstd, zlib, gzip, lz4, lzma and bz2)",
                       where, id->valuestring);
 }
 
-static ck_code parse_filters(const cJSON *j, const char *where, ck_err *err)
+/* A filter's dtype key: one of ours in this machine's byte order; a
+ * string or object type is named as such. */
+static ck_code filter_dtype(const cJSON *cfg, const char *key, int need,
+                            const char *where, const char *fid, ck_dtype *t,
+                            ck_err *err)
 {
-    char names[256] = "";
-    size_t used = 0;
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(cfg, key);
+    int be = 0;
+
+    *t = CK_DT_INVALID;
+    if (!j || cJSON_IsNull(j)) {
+        if (need)
+            return ck_err_set(err, CK_EFORMAT, "%s: filter %s has no '%s'",
+                              where, fid, key);
+        return CK_OK;
+    }
+    if (!cJSON_IsString(j))
+        return ck_err_set(err, CK_EFORMAT,
+                          "%s: filter %s '%s' is not a dtype string", where,
+                          fid, key);
+    if (!dtype_from_str(j->valuestring, t, &be)) {
+        const char *s = j->valuestring;
+        char k = strlen(s) >= 2 ? s[1] : '?';
+        if (strchr("UOSa", k))
+            return ck_err_set(err, CK_ENOTSUP,
+                              "%s: filter %s %s '%.40s' is a string type "
+                              "(chunkctl reads numeric and bool arrays only)",
+                              where, fid, key, s);
+        return ck_err_set(err, CK_ENOTSUP,
+                          "%s: filter %s %s '%.40s' is not supported", where,
+                          fid, key, s);
+    }
+    if (be != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__))
+        return ck_err_set(err, CK_ENOTSUP,
+                          "%s: filter %s %s '%s' is not in this machine's "
+                          "byte order",
+                          where, fid, key, j->valuestring);
+    return CK_OK;
+}
+
+static ck_code filter_num(const cJSON *cfg, const char *key, const char *where,
+                          const char *fid, double *out, ck_err *err)
+{
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(cfg, key);
+
+    if (!cJSON_IsNumber(j) || !isfinite(j->valuedouble))
+        return ck_err_set(err, CK_EFORMAT,
+                          "%s: filter %s '%s' is missing or not a number",
+                          where, fid, key);
+    *out = j->valuedouble;
+    return CK_OK;
+}
+
+static ck_code filter_int(const cJSON *cfg, const char *key, int dflt,
+                          const char *where, const char *fid, int *out,
+                          ck_err *err)
+{
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(cfg, key);
+
+    if (!j || cJSON_IsNull(j)) {
+        if (dflt == INT_MIN)
+            return ck_err_set(err, CK_EFORMAT, "%s: filter %s has no '%s'",
+                              where, fid, key);
+        *out = dflt;
+        return CK_OK;
+    }
+    if (!cJSON_IsNumber(j) || j->valuedouble != floor(j->valuedouble) ||
+        fabs(j->valuedouble) > 1e6)
+        return ck_err_set(err, CK_EFORMAT,
+                          "%s: filter %s '%s' is not a small integer", where,
+                          fid, key);
+    *out = (int)j->valuedouble;
+    return CK_OK;
+}
+
+/* One numcodecs filter config (as numcodecs 0.11's get_config writes it). */
+static ck_code parse_filter(const cJSON *j, const char *where, ck_filter *f,
+                            ck_err *err)
+{
+    const cJSON *idj = cJSON_GetObjectItemCaseSensitive(j, "id");
+    const char *id;
+
+    memset(f, 0, sizeof *f);
+    if (!cJSON_IsObject(j) || !cJSON_IsString(idj))
+        return ck_err_set(err, CK_EFORMAT,
+                          "%s: a filter is not an object with a string 'id'",
+                          where);
+    id = idj->valuestring;
+    if (strcmp(id, "delta") == 0) {
+        f->id = CK_FILTER_DELTA;
+        CK_TRY(filter_dtype(j, "dtype", 1, where, id, &f->dtype, err));
+        return filter_dtype(j, "astype", 0, where, id, &f->astype, err);
+    }
+    if (strcmp(id, "shuffle") == 0) {
+        f->id = CK_FILTER_SHUFFLE;
+        CK_TRY(
+            filter_int(j, "elementsize", 4, where, id, &f->elementsize, err));
+        if (f->elementsize < 0)
+            return ck_err_set(err, CK_EFORMAT,
+                              "%s: filter shuffle elementsize %d is negative",
+                              where, f->elementsize);
+        if (f->elementsize == 0) /* numcodecs: <= 1 copies */
+            f->elementsize = 1;
+        return CK_OK;
+    }
+    if (strcmp(id, "fixedscaleoffset") == 0) {
+        f->id = CK_FILTER_FIXEDSCALEOFFSET;
+        CK_TRY(filter_num(j, "offset", where, id, &f->offset, err));
+        CK_TRY(filter_num(j, "scale", where, id, &f->scale, err));
+        CK_TRY(filter_dtype(j, "dtype", 1, where, id, &f->dtype, err));
+        return filter_dtype(j, "astype", 0, where, id, &f->astype, err);
+    }
+    if (strcmp(id, "quantize") == 0) {
+        f->id = CK_FILTER_QUANTIZE;
+        CK_TRY(filter_int(j, "digits", INT_MIN, where, id, &f->digits, err));
+        CK_TRY(filter_dtype(j, "dtype", 1, where, id, &f->dtype, err));
+        return filter_dtype(j, "astype", 0, where, id, &f->astype, err);
+    }
+    if (strcmp(id, "bitround") == 0) {
+        f->id = CK_FILTER_BITROUND;
+        return filter_int(j, "keepbits", INT_MIN, where, id, &f->keepbits, err);
+    }
+    if (strcmp(id, "astype") == 0) {
+        f->id = CK_FILTER_ASTYPE;
+        CK_TRY(filter_dtype(j, "decode_dtype", 1, where, id, &f->dtype, err));
+        return filter_dtype(j, "encode_dtype", 1, where, id, &f->astype, err);
+    }
+    if (strcmp(id, "packbits") == 0) {
+        f->id = CK_FILTER_PACKBITS;
+        return CK_OK;
+    }
+    if (strcmp(id, "categorize") == 0) {
+        const cJSON *labels = cJSON_GetObjectItemCaseSensitive(j, "labels");
+        const cJSON *l;
+        f->id = CK_FILTER_CATEGORIZE;
+        CK_TRY(filter_dtype(j, "dtype", 1, where, id, &f->dtype, err));
+        CK_TRY(filter_dtype(j, "astype", 0, where, id, &f->astype, err));
+        if (f->astype == CK_DT_INVALID)
+            f->astype = CK_U8;
+        if (!cJSON_IsArray(labels))
+            return ck_err_set(err, CK_EFORMAT,
+                              "%s: filter categorize 'labels' is not a list",
+                              where);
+        if (cJSON_GetArraySize(labels) > CK_CATEGORIES_MAX)
+            return ck_err_set(err, CK_ENOTSUP,
+                              "%s: filter categorize has %d labels (at most "
+                              "%d)",
+                              where, cJSON_GetArraySize(labels),
+                              CK_CATEGORIES_MAX);
+        cJSON_ArrayForEach(l, labels)
+        {
+            if (!cJSON_IsNumber(l))
+                return ck_err_set(err, CK_ENOTSUP,
+                                  "%s: filter categorize labels are not "
+                                  "numbers (chunkctl reads numeric arrays "
+                                  "only)",
+                                  where);
+            f->labels[f->nlabels++] = l->valuedouble;
+        }
+        return CK_OK;
+    }
+    return ck_err_set(err, CK_ENOTSUP,
+                      "%s: filter '%.60s' is not supported (chunkctl applies "
+                      "delta, shuffle, fixedscaleoffset, quantize, bitround, "
+                      "astype, packbits and categorize)",
+                      where, id);
+}
+
+static ck_code parse_filters(const cJSON *j, const char *where, ck_zarr_meta *m,
+                             ck_err *err)
+{
+    ck_codec_spec *c = &m->codec;
+    ck_filter_chain ch;
     const cJSON *f;
+    ck_code rc;
 
     if (!j || cJSON_IsNull(j))
         return CK_OK;
     if (!cJSON_IsArray(j))
         return ck_err_set(err, CK_EFORMAT,
                           "%s: 'filters' is neither null nor a list", where);
-    if (cJSON_GetArraySize(j) == 0)
-        return CK_OK;
+    if (cJSON_GetArraySize(j) > CK_FILTERS_MAX)
+        return ck_err_set(err, CK_ENOTSUP, "%s: %d filters (at most %d)", where,
+                          cJSON_GetArraySize(j), CK_FILTERS_MAX);
     cJSON_ArrayForEach(f, j)
     {
-        const cJSON *id = cJSON_GetObjectItemCaseSensitive(f, "id");
-        int k = snprintf(names + used, sizeof names - used, "%s%s",
-                         used ? ", " : "",
-                         cJSON_IsString(id) ? id->valuestring : "?");
-        if (k < 0 || (size_t)k >= sizeof names - used)
-            break;
-        used += (size_t)k;
+        CK_TRY(parse_filter(f, where, &c->filters[c->nfilters], err));
+        c->nfilters++;
     }
-    return ck_err_set(err, CK_ENOTSUP,
-                      "%s: filters [%s] are not supported (chunkctl does not "
-                      "apply zarr filters yet)",
-                      where, names);
+    /* The types must flow from one stage to the next; the chunk size is
+     * checked when the array opens. */
+    rc = ck_codec_chain(c, m->dtype, ck_dtype_size(m->dtype) * 8, &ch, err);
+    if (rc != CK_OK) {
+        ck_err_prefix(err, "%s", where);
+        return rc;
+    }
+    ck_codec_fold_shuffle(c, m->dtype);
+    return CK_OK;
 }
 
 /* Range of the integer dtype t, as the magnitude limits of a fill value. */
@@ -456,7 +725,7 @@ static ck_code parse_root(const cJSON *root, const char *text, size_t len,
     CK_TRY(parse_compressor(
         cJSON_GetObjectItemCaseSensitive(root, "compressor"), where, m, err));
     return parse_filters(cJSON_GetObjectItemCaseSensitive(root, "filters"),
-                         where, err);
+                         where, m, err);
 }
 
 ck_code ck_zarr_meta_parse(const char *text, size_t len, const char *where,
@@ -578,6 +847,50 @@ static cJSON *fill_item(const ck_zarr_meta *m)
     return raw_int_item(0, m->fill.u);
 }
 
+/* numcodecs LZMA's config: preset null unless asked; a filter chain of
+ * one filter carries the preset instead (Python's lzma takes only one of
+ * them). */
+static cJSON *lzma_item(const ck_codec_spec *c)
+{
+    cJSON *o = cJSON_CreateObject(), *fl = NULL, *f = NULL;
+    int ok = o != NULL;
+
+    if (ok && c->lzfilter != CK_LZF_NONE) {
+        fl = cJSON_CreateArray();
+        f = cJSON_CreateObject();
+        ok = fl && f && cJSON_AddItemToArray(fl, f);
+        if (!ok) {
+            cJSON_Delete(f);
+            f = NULL;
+        }
+        /* LZMA1 is 2^62 + 1, beyond a double: written as raw text. */
+        ok = ok &&
+             (c->lzfilter == CK_LZF_LZMA1
+                  ? cJSON_AddRawToObject(f, "id", "4611686018427387905")
+                  : cJSON_AddNumberToObject(f, "id", 33)) &&
+             cJSON_AddNumberToObject(f, "preset", c->level < 0 ? 6 : c->level);
+    }
+    ok = ok && cJSON_AddNumberToObject(o, "check", c->check);
+    if (ok && fl) {
+        ok = cJSON_AddItemToObject(o, "filters", fl);
+        if (ok)
+            fl = NULL;
+    } else if (ok) {
+        ok = cJSON_AddNullToObject(o, "filters") != NULL;
+    }
+    ok = ok && cJSON_AddNumberToObject(o, "format", c->format) &&
+         cJSON_AddStringToObject(o, "id", "lzma") &&
+         (c->level >= 0 && c->lzfilter == CK_LZF_NONE
+              ? cJSON_AddNumberToObject(o, "preset", c->level) != NULL
+              : cJSON_AddNullToObject(o, "preset") != NULL);
+    cJSON_Delete(fl);
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
 /* numcodecs config of m->codec, keys sorted; NULL with *rc set if none. */
 static cJSON *compressor_item(const ck_zarr_meta *m, ck_code *rc, ck_err *err)
 {
@@ -595,12 +908,7 @@ static cJSON *compressor_item(const ck_zarr_meta *m, ck_code *rc, ck_err *err)
     case CK_CODEC_ZSTD:
     case CK_CODEC_ZLIB:
     case CK_CODEC_GZIP:
-        if (c->shuffle != CK_SHUF_NONE) {
-            *rc = ck_err_set(err, CK_ENOTSUP,
-                             "zarr: shuffle needs blosc (use "
-                             "blosc:CNAME:LEVEL:shuffle)");
-            return NULL;
-        }
+        /* A shuffle is written as a numcodecs shuffle filter. */
         o = cJSON_CreateObject();
         if (o && (!cJSON_AddStringToObject(o, "id", ids[c->id]) ||
                   !cJSON_AddNumberToObject(o, "level", c->level))) {
@@ -620,6 +928,25 @@ static cJSON *compressor_item(const ck_zarr_meta *m, ck_code *rc, ck_err *err)
             o = NULL;
         }
         break;
+    case CK_CODEC_LZ4:
+        o = cJSON_CreateObject();
+        if (o && (!cJSON_AddNumberToObject(o, "acceleration", c->level) ||
+                  !cJSON_AddStringToObject(o, "id", "lz4"))) {
+            cJSON_Delete(o);
+            o = NULL;
+        }
+        break;
+    case CK_CODEC_BZ2:
+        o = cJSON_CreateObject();
+        if (o && (!cJSON_AddStringToObject(o, "id", "bz2") ||
+                  !cJSON_AddNumberToObject(o, "level", c->level))) {
+            cJSON_Delete(o);
+            o = NULL;
+        }
+        break;
+    case CK_CODEC_LZMA:
+        o = lzma_item(c);
+        break;
     default:
         *rc = ck_err_set(err, CK_ENOTSUP, "zarr: codec %d is not supported",
                          (int)c->id);
@@ -630,13 +957,109 @@ static cJSON *compressor_item(const ck_zarr_meta *m, ck_code *rc, ck_err *err)
     return o;
 }
 
+static int add_dtype(cJSON *o, const char *key, ck_dtype t)
+{
+    char dt[4];
+    return cJSON_AddStringToObject(
+               o, key, ck_zarr_dtype_str(t, HOST_BIG_ENDIAN, dt)) != NULL;
+}
+
+/* One numcodecs filter config, keys sorted as json.dumps(sort_keys=True)
+ * writes them; f is resolved (its types are known). */
+static cJSON *filter_item(const ck_filter *f)
+{
+    cJSON *o = cJSON_CreateObject();
+    int ok = o != NULL;
+
+    switch (f->id) {
+    case CK_FILTER_DELTA:
+        ok = ok && add_dtype(o, "astype", f->astype) &&
+             add_dtype(o, "dtype", f->dtype) &&
+             cJSON_AddStringToObject(o, "id", "delta");
+        break;
+    case CK_FILTER_SHUFFLE:
+        ok = ok && cJSON_AddNumberToObject(o, "elementsize", f->elementsize) &&
+             cJSON_AddStringToObject(o, "id", "shuffle");
+        break;
+    case CK_FILTER_FIXEDSCALEOFFSET:
+        ok = ok && add_dtype(o, "astype", f->astype) &&
+             add_dtype(o, "dtype", f->dtype) &&
+             cJSON_AddStringToObject(o, "id", "fixedscaleoffset") &&
+             cJSON_AddNumberToObject(o, "offset", f->offset) &&
+             cJSON_AddNumberToObject(o, "scale", f->scale);
+        break;
+    case CK_FILTER_QUANTIZE:
+        ok = ok && add_dtype(o, "astype", f->astype) &&
+             cJSON_AddNumberToObject(o, "digits", f->digits) &&
+             add_dtype(o, "dtype", f->dtype) &&
+             cJSON_AddStringToObject(o, "id", "quantize");
+        break;
+    case CK_FILTER_BITROUND:
+        ok = ok && cJSON_AddStringToObject(o, "id", "bitround") &&
+             cJSON_AddNumberToObject(o, "keepbits", f->keepbits);
+        break;
+    case CK_FILTER_ASTYPE:
+        ok = ok && add_dtype(o, "decode_dtype", f->dtype) &&
+             add_dtype(o, "encode_dtype", f->astype) &&
+             cJSON_AddStringToObject(o, "id", "astype");
+        break;
+    case CK_FILTER_PACKBITS:
+        ok = ok && cJSON_AddStringToObject(o, "id", "packbits");
+        break;
+    default:
+        ok = 0;
+        break;
+    }
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* The "filters" list of m: null when there are none.  A zstd, zlib or
+ * gzip shuffle is the last filter. */
+static cJSON *filters_item(const ck_zarr_meta *m, ck_code *rc, ck_err *err)
+{
+    ck_filter_chain ch;
+    cJSON *list;
+
+    *rc = ck_codec_chain(&m->codec, m->dtype, ck_dtype_size(m->dtype) * 8, &ch,
+                         err);
+    if (*rc != CK_OK) {
+        ck_err_prefix(err, "zarr");
+        return NULL;
+    }
+    for (int i = 0; i < ch.n; i++)
+        if (ch.f[i].id == CK_FILTER_CATEGORIZE) {
+            *rc = ck_err_set(err, CK_ENOTSUP,
+                             "zarr: filter categorize is read only");
+            return NULL;
+        }
+    if (ch.n == 0)
+        list = cJSON_CreateNull();
+    else if ((list = cJSON_CreateArray()))
+        for (int i = 0; i < ch.n; i++) {
+            cJSON *f = filter_item(&ch.f[i]);
+            if (!f || !cJSON_AddItemToArray(list, f)) {
+                cJSON_Delete(f);
+                cJSON_Delete(list);
+                list = NULL;
+                break;
+            }
+        }
+    if (!list)
+        *rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+    return list;
+}
+
 ck_code ck_zarr_meta_format(const ck_zarr_meta *m, char **out, ck_err *err)
 {
     ck_code rc = CK_ENOMEM;
     char dt[4], sep[2] = {m->dim_sep ? m->dim_sep : '.', '\0'};
     char order[2] = {m->order ? m->order : 'C', '\0'};
     cJSON *root = cJSON_CreateObject();
-    cJSON *comp = NULL;
+    cJSON *comp = NULL, *filters = NULL;
     char *txt;
 
     if (!root)
@@ -650,18 +1073,29 @@ ck_code ck_zarr_meta_format(const ck_zarr_meta *m, char **out, ck_err *err)
     comp = compressor_item(m, &rc, err);
     if (!comp)
         goto out;
-    /* A NULL item (allocation failed) makes cJSON_AddItemToObject fail. */
-    if (!cJSON_AddItemToObject(root, "chunks", dims_item(m->chunks, m->ndim)))
-        goto nomem;
-    if (!cJSON_AddItemToObject(root, "compressor", comp)) {
+    filters = filters_item(m, &rc, err);
+    if (!filters) {
         cJSON_Delete(comp);
+        goto out;
+    }
+    /* A NULL item (allocation failed) makes cJSON_AddItemToObject fail. */
+    /* Keys in sorted order; an item not yet added is deleted here when an
+     * earlier one fails. */
+    if (!cJSON_AddItemToObject(root, "chunks", dims_item(m->chunks, m->ndim)) ||
+        !cJSON_AddItemToObject(root, "compressor", comp)) {
+        cJSON_Delete(comp);
+        cJSON_Delete(filters);
         goto nomem;
     }
     if (!cJSON_AddStringToObject(root, "dimension_separator", sep) ||
         !cJSON_AddStringToObject(root, "dtype", dt) ||
         !cJSON_AddItemToObject(root, "fill_value", fill_item(m)) ||
-        !cJSON_AddNullToObject(root, "filters") ||
-        !cJSON_AddStringToObject(root, "order", order) ||
+        !cJSON_AddItemToObject(root, "filters", filters)) {
+        if (!cJSON_GetObjectItemCaseSensitive(root, "filters"))
+            cJSON_Delete(filters);
+        goto nomem;
+    }
+    if (!cJSON_AddStringToObject(root, "order", order) ||
         !cJSON_AddItemToObject(root, "shape", dims_item(m->shape, m->ndim)) ||
         !cJSON_AddNumberToObject(root, "zarr_format", 2))
         goto nomem;

@@ -48,6 +48,8 @@ typedef struct zarray {
     int dirfd; /* the array directory; chunk keys are opened relative */
     size_t elem, chunk_bytes;
     int64_t chunk_nelem;
+    ck_filter_chain chain; /* the filters (and a zstd/gzip shuffle) */
+    size_t enc_bytes;      /* bytes between the filters and the compressor */
     char label[PATH_MAX + 520]; /* "s.zarr" or "s.zarr:/g/x" in messages */
 } zarray;
 
@@ -487,6 +489,27 @@ static void count_chunks(int dirfd, const ck_zarr_meta *m, int levels,
     closedir(d);
 }
 
+/* "delta:int32+shuffle:2+lz4:1": the filters in order, then the
+ * compressor ("none" only when there is nothing else). */
+static void zarr_codec_str(const ck_codec_spec *c, char *buf, size_t n)
+{
+    size_t used = 0;
+    char part[160];
+
+    buf[0] = '\0';
+    for (int i = 0; i < c->nfilters && used < n; i++)
+        used +=
+            (size_t)snprintf(buf + used, n - used, "%s+",
+                             ck_filter_str(&c->filters[i], part, sizeof part));
+    if (used >= n)
+        return;
+    if (c->id == CK_CODEC_NONE && used)
+        buf[used - 1] = '\0';
+    else
+        snprintf(buf + used, n - used, "%s",
+                 ck_codec_str(c, part, sizeof part));
+}
+
 static void info_from_meta(const ck_zarr_meta *m, const char *name,
                            ck_array_info *info)
 {
@@ -502,7 +525,7 @@ static void info_from_meta(const ck_zarr_meta *m, const char *name,
     info->fill = m->fill;
     info->layout = CK_LAYOUT_CHUNKED;
     info->codec = m->codec;
-    ck_codec_str(&m->codec, info->compressor, sizeof info->compressor);
+    zarr_codec_str(&m->codec, info->compressor, sizeof info->compressor);
     info->stored_bytes = -1;
     info->chunks_stored = -1;
 }
@@ -534,6 +557,14 @@ static ck_code zarray_new(ck_store *s, const char *name, const ck_zarr_meta *m,
     za->chunk_nelem = g.chunk_nelem;
     za->chunk_bytes = (size_t)g.chunk_nelem * za->elem;
     memcpy(za->label, label, sizeof label);
+    rc = ck_codec_chain(&m->codec, m->dtype, za->chunk_bytes, &za->chain, err);
+    if (rc != CK_OK) {
+        ck_err_prefix(err, "%s", label);
+        close(dirfd);
+        free(za);
+        return rc;
+    }
+    za->enc_bytes = za->chain.size[za->chain.n];
     info_from_meta(m, name, &a->info);
     a->impl = za;
     return CK_OK;
@@ -608,11 +639,18 @@ static void zarr_array_close(ck_array *a)
 static size_t zarr_scratch_bytes(const ck_array *a)
 {
     const zarray *za = a->impl;
-    size_t cb = za->chunk_bytes, rd = 0, wr = 0;
+    size_t cb = za->chunk_bytes, eb = za->enc_bytes, rd = 0, wr = 0;
+    size_t chain = ck_filter_chain_scratch(&za->chain);
 
+    /* Filters: the bytes between them and the compressor, and the
+     * chain's own stage buffers (io/filter.c). */
     if (za->meta.codec.id != CK_CODEC_NONE) {
-        rd += ck_stored_max(cb) + ARENA_SLACK;
-        wr += ck_codec_bound(&za->meta.codec, cb) + ARENA_SLACK;
+        rd += ck_stored_max(eb) + ARENA_SLACK;
+        wr += ck_codec_bound(&za->meta.codec, eb) + ARENA_SLACK;
+    }
+    if (za->chain.n > 0) {
+        rd += eb + ARENA_SLACK + chain;
+        wr += chain;
     }
     if (za->meta.order == 'F' && za->meta.ndim > 1)
         rd += cb + ARENA_SLACK;
@@ -754,7 +792,7 @@ static ck_code zarr_read_chunk(ck_array *a, const int64_t *coords, void *dst,
                         key);
         goto out;
     }
-    if (m->codec.id == CK_CODEC_NONE) {
+    if (m->codec.id == CK_CODEC_NONE && za->chain.n == 0) {
         ssize_t got;
         if ((uint64_t)st.st_size != cb) {
             rc = ck_err_set(err, CK_ECORRUPT,
@@ -773,17 +811,17 @@ static ck_code zarr_read_chunk(ck_array *a, const int64_t *coords, void *dst,
                             "%zu",
                             za->label, key, cs, got, cb);
     } else {
-        size_t n = (size_t)st.st_size;
+        size_t n = (size_t)st.st_size, eb = za->enc_bytes;
         ssize_t got;
-        void *raw;
-        if ((uint64_t)st.st_size > ck_stored_max(cb)) {
+        void *raw, *enc;
+        if ((uint64_t)st.st_size > ck_stored_max(eb)) {
             rc = ck_err_set(err, CK_ECORRUPT,
                             "%s: chunk %s (coords %s): %lld bytes stored, "
                             "more than any codec makes of %zu",
-                            za->label, key, cs, (long long)st.st_size, cb);
+                            za->label, key, cs, (long long)st.st_size, eb);
             goto out;
         }
-        if (!(raw = ck_arena_alloc(scratch, n))) {
+        if (!(raw = ck_arena_alloc(scratch, n ? n : 1))) {
             rc = ck_err_set(err, CK_ENOMEM,
                             "%s: scratch arena too small for chunk %s",
                             za->label, key);
@@ -795,7 +833,23 @@ static ck_code zarr_read_chunk(ck_array *a, const int64_t *coords, void *dst,
                             za->label, key, cs);
             goto out;
         }
-        rc = ck_codec_decode(m->codec.id, raw, (size_t)got, out, cb, err);
+        /* compressor -> enc (eb bytes) -> filters in reverse -> out */
+        enc = za->chain.n == 0 ? out : raw;
+        if (m->codec.id != CK_CODEC_NONE && za->chain.n > 0 &&
+            !(enc = ck_arena_alloc(scratch, eb))) {
+            rc = ck_err_set(err, CK_ENOMEM,
+                            "%s: scratch arena too small for chunk %s",
+                            za->label, key);
+            goto out;
+        }
+        if (m->codec.id != CK_CODEC_NONE)
+            rc =
+                ck_codec_decode_spec(&m->codec, raw, (size_t)got, enc, eb, err);
+        if (rc == CK_OK && za->chain.n > 0)
+            rc = ck_filter_chain_decode(
+                &za->chain, enc,
+                m->codec.id != CK_CODEC_NONE ? eb : (size_t)got, out, scratch,
+                err);
         if (rc != CK_OK)
             ck_err_prefix(err, "%s: chunk %s (coords %s)", za->label, key, cs);
     }
@@ -967,15 +1021,27 @@ static ck_code zarr_write_chunk(ck_array *a, const int64_t *coords,
 
     /* Arrays we create use '.' keys: one file per chunk, no directories. */
     chunk_key(m, coords, key, sizeof key);
+    if (za->chain.n > 0) {
+        ck_code rc =
+            ck_filter_chain_encode(&za->chain, src, scratch, &data, err);
+        if (rc != CK_OK) {
+            char cs[KEY_MAX];
+            ck_err_prefix(err, "%s: chunk %s (coords %s)", za->label, key,
+                          ck_coords_str(m->ndim, coords, cs, sizeof cs));
+            return rc;
+        }
+        n = za->enc_bytes;
+    }
     if (m->codec.id != CK_CODEC_NONE) {
-        size_t cap = ck_codec_bound(&m->codec, cb);
+        size_t cap = ck_codec_bound(&m->codec, n);
         void *buf = ck_arena_alloc(scratch, cap);
         ck_code rc;
         if (!buf)
             return ck_err_set(err, CK_ENOMEM,
                               "%s: scratch arena too small for chunk %s",
                               za->label, key);
-        rc = ck_codec_encode(&m->codec, za->elem, src, cb, buf, cap, &n, err);
+        rc = ck_codec_encode(&m->codec, ck_dtype_size(za->chain.out_dtype),
+                             data, n, buf, cap, &n, err);
         if (rc != CK_OK) {
             char cs[KEY_MAX];
             ck_err_prefix(err, "%s: chunk %s (coords %s)", za->label, key,

@@ -24,6 +24,11 @@ static spec_param specs[] = {
     {"blosc:blosclz:1:noshuffle"},
     {"blosc:lz4hc:9:shuffle"},
     {"blosc:zlib:5"},
+    {"lz4"},
+    {"lz4:9"},
+    {"lzma"},
+    {"lzma:1"},
+    {"bz2:9"},
 };
 
 ParameterizedTestParameters(codec, round_trip)
@@ -131,4 +136,48 @@ Test(codec, shuffle_matches_hdf5_layout)
     cr_assert_arr_eq(sh, want, 9);
     ck_unshuffle(2, sh, back, 9);
     cr_assert_arr_eq(back, src, 9);
+}
+
+Test(codec, lz4_size_header_must_match)
+{
+    ck_codec_spec c;
+    ck_err err = {0};
+    char src[1000], enc[1200], dec[1000];
+    size_t n = 0;
+
+    memset(src, 7, sizeof src);
+    cr_assert_eq(ck_codec_parse("lz4", &c, &err), CK_OK);
+    cr_assert_eq(
+        ck_codec_encode(&c, 1, src, sizeof src, enc, sizeof enc, &n, &err),
+        CK_OK, "%s", err.msg);
+    cr_assert_eq((unsigned char)enc[0] + 256 * (unsigned char)enc[1], 1000,
+                 "numcodecs framing: a little-endian size first");
+    enc[3] = 0x40;
+    cr_assert_eq(ck_codec_decode(CK_CODEC_LZ4, enc, n, dec, sizeof dec, &err),
+                 CK_ECORRUPT);
+    cr_assert_str_eq(err.msg,
+                     "lz4 size header says 1073742824 bytes, expected 1000");
+}
+
+Test(codec, bz2_and_lzma_of_another_size_are_corrupt)
+{
+    const char *specs2[] = {"bz2", "lzma"};
+    char src[500], enc[2000], dec[600];
+
+    memset(src, 3, sizeof src);
+    for (size_t i = 0; i < 2; i++) {
+        ck_codec_spec c;
+        ck_err err = {0};
+        size_t n = 0;
+        cr_assert_eq(ck_codec_parse(specs2[i], &c, &err), CK_OK);
+        cr_assert_eq(
+            ck_codec_encode(&c, 1, src, sizeof src, enc, sizeof enc, &n, &err),
+            CK_OK, "%s", err.msg);
+        cr_assert_eq(ck_codec_decode(c.id, enc, n, dec, 400, &err), CK_ECORRUPT,
+                     "%s", specs2[i]);
+        err = (ck_err){0};
+        cr_assert_eq(ck_codec_decode(c.id, enc, n, dec, 600, &err), CK_ECORRUPT,
+                     "%s", specs2[i]);
+        cr_assert_not_null(strstr(err.msg, "expected 600"), "%s", err.msg);
+    }
 }

@@ -171,7 +171,8 @@ ParameterizedTestParameters(zarr_meta, unsupported_dtypes)
     static struct bad_dt c[] = {
         {"\"<f2\"", WHERE ": dtype '<f2' is not supported"},
         {"\"<c16\"", WHERE ": dtype '<c16' is not supported"},
-        {"\"|S10\"", WHERE ": dtype '|S10' is not supported"},
+        {"\"|S10\"", WHERE ": dtype '|S10' is a string type (chunkctl reads "
+                           "numeric and bool arrays only)"},
         {"\"|i4\"", WHERE ": dtype '|i4' is not supported"},
         {"\"<M8[ns]\"", WHERE ": dtype '<M8[ns]' is not supported"},
         {"[[\"a\", \"<i4\"]]", WHERE ": dtype [[\"a\",\"<i4\"]] is not "
@@ -410,12 +411,12 @@ Test(zarr_meta, unknown_compressor_is_not_supported)
     ck_zarr_meta m;
     ck_err err = {0};
 
-    cr_assert_eq(parse_with("compressor", "{\"id\":\"lz4\",\"acceleration\":1}",
-                            &m, &err),
-                 CK_ENOTSUP);
-    cr_assert_str_eq(err.msg,
-                     WHERE ": compressor 'lz4' is not supported "
-                           "(chunkctl reads blosc, zstd, zlib and gzip)");
+    cr_assert_eq(
+        parse_with("compressor", "{\"id\":\"zfpy\",\"mode\":1}", &m, &err),
+        CK_ENOTSUP);
+    cr_assert_str_eq(err.msg, WHERE ": compressor 'zfpy' is not supported "
+                                    "(chunkctl reads blosc, zstd, zlib, gzip, "
+                                    "lz4, lzma and bz2)");
     err = (ck_err){0};
     cr_assert_eq(parse_with("compressor",
                             "{\"id\":\"blosc\",\"cname\":\"brotli\"}", &m,
@@ -430,7 +431,7 @@ Test(zarr_meta, unknown_compressor_is_not_supported)
     cr_assert_eq(parse_with("compressor", "\"zstd\"", &m, &err), CK_EFORMAT);
 }
 
-Test(zarr_meta, filters_are_not_supported)
+Test(zarr_meta, filters_parse_and_unknown_ones_are_refused)
 {
     ck_zarr_meta m;
     ck_err err = {0};
@@ -440,12 +441,28 @@ Test(zarr_meta, filters_are_not_supported)
                  "absent filters are tolerated");
     cr_assert_eq(parse_with("filters",
                             "[{\"id\":\"delta\",\"dtype\":\"<f8\"},"
-                            "{\"id\":\"quantize\",\"digits\":3}]",
+                            "{\"id\":\"quantize\",\"digits\":3,"
+                            "\"dtype\":\"<f8\"}]",
                             &m, &err),
+                 CK_OK, "%s", err.msg);
+    cr_assert_eq(m.codec.nfilters, 2);
+    cr_assert_eq(m.codec.filters[0].id, CK_FILTER_DELTA);
+    cr_assert_eq(m.codec.filters[1].id, CK_FILTER_QUANTIZE);
+    cr_assert_eq(m.codec.filters[1].digits, 3);
+    err = (ck_err){0};
+    cr_assert_eq(parse_with("filters", "[{\"id\":\"crc32\"}]", &m, &err),
                  CK_ENOTSUP);
-    cr_assert_str_eq(err.msg, WHERE ": filters [delta, quantize] are not "
-                                    "supported (chunkctl does not apply zarr "
-                                    "filters yet)");
+    cr_assert_not_null(strstr(err.msg, WHERE ": filter 'crc32' is not "
+                                             "supported"),
+                       "%s", err.msg);
+    err = (ck_err){0};
+    cr_assert_eq(parse_with("filters",
+                            "[{\"id\":\"bitround\","
+                            "\"keepbits\":60}]",
+                            &m, &err),
+                 CK_EFORMAT);
+    cr_assert_not_null(strstr(err.msg, "keepbits 60 is outside 0..52"), "%s",
+                       err.msg);
     err = (ck_err){0};
     cr_assert_eq(parse_with("filters", "{}", &m, &err), CK_EFORMAT);
 }
@@ -758,7 +775,7 @@ Test(zarr_meta, format_writes_what_zarr_python_expects)
     free(txt);
 }
 
-Test(zarr_meta, shuffle_without_blosc_is_not_supported)
+Test(zarr_meta, shuffle_without_blosc_is_a_shuffle_filter)
 {
     ck_zarr_meta m = sample(CK_F32);
     char *txt = NULL;
@@ -766,10 +783,10 @@ Test(zarr_meta, shuffle_without_blosc_is_not_supported)
 
     m.codec = (ck_codec_spec){
         .id = CK_CODEC_ZSTD, .level = 3, .shuffle = CK_SHUF_BYTE};
-    cr_assert_eq(ck_zarr_meta_format(&m, &txt, &err), CK_ENOTSUP);
-    cr_assert_str_eq(err.msg, "zarr: shuffle needs blosc (use "
-                              "blosc:CNAME:LEVEL:shuffle)");
-    cr_assert_null(txt);
+    cr_assert_eq(ck_zarr_meta_format(&m, &txt, &err), CK_OK, "%s", err.msg);
+    cr_assert_not_null(strstr(txt, "\"elementsize\":\t4"), "%s", txt);
+    cr_assert_not_null(strstr(txt, "\"id\":\t\"shuffle\""), "%s", txt);
+    free(txt);
 }
 
 /* ---- .zattrs and .zgroup ---- */
