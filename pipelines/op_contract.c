@@ -131,6 +131,7 @@ static ck_code einsum_axes(const char *path, const char *where, const cJSON *sj,
     const char *arrow, *comma;
     int k = 0;
 
+    outs[0] = '\0';
     if (!s)
         return ck_plan_bad(err, path, where,
                            "needs \"subscripts\", e.g. \"ij,jk->ik\"");
@@ -181,6 +182,7 @@ static ck_code einsum_axes(const char *path, const char *where, const cJSON *sj,
                                    "repeated or in no operand",
                                    s, *c);
             outs[k++] = *c;
+            outs[k] = '\0';
         }
     } else { /* implicit: letters that appear once, in alphabetical order */
         for (int c = 'A'; c <= 'z'; c++)
