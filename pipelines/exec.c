@@ -817,6 +817,7 @@ typedef struct fold {
     int axis;
     int64_t run, per_row; /* tasks per row of the grid along axis */
     int stacked;          /* a task's chunks are read as one box */
+    int slices;           /* ... each chunk a slice of it, decoded there */
     int64_t ntasks;
     int64_t w0, wn;    /* the window: tasks w0 .. w0+wn-1 */
     int64_t next;      /* atomic */
@@ -987,7 +988,25 @@ static ck_code fold_chunk(fold *f, const ck_chunk *c, char *part, int init,
 
     memcpy(sh, c->shape, sizeof sh);
     memcpy(org, c->start, sizeof org);
-    if (f->stacked) {
+    if (f->stacked && f->slices) {
+        /* several chunks that are consecutive slices of the box: each
+         * decoded straight into its place (the last one's padding lands
+         * past the box, in the room kept for it) */
+        size_t cb = (size_t)f->g.chunk_nelem * esz;
+        int64_t cl = f->g.chunk[f->axis];
+        int64_t len = (c->shape[f->axis] + cl - 1) / cl;
+        if (!(buf = ck_arena_alloc(a, n * esz + cb)))
+            return ck_exec_no_room(err);
+        for (int64_t j = 0; j < len; j++) {
+            int64_t co[CK_MAX_DIMS];
+            memcpy(co, c->coords, sizeof co);
+            co[f->axis] += j;
+            size_t mark = a->used;
+            CK_TRY(ck_array_read_chunk(f->direct, co, (char *)buf + j * cb, a,
+                                       err));
+            a->used = mark;
+        }
+    } else if (f->stacked) {
         /* several chunks' box: evaluated as one */
         if (!(buf = ck_arena_alloc(a, n * esz)))
             return ck_exec_no_room(err);
@@ -1349,11 +1368,22 @@ static ck_code run_fold(fold *f, ck_err *err)
             same = ag->chunk[d] == f->g.chunk[d];
         f->direct = same ? arr : NULL;
     }
+    /* A stacked run of an input read in place whose chunks span every
+     * other axis whole, with nothing before the run's axis: each chunk is
+     * a consecutive slice of the box (a time series chunked by step). */
+    f->slices = f->stacked && f->direct && f->cond < 0;
+    for (int d = 0; d < f->g.ndim && f->slices; d++)
+        f->slices =
+            d == f->axis ||
+            (d < f->axis ? f->g.shape[d] == 1 : f->g.chunk[d] == f->g.shape[d]);
     /* what a stacked run needs beyond one chunk's reading */
     size_t stack_bytes =
-        f->stacked ? ck_exec_al(n * (size_t)f->run * ck_dtype_size(m->dtype)) +
-                         ck_exec_bytes(r, f->operand, n * (size_t)f->run, -1, 0)
-                   : 0;
+        !f->stacked ? 0
+        : f->slices
+            ? ck_exec_al(n * (size_t)(f->run + 1) * ck_dtype_size(m->dtype)) +
+                  ck_exec_al(ck_array_scratch_bytes(f->direct)) + 256
+            : ck_exec_al(n * (size_t)f->run * ck_dtype_size(m->dtype)) +
+                  ck_exec_bytes(r, f->operand, n * (size_t)f->run, -1, 0);
     size_t chunk_bytes =
         f->direct ? ck_exec_al(ck_array_scratch_bytes(f->direct)) + 256
                   : ck_exec_bytes(r, f->operand, n, -1, own);
@@ -1396,7 +1426,7 @@ static ck_code run_fold(fold *f, ck_err *err)
         /* a --memory too small for a run read as one box: its chunks are
          * folded one by one (the last bits of float sums may differ from
          * a run read whole; they still do not depend on --threads) */
-        f->stacked = 0;
+        f->stacked = f->slices = 0;
         f->arena_bytes = f->arena_bytes - stack_bytes + chunk_bytes;
         per = (int64_t)f->arena_bytes + (int64_t)f->part_bytes;
         f->run = TASK_RUN;
