@@ -167,6 +167,14 @@ def main(logdir, results_path):
         m = med["ck:mean"]
         out.append("| mean <= 0.4 s | %.3f s (decode floor `chunkctl verify`: %s) | %s |" % (
             m, "%.3f s" % med["verify:clim"] if "verify:clim" in med else "not run", verdict(m <= 0.4)))
+        if "verify:clim" in med:
+            # the 0.4 s came with "decode alone 0.27 s here": the
+            # same ratio to this machine's decode floor
+            v = med["verify:clim"]
+            out.append("| mean <= 0.4 s x (decode here / 0.27 s), i.e. <= "
+                       "%.3f s | %.3f s = %.2fx decode (the issue's ratio: "
+                       "%.2fx) | %s |" % (0.4 * v / 0.27, m, m / v, 0.4 / 0.27,
+                                          verdict(m <= 0.4 * v / 0.27)))
     elif "mean" in only:
         out.append("| mean <= 0.4 s | chunkctl failed | **not met** |")
     if "ck:quantile" in med and "dask:quantile" in med:
