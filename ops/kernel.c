@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/ck_cache.h"
 #include "chunkctl_kernel.h"   /* the contract, to check the layout */
 #include "ops/kernel_header.h" /* ck_kernel_header[]: the contract's text */
 
@@ -53,27 +54,10 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 /* The cache directory (created, with the contract header in it), or 0. */
 static int cache_dir(char *dir, size_t n)
 {
-    const char *d = getenv("CHUNKCTL_CACHE_DIR"), *x, *home;
     char hp[PATH_MAX];
-    int k, fd;
+    int fd;
 
-    if (d && *d)
-        k = snprintf(dir, n, "%s/c", d);
-    else if ((x = getenv("XDG_CACHE_HOME")) && *x)
-        k = snprintf(dir, n, "%s/chunkctl/kernels/c", x);
-    else if ((home = getenv("HOME")) && *home)
-        k = snprintf(dir, n, "%s/.cache/chunkctl/kernels/c", home);
-    else
-        return 0;
-    if (k < 0 || (size_t)k >= n)
-        return 0;
-    for (char *s = dir + 1; *s; s++)
-        if (*s == '/') {
-            *s = '\0';
-            mkdir(dir, 0755);
-            *s = '/';
-        }
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+    if (!ck_cache_dir("c", dir, n))
         return 0;
     /* the header, written whole through a temporary each time (cheap) */
     snprintf(hp, sizeof hp, "%s/chunkctl_kernel.h.tmp-%ld", dir,

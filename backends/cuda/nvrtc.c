@@ -19,6 +19,8 @@
 
 #include <nvrtc.h>
 
+#include "base/ck_cache.h"
+
 static struct {
     pthread_once_t once;
     void *h;
@@ -130,32 +132,6 @@ void ck_cuda_image_forget(void)
 
 /* ---- the disk cache ---- */
 
-/* The cache directory (created), or 0 when there is none to use. */
-static int cache_dir(char *dir, size_t n)
-{
-    const char *d = getenv("CHUNKCTL_CACHE_DIR"), *x, *home;
-    int k;
-
-    if (d && *d)
-        k = snprintf(dir, n, "%s", d);
-    else if ((x = getenv("XDG_CACHE_HOME")) && *x)
-        k = snprintf(dir, n, "%s/chunkctl/kernels", x);
-    else if ((home = getenv("HOME")) && *home)
-        k = snprintf(dir, n, "%s/.cache/chunkctl/kernels", home);
-    else
-        return 0;
-    if (k < 0 || (size_t)k >= n)
-        return 0;
-    /* make each level; an existing one is fine */
-    for (char *s = dir + 1; *s; s++)
-        if (*s == '/') {
-            *s = '\0';
-            mkdir(dir, 0755);
-            *s = '/';
-        }
-    return mkdir(dir, 0755) == 0 || errno == EEXIST;
-}
-
 static void *read_file(const char *path, size_t *len)
 {
     struct stat st;
@@ -247,7 +223,7 @@ ck_code ck_cuda_image(const char *src, int arch, const void **image,
     key = fnv(key, &nv.minor, sizeof nv.minor);
     if ((e = lookup(key)))
         goto found;
-    disk = cache_dir(dir, sizeof dir) &&
+    disk = ck_cache_dir(NULL, dir, sizeof dir) &&
            snprintf(path, sizeof path, "%s/%016llx-sm%d.cubin", dir,
                     (unsigned long long)key, arch) < (int)sizeof path;
     if (!disk || !(img = read_file(path, &n))) {
