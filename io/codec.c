@@ -162,6 +162,19 @@ static int parse_shuffle(const char *s, ck_shuffle_kind *out)
     return 1;
 }
 
+int ck_codec_fields(char *buf, char **part, int max)
+{
+    int np = 0;
+
+    for (char *p = buf; p && np < max;) {
+        part[np++] = p;
+        p = strchr(p, ':');
+        if (p)
+            *p++ = '\0';
+    }
+    return np;
+}
+
 ck_code ck_codec_parse(const char *s, ck_codec_spec *out, ck_err *err)
 {
     char buf[64], *part[5] = {0};
@@ -171,12 +184,7 @@ ck_code ck_codec_parse(const char *s, ck_codec_spec *out, ck_err *err)
     if (strlen(s) >= sizeof buf)
         goto bad;
     strcpy(buf, s);
-    for (char *p = buf; p && np < 5;) {
-        part[np++] = p;
-        p = strchr(p, ':');
-        if (p)
-            *p++ = '\0';
-    }
+    np = ck_codec_fields(buf, part, 5);
     if (strcmp(part[0], "none") == 0 && np == 1) {
         c.id = CK_CODEC_NONE;
     } else if (strcmp(part[0], "zstd") == 0 || strcmp(part[0], "gzip") == 0 ||

@@ -63,6 +63,10 @@ typedef struct ck_codec_spec {
  * else. */
 ck_code ck_codec_parse(const char *s, ck_codec_spec *out, ck_err *err);
 
+/* Splits buf in place at ':' into at most max fields (part[0..]); the
+ * count.  How --compress and --filters specs are read ("blosc:lz4:5"). */
+int ck_codec_fields(char *buf, char **part, int max);
+
 /* Formats a spec the way ck_codec_parse reads it ("blosc:lz4:5:shuffle"). */
 const char *ck_codec_str(const ck_codec_spec *c, char *buf, size_t n);
 

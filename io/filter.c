@@ -75,12 +75,7 @@ ck_code ck_filter_parse(const char *s, ck_filter *out, ck_err *err)
     if (strlen(s) >= sizeof buf)
         goto bad;
     strcpy(buf, s);
-    for (char *p = buf; p && np < 5;) {
-        part[np++] = p;
-        p = strchr(p, ':');
-        if (p)
-            *p++ = '\0';
-    }
+    np = ck_codec_fields(buf, part, 5);
     if (strcmp(part[0], "delta") == 0) {
         f.id = CK_FILTER_DELTA;
         ok = np == 1 || (np == 2 && parse_type(part[1], &f.astype));

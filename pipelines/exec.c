@@ -203,8 +203,6 @@ ck_code ck_exec_astype_eval(xrun *r, int i, const int64_t *start,
 
 /* ---- elementwise ---- */
 
-/* Copies operand data (shape osh, broadcast against the box shape bsh of
- * nd dims; osh[d] is 1 or bsh[d]) into dst laid out as the full box. */
 void ck_exec_expand(int nd, size_t esz, void *dst, const int64_t *bsh,
                     const void *src, const int64_t *osh)
 {

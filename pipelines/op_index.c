@@ -27,12 +27,6 @@ enum { MAX_INDICES = 1 << 26 };
 
 /* ---- take and compress ---- */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Indices (take) or a condition (compress) from the list v: into n->idx,
  * normalised against len (negative indices count from the end). */
 static ck_code list_indices(const char *path, const char *where, ck_node *n,
@@ -248,6 +242,12 @@ ck_code ck_exec_take_eval(xrun *r, int i, const int64_t *start,
 }
 
 /* ---- isin ---- */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
 
 /* isin: "values", a list of numbers (NaN never matches), "invert". */
 CK_PLAN_PARSE_FN(isin)
