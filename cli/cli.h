@@ -19,7 +19,24 @@ typedef struct cli_common {
     int force;             /* --force */
     const char *backend;   /* --backend, NULL: the pipeline's, or auto */
     ck_progress *progress; /* NULL unless stderr is a terminal */
+    int zarr_format;       /* --zarr-format; 0: the default */
+    int shards_ndim;       /* --shards */
+    int64_t shards[32];
 } cli_common;
+
+/* Option values of --zarr-format and --shards, which every command that
+ * writes takes (those that compute through the common table, copy and gen
+ * in their own); cli_common_opt stores them. */
+enum { CLI_OPT_ZARR_FORMAT = 0x200, CLI_OPT_SHARDS = 0x201 };
+
+/* The help lines of --zarr-format and --shards. */
+#define CLI_HELP_ZARR                                                          \
+    "  --zarr-format 2|3    the Zarr version of a new Zarr output (default: "  \
+    "2)\n"                                                                     \
+    "  --shards N,N,...     zarr v3: chunks stored in shards of this shape "   \
+    "(a "                                                                      \
+    "multiple\n"                                                               \
+    "                       of the chunk shape), one file per shard\n"
 
 /* A command's options, for cli_getopt.  Its own option values (the 'val'
  * of each struct option, and its short letters) must not be M, T, q, f,

@@ -28,6 +28,11 @@ static const char help[] =
     "                       quantize:DIGITS[:ASTYPE], bitround:KEEPBITS,\n"
     "                       astype:TYPE, packbits; or none (default: the\n"
     "                       input's, while the dtype is kept)\n"
+    "  --zarr-format 2|3    the Zarr version of a new Zarr output (default:\n"
+    "                       the input's when it is Zarr, else 2)\n"
+    "  --shards N,N,...     zarr v3: chunks stored in shards of this shape (a\n"
+    "                       multiple of the chunk shape), one file per shard\n"
+    "                       (default: the input's while its chunks are kept)\n"
     "  --dtype TYPE         convert to bool, int8..int64, uint8..uint64,\n"
     "                       float32 or float64 (default: keep)\n"
     "  --memory SIZE        peak memory bound, e.g. 512M (default: 1/4 of "
@@ -39,7 +44,9 @@ static const char help[] =
     "example: chunkctl copy data.h5:/x x.zarr --chunks 1000,1000 "
     "--compress blosc:lz4:5\n"
     "         chunkctl copy data.h5:/t t.zarr --filters delta,shuffle "
-    "--compress lz4\n";
+    "--compress lz4\n"
+    "         chunkctl copy data.h5:/x x.zarr --zarr-format 3 --chunks "
+    "100,100 --shards 1000,1000\n";
 
 static ck_code copy_opt(void *ctx, int opt, const char *arg, ck_err *err)
 {
@@ -68,6 +75,8 @@ ck_code cmd_copy(int argc, char **argv, cli_common *c, ck_err *err)
         {"compress", required_argument, 0, 'z'},
         {"filters", required_argument, 0, 'L'},
         {"dtype", required_argument, 0, 'd'},
+        {"zarr-format", required_argument, 0, CLI_OPT_ZARR_FORMAT},
+        {"shards", required_argument, 0, CLI_OPT_SHARDS},
         {0, 0, 0, 0}};
     static const cli_cmd_opts opts = {"copy", help, NULL, longs, copy_opt, 0};
     ck_copy_opts o;
@@ -85,6 +94,9 @@ ck_code cmd_copy(int argc, char **argv, cli_common *c, ck_err *err)
     o.src = argv[first];
     o.dst = argv[first + 1];
     o.force = c->force;
+    o.zarr_format = c->zarr_format;
+    o.shards_ndim = c->shards_ndim;
+    memcpy(o.shards, c->shards, sizeof o.shards);
     o.memory = c->memory;
     o.threads = c->threads;
     cli_progress_begin(c, "copy");

@@ -22,7 +22,7 @@ static const char help[] =
     "  --mean A --std B     normal parameters (default 0, 1)\n"
     "  --seed N             64-bit seed (default 0)\n"
     "  --dtype TYPE         element type (default float64)\n"
-    "  --compress SPEC      as for copy (default zstd:3)\n"
+    "  --compress SPEC      as for copy (default zstd:3)\n" CLI_HELP_ZARR
     "  --memory SIZE, --threads N, --force, --quiet, --help\n\n"
     "example: chunkctl gen big.h5:/x --shape 20000,5000 --dist normal "
     "--seed 7\n";
@@ -106,6 +106,8 @@ ck_code cmd_gen(int argc, char **argv, cli_common *c, ck_err *err)
         {"seed", required_argument, 0, 'S'},
         {"dtype", required_argument, 0, 'd'},
         {"compress", required_argument, 0, 'z'},
+        {"zarr-format", required_argument, 0, CLI_OPT_ZARR_FORMAT},
+        {"shards", required_argument, 0, CLI_OPT_SHARDS},
         {0, 0, 0, 0}};
     static const cli_cmd_opts opts = {"gen", help, NULL, longs, gen_opt, 0};
     gen_cli g;
@@ -135,6 +137,9 @@ ck_code cmd_gen(int argc, char **argv, cli_common *c, ck_err *err)
         return ck_err_set(err, CK_EUSAGE, "gen: --std must be >= 0");
     o->dst = argv[first];
     o->force = c->force;
+    o->zarr_format = c->zarr_format;
+    o->shards_ndim = c->shards_ndim;
+    memcpy(o->shards, c->shards, sizeof o->shards);
     o->memory = c->memory;
     o->threads = c->threads;
     cli_progress_begin(c, "gen");

@@ -95,12 +95,20 @@ static void json_fill(const ck_array_info *a)
         printf("%llu", (unsigned long long)a->fill.u);
 }
 
+/* A Zarr store's version: its arrays' (2 for a store with none). */
+static int zarr_format(const ck_info_list *l)
+{
+    return l->n > 0 && l->v[0].zarr_format ? l->v[0].zarr_format : 2;
+}
+
 static void print_json(const char *path, const ck_info_list *l)
 {
     printf("{\"path\": ");
     cli_print_json_str(path);
-    printf(", \"format\": \"%s\", \"arrays\": [",
-           l->kind == CK_KIND_HDF5 ? "hdf5" : "zarr");
+    printf(", \"format\": \"%s\", ", l->kind == CK_KIND_HDF5 ? "hdf5" : "zarr");
+    if (l->kind == CK_KIND_ZARR)
+        printf("\"zarr_format\": %d, ", zarr_format(l));
+    printf("\"arrays\": [");
     for (int i = 0; i < l->n; i++) {
         const ck_array_info *a = &l->v[i];
         double raw = raw_bytes(a);
@@ -125,6 +133,18 @@ static void print_json(const char *path, const ck_info_list *l)
                layout_name(a->layout), a->order ? a->order : 'C',
                a->big_endian ? "big" : "little");
         json_fill(a);
+        if (l->kind == CK_KIND_ZARR) {
+            printf(", \"shards\": ");
+            if (a->shards[0])
+                json_ints(a->ndim, a->shards);
+            else
+                printf("null");
+            printf(", \"codecs\": ");
+            if (a->codecs[0])
+                cli_print_json_str(a->codecs);
+            else
+                printf("null");
+        }
         putchar('}');
     }
     printf("\n]}\n");
@@ -175,15 +195,22 @@ static ck_code print_table(const char *path, const ck_info_list *l, ck_err *err)
         }
     }
     if (!oom) {
-        printf("%s: %s, %d array%s\n", path,
-               l->kind == CK_KIND_HDF5 ? "HDF5 file" : "Zarr store", l->n,
-               l->n == 1 ? "" : "s");
+        if (l->kind == CK_KIND_HDF5)
+            printf("%s: HDF5 file, %d array%s\n", path, l->n,
+                   l->n == 1 ? "" : "s");
+        else
+            printf("%s: Zarr v%d store, %d array%s\n", path, zarr_format(l),
+                   l->n, l->n == 1 ? "" : "s");
         for (int c = 0; c < COLS; c++)
             printf(c < COLS - 1 ? "%-*s  " : "%-*s\n", c < COLS - 1 ? w[c] : 0,
                    head[c]);
         for (size_t k = 0; k < ncell; k++)
             printf(k % COLS < COLS - 1 ? "%-*s  " : "%-*s\n",
                    k % COLS < COLS - 1 ? w[k % COLS] : 0, cell[k]);
+        /* v3 codecs (and shards) do not fit a column. */
+        for (int i = 0; i < l->n; i++)
+            if (l->v[i].codecs[0])
+                printf("%s: codecs %s\n", l->v[i].name, l->v[i].codecs);
     }
     for (size_t k = 0; cell && k < ncell; k++)
         free(cell[k]);

@@ -145,7 +145,7 @@ static const char op_help[] =
     "Reductions and histograms print their result when no -o is given.\n\n"
     "  -o, --output DST   write the result to DST[:DATASET]\n"
     "  --json             print the result as JSON\n"
-    "  --backend NAME     auto, cpu or cuda (default: auto)\n"
+    "  --backend NAME     auto, cpu or cuda (default: auto)\n" CLI_HELP_ZARR
     "  --memory SIZE, --threads N, --force, --quiet, --verbose, --help\n\n"
     "examples:\n"
     "  chunkctl reshape data.h5:/x --shape 1000,5000,5 -o out.zarr\n"
@@ -183,15 +183,19 @@ ck_code cmd_op(int argc, char **argv, cli_common *c, ck_err *err)
         }
         if (!strcmp(a, "--quiet") || !strcmp(a, "--force") ||
             !strcmp(a, "--memory") || !strcmp(a, "--threads") ||
-            !strcmp(a, "--backend") || !strcmp(a, "--verbose")) {
+            !strcmp(a, "--backend") || !strcmp(a, "--verbose") ||
+            !strcmp(a, "--zarr-format") || !strcmp(a, "--shards")) {
             int opt = a[2] == 'q'   ? 'q'
                       : a[2] == 'f' ? 'f'
                       : a[2] == 'm' ? 'M'
                       : a[2] == 'b' ? 'B'
                       : a[2] == 'v' ? 'v'
+                      : a[2] == 'z' ? CLI_OPT_ZARR_FORMAT
+                      : a[2] == 's' ? CLI_OPT_SHARDS
                                     : 'T';
             const char *arg = NULL;
-            if (opt == 'M' || opt == 'T' || opt == 'B') {
+            if (opt == 'M' || opt == 'T' || opt == 'B' ||
+                opt == CLI_OPT_ZARR_FORMAT || opt == CLI_OPT_SHARDS) {
                 if (++i == argc) {
                     rc = ck_err_set(err, CK_EUSAGE, "%s: %s needs a value", op,
                                     a);

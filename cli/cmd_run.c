@@ -16,7 +16,8 @@ static const char help[] =
     "  --backend NAME     auto, cpu or cuda (default: the pipeline's\n"
     "                     \"backend\", else auto: cuda when a GPU is there)\n"
     "  --verbose          say which backend runs each step\n"
-    "  --json             print the \"print\" steps' results as JSON\n"
+    "  --json             print the \"print\" steps' results as "
+    "JSON\n" CLI_HELP_ZARR
     "  --memory SIZE      peak memory bound, e.g. 512M (default: 1/4 of "
     "RAM)\n"
     "  --threads N        worker threads (default: all cores)\n"
@@ -57,6 +58,9 @@ ck_code cmd_run(int argc, char **argv, cli_common *c, ck_err *err)
     o.memory = c->memory;
     o.threads = c->threads;
     o.force = c->force;
+    o.zarr_format = c->zarr_format;
+    o.shards_ndim = c->shards_ndim;
+    memcpy(o.shards, c->shards, sizeof o.shards);
     cli_progress_begin(c, "run");
     o.progress = c->progress;
     ck_results res = {0};

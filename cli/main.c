@@ -97,6 +97,18 @@ int cli_common_opt(int opt, const char *arg, cli_common *c, ck_code *rc,
     case 'v': /* the log level is the whole of it */
         ck_log_set_level(CK_LOG_DEBUG);
         return 1;
+    case CLI_OPT_ZARR_FORMAT:
+        if (strcmp(arg, "2") == 0 || strcmp(arg, "3") == 0)
+            c->zarr_format = arg[0] - '0';
+        else
+            *rc = ck_err_set(err, CK_EUSAGE,
+                             "--zarr-format '%.*s%s': expected 2 or 3",
+                             CLI_SHOW(arg));
+        return 1;
+    case CLI_OPT_SHARDS:
+        *rc = ck_parse_ints(arg, "--shards", c->shards, CK_MAX_DIMS,
+                            &c->shards_ndim, err);
+        return 1;
     default:
         return 0;
     }

@@ -112,6 +112,9 @@ ck_code cli_step_run(cli_step *s, const char *label, cli_common *c,
     o.memory = c->memory;
     o.threads = c->threads;
     o.force = c->force;
+    o.zarr_format = c->zarr_format;
+    o.shards_ndim = c->shards_ndim;
+    memcpy(o.shards, c->shards, sizeof o.shards);
     o.backend = c->backend; /* NULL: the plan's, auto */
     cli_progress_begin(c, label);
     o.progress = c->progress;

@@ -21,11 +21,13 @@ static const struct option common[] = {
     /* a command that computes also takes these */
     {"backend", required_argument, 0, 'B'},
     {"verbose", no_argument, 0, 'v'},
+    {"zarr-format", required_argument, 0, CLI_OPT_ZARR_FORMAT},
+    {"shards", required_argument, 0, CLI_OPT_SHARDS},
 };
 
 enum {
     NCOMMON = sizeof common / sizeof common[0],
-    NCOMPUTE = 2, /* the last NCOMPUTE of common[] */
+    NCOMPUTE = 4, /* the last NCOMPUTE of common[] */
     MAX_LONGS = 32
 };
 

@@ -53,6 +53,12 @@ typedef struct ck_array_info {
                               filters first: "delta:int16+zstd:3" */
     int64_t stored_bytes;  /* bytes of chunk data on disk; -1 unknown */
     int64_t chunks_stored; /* chunks present on disk; -1 unknown */
+    int zarr_format;       /* 2 or 3; 0 for HDF5 */
+    int64_t shards[CK_MAX_DIMS]; /* Zarr v3 shard shape (a multiple of
+                                    chunks); all 0 when not sharded */
+    char codecs[256];            /* Zarr v3: the codecs, for people
+                                    ("sharding_indexed[64,64](bytes:little+zstd:3)
+                                    index(bytes:little+crc32c)@end"); "" otherwise */
 } ck_array_info;
 
 /* What a new array should look like. */
@@ -65,6 +71,11 @@ typedef struct ck_array_spec {
     ck_codec_spec codec;
     int has_fill;
     ck_scalar fill;
+    /* Zarr only.  zarr_format 2 or 3 (0: 2); every array and group of one
+     * store has the same.  shards: v3 shard shape, a multiple of chunks
+     * (ndim 0s: no sharding). */
+    int zarr_format;
+    int64_t shards[CK_MAX_DIMS];
 } ck_array_spec;
 
 /* A list of array names, owned by the caller: ck_names_release(). */

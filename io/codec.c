@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#include <isa-l/crc.h>
 #include <zstd.h>
 #include <zstd_errors.h>
 
@@ -569,7 +570,20 @@ ck_code ck_codec_encode(const ck_codec_spec *c, size_t typesize,
         *out_n = n;
         return CK_OK;
     case CK_CODEC_ZSTD: {
-        size_t r = ZSTD_compress(dst, cap, src, n, c->level);
+        size_t r;
+        if (c->checksum) {
+            ZSTD_CCtx *z = ZSTD_createCCtx();
+            if (!z)
+                return ck_err_set(err, CK_ENOMEM, "zstd: out of memory");
+            r = ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, c->level);
+            if (!ZSTD_isError(r))
+                r = ZSTD_CCtx_setParameter(z, ZSTD_c_checksumFlag, 1);
+            if (!ZSTD_isError(r))
+                r = ZSTD_compress2(z, dst, cap, src, n);
+            ZSTD_freeCCtx(z);
+        } else {
+            r = ZSTD_compress(dst, cap, src, n, c->level);
+        }
         if (ZSTD_isError(r))
             return ck_err_set(
                 err, ck_codec_code(CK_CODEC_ZSTD, (long long)r, 0), "zstd: %s",
@@ -840,4 +854,20 @@ ck_code ck_codec_chain(const ck_codec_spec *c, ck_dtype dtype,
                           "blosc:CNAME:LEVEL:bitshuffle)");
     }
     return ck_filter_chain_init(out, f, n, dtype, chunk_bytes, err);
+}
+
+uint32_t ck_crc32c(const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    unsigned int crc = 0xffffffffu;
+
+    /* ISA-L takes an int length: feed it in pieces, carrying the
+     * un-inverted state. */
+    while (n > 0) {
+        int k = n > (1u << 30) ? 1 << 30 : (int)n;
+        crc = crc32_iscsi((unsigned char *)b, k, crc);
+        b += k;
+        n -= (size_t)k;
+    }
+    return ~crc;
 }

@@ -9,6 +9,7 @@
 #define CK_CODEC_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/ck_dtype.h"
 #include "base/ck_err.h"
@@ -47,6 +48,9 @@ typedef struct ck_codec_spec {
      * CK_LZMA_*, check Python's lzma.CHECK_* (-1: the format's default),
      * lzfilter CK_LZF_*.  lz4: level is the acceleration (>= 1). */
     int format, check, lzfilter;
+    /* zstd: the frame carries a content checksum (Zarr v3 zstd's
+     * "checksum"), which decoding checks whenever a frame has one. */
+    int checksum;
     /* Zarr filters, applied in order before the compressor on encode (and
      * before the shuffle above), in reverse after it on decode.  HDF5
      * stores none: io/hdf5 refuses a spec with nfilters > 0. */
@@ -117,6 +121,10 @@ const char *ck_codec_why(ck_codec_id id, long long rc);
  * library could not allocate, else CK_ECORRUPT when decoding (the data is
  * at fault) and CK_EIO when encoding. */
 ck_code ck_codec_code(ck_codec_id id, long long rc, int decoding);
+
+/* CRC-32C (Castagnoli, as iSCSI and Zarr v3's crc32c codec), with
+ * ISA-L's hardware-accelerated code. */
+uint32_t ck_crc32c(const void *p, size_t n);
 
 /* HDF5's shuffle filter (and numcodecs' Shuffle): byte k of every element
  * goes to plane k; a tail of n % typesize bytes is copied as is. */

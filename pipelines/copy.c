@@ -123,6 +123,42 @@ static void dst_name(const char *given, const char *src_name,
         snprintf(out, n, "%s", strcmp(src_name, "/") ? src_name : "/data");
 }
 
+/* The Zarr format and shards of a Zarr output: --zarr-format, else the
+ * source's format; --shards, else the source's shards while the chunks
+ * are kept. */
+static ck_code zarr_layout(const ck_copy_opts *o, const ck_array_info *si,
+                           ck_store *out, ck_array_spec *spec, ck_err *err)
+{
+    int same_chunks = memcmp(spec->chunks, si->chunks,
+                             sizeof(int64_t) * (size_t)si->ndim) == 0;
+
+    if (ck_store_kind_of(out) != CK_KIND_ZARR) {
+        if (o->zarr_format || o->shards_ndim)
+            return ck_err_set(err, CK_EUSAGE,
+                              "%s: --zarr-format and --shards are for zarr "
+                              "outputs",
+                              ck_store_path(out));
+        return CK_OK;
+    }
+    spec->zarr_format = o->zarr_format    ? o->zarr_format
+                        : si->zarr_format ? si->zarr_format
+                                          : 2;
+    if (o->shards_ndim) {
+        if (o->shards_ndim != si->ndim)
+            return ck_err_set(err, CK_EUSAGE,
+                              "--shards has %d values but %s has %d "
+                              "dimensions",
+                              o->shards_ndim, si->name, si->ndim);
+        memcpy(spec->shards, o->shards, sizeof spec->shards);
+    } else if (spec->zarr_format == 3 && si->shards[0] && same_chunks) {
+        memcpy(spec->shards, si->shards, sizeof spec->shards);
+    }
+    if (spec->shards[0] && spec->zarr_format != 3)
+        return ck_err_set(err, CK_EUSAGE,
+                          "--shards needs a zarr v3 output (--zarr-format 3)");
+    return CK_OK;
+}
+
 static ck_code copy_one(const ck_copy_opts *o, ck_store *in, const char *name,
                         ck_store *out, const char *oname, ck_budget *budget,
                         ck_err *err)
@@ -188,7 +224,8 @@ static ck_code copy_one(const ck_copy_opts *o, ck_store *in, const char *name,
     ck_codec_fold_shuffle(&spec.codec, spec.dtype);
     spec.has_fill = si->has_fill;
     spec.fill = ck_scalar_convert(spec.dtype, si->dtype, si->fill);
-    if ((rc = ck_array_create(out, &spec, &dst, err)) != CK_OK)
+    if ((rc = zarr_layout(o, si, out, &spec, err)) != CK_OK ||
+        (rc = ck_array_create(out, &spec, &dst, err)) != CK_OK)
         goto out;
     x.src = src;
     x.dst = dst;

@@ -27,6 +27,11 @@ typedef struct ck_copy_opts {
     int nfilters;
     ck_filter filters[CK_FILTERS_MAX];
     ck_dtype dtype; /* CK_DT_INVALID: keep the source dtype */
+    /* --zarr-format: 2 or 3 for a Zarr output; 0: the source's when it is
+     * Zarr, else 2. */
+    int zarr_format;
+    int shards_ndim; /* --shards (v3); 0: the source's, when kept */
+    int64_t shards[CK_MAX_DIMS];
     int force;      /* replace an existing dst */
     int64_t memory; /* the --memory budget, bytes */
     int threads;    /* 0: all cores */

@@ -1802,6 +1802,22 @@ static ck_code write_output(xrun *r, const ck_output *o, ck_store *s,
     }
     spec.dtype = nd->dtype;
     spec.codec.id = CK_CODEC_NONE;
+    if (ck_store_kind_of(s) == CK_KIND_ZARR) {
+        spec.zarr_format = r->o->zarr_format;
+        if (r->o->shards_ndim && r->o->shards_ndim != nd->ndim)
+            return ck_err_set(err, CK_EUSAGE,
+                              "--shards has %d values but the output '%s' has "
+                              "%d dimensions",
+                              r->o->shards_ndim, name, nd->ndim);
+        /* Inner chunks that fit the shard shape evenly. */
+        for (int d = 0; d < r->o->shards_ndim; d++) {
+            int64_t c = spec.chunks[d], sh = r->o->shards[d];
+            while (c > 1 && sh % c != 0)
+                c--;
+            spec.chunks[d] = c;
+            spec.shards[d] = sh;
+        }
+    }
     CK_TRY(ck_array_create(s, &spec, &dst, err));
     x.r = r;
     x.node = o->node;

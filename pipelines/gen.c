@@ -168,6 +168,16 @@ ck_code ck_gen(const ck_gen_opts *o, ck_err *err)
     spec.dtype = o->dtype;
     spec.codec = o->codec;
     spec.has_fill = 1;
+    if (o->shards_ndim && o->shards_ndim != o->ndim)
+        return ck_err_set(err, CK_EUSAGE, "--shards has %d values, --shape %d",
+                          o->shards_ndim, o->ndim);
+    if ((o->zarr_format || o->shards_ndim) && kind != CK_KIND_ZARR)
+        return ck_err_set(err, CK_EUSAGE,
+                          "%s: --zarr-format and --shards are for zarr "
+                          "outputs",
+                          path);
+    spec.zarr_format = o->zarr_format;
+    memcpy(spec.shards, o->shards, sizeof spec.shards);
     CK_TRY(ck_budget_charge(&budget, CK_BASE_OVERHEAD, "chunkctl itself", err));
     if ((rc = ck_store_create(path, kind, o->force, &out, err)) != CK_OK ||
         (rc = ck_array_create(out, &spec, &dst, err)) != CK_OK)

@@ -29,6 +29,9 @@ typedef struct ck_gen_opts {
     int64_t chunks[CK_MAX_DIMS];
     ck_dtype dtype;
     ck_codec_spec codec;
+    int zarr_format; /* Zarr output: 2 or 3 (0: 2) */
+    int shards_ndim; /* Zarr v3: shard shape; 0: none */
+    int64_t shards[CK_MAX_DIMS];
     ck_dist dist;
     double a, b;
     uint64_t seed;

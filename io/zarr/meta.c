@@ -5,6 +5,7 @@
  * io/zarr/zarr.c's job.
  */
 #include "io/zarr/meta.h"
+#include "io/zarr/meta_impl.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -44,8 +45,8 @@ static int is_ws(char c)
 
 /* Parses exactly one JSON value from text.  cJSON_GetErrorPtr is a global;
  * the parse end pointer is per call, so this is safe from several threads. */
-static ck_code parse_json(const char *text, size_t len, const char *where,
-                          cJSON **out, ck_err *err)
+ck_code ck_zarr_parse_json(const char *text, size_t len, const char *where,
+                           cJSON **out, ck_err *err)
 {
     const char *end = NULL;
     const char *nul = memchr(text, '\0', len);
@@ -185,9 +186,9 @@ static ck_code parse_dtype(const cJSON *j, const char *where, ck_zarr_meta *m,
 }
 
 /* shape or chunks: an array of integers >= lo, below 2^53. */
-static ck_code parse_dims(const cJSON *root, const char *key, int64_t lo,
-                          const char *where, int64_t *dims, int *ndim,
-                          ck_err *err)
+ck_code ck_zarr_parse_dims(const cJSON *root, const char *key, int64_t lo,
+                           const char *where, int64_t *dims, int *ndim,
+                           ck_err *err)
 {
     const cJSON *j = cJSON_GetObjectItemCaseSensitive(root, key);
     const cJSON *v;
@@ -304,8 +305,8 @@ static ck_code parse_lzma(const cJSON *j, const char *where, ck_codec_spec *c,
 /* numcodecs configs: Blosc(cname, clevel, shuffle, blocksize), Zstd(level),
  * Zlib(level), GZip(level), LZ4(acceleration), LZMA, BZ2(level).  Defaults
  * are numcodecs' own. */
-static ck_code parse_compressor(const cJSON *j, const char *where,
-                                ck_zarr_meta *m, ck_err *err)
+ck_code ck_zarr_parse_compressor(const cJSON *j, const char *where,
+                                 ck_zarr_meta *m, ck_err *err)
 {
     static const char *const cnames[] = {"lz4",  "lz4hc", "blosclz",
                                          "zlib", "zstd",  "snappy"};
@@ -598,8 +599,8 @@ static int int_fits(ck_dtype t, int neg, uint64_t mag)
     return mag < ((uint64_t)1 << (bits - 1));
 }
 
-static ck_code parse_fill(const cJSON *j, const char *text, size_t len,
-                          const char *where, ck_zarr_meta *m, ck_err *err)
+ck_code ck_zarr_parse_fill(const cJSON *j, const char *text, size_t len,
+                           const char *where, ck_zarr_meta *m, ck_err *err)
 {
     ck_dtype t = m->dtype;
 
@@ -689,8 +690,10 @@ static ck_code parse_root(const cJSON *root, const char *text, size_t len,
                           "%s: zarr_format is not 2 (only zarr v2 is "
                           "supported)",
                           where);
-    CK_TRY(parse_dims(root, "shape", 0, where, m->shape, &m->ndim, err));
-    CK_TRY(parse_dims(root, "chunks", 1, where, m->chunks, &nchunk, err));
+    CK_TRY(
+        ck_zarr_parse_dims(root, "shape", 0, where, m->shape, &m->ndim, err));
+    CK_TRY(
+        ck_zarr_parse_dims(root, "chunks", 1, where, m->chunks, &nchunk, err));
     if (nchunk != m->ndim)
         return ck_err_set(err, CK_EFORMAT,
                           "%s: 'chunks' has %d dimensions, 'shape' has %d",
@@ -720,9 +723,10 @@ static ck_code parse_root(const cJSON *root, const char *text, size_t len,
         m->dim_sep = j->valuestring[0];
     }
 
-    CK_TRY(parse_fill(cJSON_GetObjectItemCaseSensitive(root, "fill_value"),
-                      text, len, where, m, err));
-    CK_TRY(parse_compressor(
+    CK_TRY(
+        ck_zarr_parse_fill(cJSON_GetObjectItemCaseSensitive(root, "fill_value"),
+                           text, len, where, m, err));
+    CK_TRY(ck_zarr_parse_compressor(
         cJSON_GetObjectItemCaseSensitive(root, "compressor"), where, m, err));
     return parse_filters(cJSON_GetObjectItemCaseSensitive(root, "filters"),
                          where, m, err);
@@ -737,7 +741,8 @@ ck_code ck_zarr_meta_parse(const char *text, size_t len, const char *where,
 
     where = where_or(where);
     memset(&m, 0, sizeof m);
-    CK_TRY(parse_json(text, len, where, &root, err));
+    m.zarr_format = 2;
+    CK_TRY(ck_zarr_parse_json(text, len, where, &root, err));
     rc = parse_root(root, text, len, where, &m, err);
     cJSON_Delete(root);
     if (rc == CK_OK)
@@ -751,7 +756,7 @@ ck_code ck_zarr_attrs_check(const char *text, size_t len, const char *where,
     cJSON *root = NULL;
     int ok;
 
-    CK_TRY(parse_json(text, len, where, &root, err));
+    CK_TRY(ck_zarr_parse_json(text, len, where, &root, err));
     ok = cJSON_IsObject(root);
     cJSON_Delete(root);
     if (!ok)
@@ -766,7 +771,7 @@ ck_code ck_zarr_zgroup_check(const char *text, size_t len, const char *where,
     const cJSON *f;
     ck_code rc = CK_OK;
 
-    CK_TRY(parse_json(text, len, where, &root, err));
+    CK_TRY(ck_zarr_parse_json(text, len, where, &root, err));
     f = cJSON_GetObjectItemCaseSensitive(root, "zarr_format");
     if (!cJSON_IsObject(root))
         rc = ck_err_set(err, CK_EFORMAT, "%s: not a JSON object", where);
@@ -812,7 +817,7 @@ static cJSON *raw_int_item(int neg, uint64_t mag)
     return cJSON_CreateRaw(buf);
 }
 
-static cJSON *dims_item(const int64_t *v, int n)
+cJSON *ck_zarr_dims_item(const int64_t *v, int n)
 {
     cJSON *a = cJSON_CreateArray();
 
@@ -827,7 +832,7 @@ static cJSON *dims_item(const int64_t *v, int n)
     return a;
 }
 
-static cJSON *fill_item(const ck_zarr_meta *m)
+cJSON *ck_zarr_fill_item(const ck_zarr_meta *m)
 {
     if (!m->has_fill)
         return cJSON_CreateNull();
@@ -892,7 +897,7 @@ static cJSON *lzma_item(const ck_codec_spec *c)
 }
 
 /* numcodecs config of m->codec, keys sorted; NULL with *rc set if none. */
-static cJSON *compressor_item(const ck_zarr_meta *m, ck_code *rc, ck_err *err)
+cJSON *ck_zarr_compressor_item(const ck_zarr_meta *m, ck_code *rc, ck_err *err)
 {
     const ck_codec_spec *c = &m->codec;
     static const char *const ids[] = {
@@ -1070,7 +1075,7 @@ ck_code ck_zarr_meta_format(const ck_zarr_meta *m, char **out, ck_err *err)
                         ck_dtype_name(m->dtype));
         goto out;
     }
-    comp = compressor_item(m, &rc, err);
+    comp = ck_zarr_compressor_item(m, &rc, err);
     if (!comp)
         goto out;
     filters = filters_item(m, &rc, err);
@@ -1081,7 +1086,8 @@ ck_code ck_zarr_meta_format(const ck_zarr_meta *m, char **out, ck_err *err)
     /* A NULL item (allocation failed) makes cJSON_AddItemToObject fail. */
     /* Keys in sorted order; an item not yet added is deleted here when an
      * earlier one fails. */
-    if (!cJSON_AddItemToObject(root, "chunks", dims_item(m->chunks, m->ndim)) ||
+    if (!cJSON_AddItemToObject(root, "chunks",
+                               ck_zarr_dims_item(m->chunks, m->ndim)) ||
         !cJSON_AddItemToObject(root, "compressor", comp)) {
         cJSON_Delete(comp);
         cJSON_Delete(filters);
@@ -1089,14 +1095,15 @@ ck_code ck_zarr_meta_format(const ck_zarr_meta *m, char **out, ck_err *err)
     }
     if (!cJSON_AddStringToObject(root, "dimension_separator", sep) ||
         !cJSON_AddStringToObject(root, "dtype", dt) ||
-        !cJSON_AddItemToObject(root, "fill_value", fill_item(m)) ||
+        !cJSON_AddItemToObject(root, "fill_value", ck_zarr_fill_item(m)) ||
         !cJSON_AddItemToObject(root, "filters", filters)) {
         if (!cJSON_GetObjectItemCaseSensitive(root, "filters"))
             cJSON_Delete(filters);
         goto nomem;
     }
     if (!cJSON_AddStringToObject(root, "order", order) ||
-        !cJSON_AddItemToObject(root, "shape", dims_item(m->shape, m->ndim)) ||
+        !cJSON_AddItemToObject(root, "shape",
+                               ck_zarr_dims_item(m->shape, m->ndim)) ||
         !cJSON_AddNumberToObject(root, "zarr_format", 2))
         goto nomem;
     txt = cJSON_Print(root);
@@ -1482,15 +1489,82 @@ ck_code ck_zarr_attrs_set(const char *text, size_t len, const char *key,
                           const ck_attr *v, const char *label, char **out,
                           ck_err *err)
 {
-    char *ktext = json_str(key), *vtext = value_text(v);
+    char *vtext = value_text(v), where[600];
+    ck_code rc;
+
+    if (!vtext)
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    snprintf(where, sizeof where, "%s: .zattrs", label);
+    rc = ck_zarr_json_put(text, len, key, vtext, where, out, err);
+    free(vtext);
+    return rc;
+}
+
+/* ---- raw members of any JSON object (zarr.json) ----------------------- */
+
+int ck_zarr_json_get(const char *text, size_t len, const char *key,
+                     const char **val, size_t *vlen)
+{
+    size_t pos = 0;
+    member m;
+    int r, found = 0;
+
+    if (members_begin(text, len, &pos) != 0)
+        return -1;
+    /* The last of duplicate keys wins, as in Python's json. */
+    while ((r = next_member(text, len, &pos, &m)) == 1) {
+        int k = key_is(&m, key);
+        if (k < 0)
+            return -1;
+        if (k) {
+            *val = m.val;
+            *vlen = m.vlen;
+            found = 1;
+        }
+    }
+    return r < 0 ? -1 : found;
+}
+
+int ck_zarr_json_members(const char *text, size_t len, size_t *pos, char *key,
+                         size_t keycap, const char **val, size_t *vlen)
+{
+    member m;
+    int r;
+
+    if (*pos == 0 && members_begin(text, len, pos) != 0)
+        return -1;
+    if ((r = next_member(text, len, pos, &m)) != 1)
+        return r;
+    /* The key without its quotes; escapes are decoded by cJSON. */
+    if (memchr(m.key, '\\', m.klen)) {
+        cJSON *j = cJSON_ParseWithLength(m.key, m.klen);
+        if (!j || !cJSON_IsString(j) || strlen(j->valuestring) >= keycap) {
+            cJSON_Delete(j);
+            return -1;
+        }
+        snprintf(key, keycap, "%s", j->valuestring);
+        cJSON_Delete(j);
+    } else {
+        if (m.klen - 2 >= keycap)
+            return -1;
+        memcpy(key, m.key + 1, m.klen - 2);
+        key[m.klen - 2] = '\0';
+    }
+    *val = m.val;
+    *vlen = m.vlen;
+    return 1;
+}
+
+ck_code ck_zarr_json_put(const char *text, size_t len, const char *key,
+                         const char *vtext, const char *where, char **out,
+                         ck_err *err)
+{
+    char *ktext = json_str(key);
     out_buf o = {NULL, 0, 0};
     ck_code rc = CK_OK;
     int r = -2;
 
-    /* Twice: once to size the buffer, once to fill it; a second pass that
-     * differs (key_is ran out of memory) is caught by the length. */
-    if (ktext && vtext &&
-        (r = attrs_build(text, len, key, ktext, vtext, &o)) == 0) {
+    if (ktext && (r = attrs_build(text, len, key, ktext, vtext, &o)) == 0) {
         o.cap = o.used;
         o.used = 0;
         if (!(o.buf = malloc(o.cap + 1)) ||
@@ -1499,8 +1573,7 @@ ck_code ck_zarr_attrs_set(const char *text, size_t len, const char *key,
             r = r == -1 ? -1 : -2;
     }
     if (r == -1)
-        rc = ck_err_set(err, CK_EFORMAT, "%s: .zattrs is not a JSON object",
-                        label);
+        rc = ck_err_set(err, CK_EFORMAT, "%s: not a JSON object", where);
     else if (r != 0)
         rc = ck_err_set(err, CK_ENOMEM, "out of memory");
     if (rc == CK_OK) {
@@ -1510,6 +1583,5 @@ ck_code ck_zarr_attrs_set(const char *text, size_t len, const char *key,
         free(o.buf);
     }
     free(ktext);
-    free(vtext);
     return rc;
 }

@@ -1,11 +1,19 @@
 /*
- * io/zarr/zarr.c - Zarr v2 arrays in a directory store (the ck_zarr_ops
- * table).  Maps chunk coordinates to keys ("0.3.1" or "0/3/1"), reads and
- * writes whole chunk files, treats a missing chunk as fill_value, turns
- * F-order chunks into C order and big-endian ones into native order.
- * .zarray JSON is io/zarr/meta.c's job, compression io/codec.c's, temporary
+ * io/zarr/zarr.c - Zarr v2 and v3 arrays in a directory store (the
+ * ck_zarr_ops table).  Maps chunk coordinates to keys ("0.3.1", "0/3/1",
+ * v3's "c/0/3/1"), reads and writes whole chunk files, treats a missing
+ * chunk as fill_value, turns F-order chunks into C order and big-endian
+ * ones into native order.  v3 shards (sharding_indexed) hold many inner
+ * chunks: an inner chunk is read with one range read, its shard's index
+ * read once and kept in a small cache; writing appends each inner chunk
+ * to its shard file and writes the index when the shard's last chunk is
+ * in.  .zarray and zarr.json are io/zarr/meta.c's and meta3.c's job, v3
+ * codec chains io/zarr/chain3.c's, compression io/codec.c's, temporary
  * names and the commit rename io/store.c's.  Nothing here knows about
  * compute.
+ *
+ * One store holds one format: v3 when its root has a zarr.json, v2 when
+ * .zarray or .zgroup; a node with both is refused.
  *
  * Containment: a store never makes chunkctl read outside its root.  Array
  * and group directories are resolved with realpath() and must stay under
@@ -25,6 +33,8 @@
 
 #include "io/oserr.h"
 #include "io/store_impl.h"
+#include "io/codec.h"
+#include "io/zarr/chain3.h"
 #include "io/zarr/meta.h"
 
 #define HOST_BIG_ENDIAN (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__)
@@ -41,7 +51,30 @@ typedef struct zstore {
     char real[PATH_MAX];  /* realpath(root): every directory stays under it */
     pthread_mutex_t lock; /* writing: root kind, groups, .zattrs */
     enum root_kind root_kind;
+    int fmt;    /* 2 or 3; 0 while a new store has no node yet */
+    char *cons; /* v3: the root zarr.json when it has consolidated
+                   metadata, else NULL */
+    size_t cons_len;
+    const char *cons_meta; /* its consolidated_metadata.metadata object */
+    size_t cons_meta_len;
+    int failed; /* writing: a shard could not be finished (see flush) */
+    ck_err fail;
 } zstore;
+
+/* The index of one shard, as the cache keeps it. */
+typedef struct shard_slot {
+    pthread_mutex_t lock;
+    int64_t id;    /* the shard's linear index; -1: empty slot */
+    uint64_t *idx; /* offset, nbytes per inner chunk; NULL: no shard file */
+} shard_slot;
+
+/* A shard being written: its inner chunks go in as they come, the index
+ * when the last one is in (see finish_shard). */
+typedef struct shard_w {
+    uint64_t *idx;
+    int64_t expected, written;
+    uint64_t next; /* the next free offset */
+} shard_w;
 
 typedef struct zarray {
     ck_zarr_meta meta;
@@ -51,6 +84,16 @@ typedef struct zarray {
     ck_filter_chain chain; /* the filters (and a zstd/gzip shuffle) */
     size_t enc_bytes;      /* bytes between the filters and the compressor */
     char label[PATH_MAX + 520]; /* "s.zarr" or "s.zarr:/g/x" in messages */
+    /* v3 sharding */
+    int64_t per[CK_MAX_DIMS];   /* inner chunks per shard along each axis */
+    int64_t sgrid[CK_MAX_DIMS]; /* shards along each axis */
+    int64_t n_inner, n_shards;
+    size_t index_bytes; /* the encoded index */
+    shard_slot *slots;
+    int nslots;
+    pthread_mutex_t wlock; /* writing: w[] and each shard_w */
+    shard_w **w;           /* per shard, while it is being written */
+    int writing;
 } zarray;
 
 /* ---- small file helpers ------------------------------------------------ */
@@ -275,7 +318,78 @@ int ck_zarr_sniff(const char *path)
 
     if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
         return 0;
-    return has_file_in(path, ".zarray") || has_file_in(path, ".zgroup");
+    return has_file_in(path, ".zarray") || has_file_in(path, ".zgroup") ||
+           has_file_in(path, "zarr.json");
+}
+
+/* The format of the node in dirfd: 2 (.zarray or .zgroup), 3 (zarr.json),
+ * 0 (neither).  CK_EFORMAT naming 'label' when it has both. */
+static ck_code node_format(int dirfd, const char *label, int *fmt, ck_err *err)
+{
+    int v2 = has_file(dirfd, ".zarray") || has_file(dirfd, ".zgroup");
+    int v3 = has_file(dirfd, "zarr.json");
+
+    if (v2 && v3)
+        return ck_err_set(err, CK_EFORMAT,
+                          "%s: holds both zarr v2 (.zarray/.zgroup) and v3 "
+                          "(zarr.json) metadata",
+                          label);
+    *fmt = v3 ? 3 : v2 ? 2 : 0;
+    return CK_OK;
+}
+
+/* The consolidated metadata of a v3 root zarr.json (zarr-python 3's
+ * "consolidated_metadata": {"kind": "inline", "metadata": {...}}): keeps
+ * the text in zs when it has one. */
+static ck_code load_consolidated(ck_store *s, zstore *zs, char *txt, size_t len,
+                                 ck_err *err)
+{
+    const char *cm, *meta, *kind;
+    size_t cmn, metan, kindn;
+
+    if (ck_zarr_json_get(txt, len, "consolidated_metadata", &cm, &cmn) != 1 ||
+        (cmn == 4 && memcmp(cm, "null", 4) == 0)) {
+        free(txt);
+        return CK_OK;
+    }
+    if (ck_zarr_json_get(cm, cmn, "metadata", &meta, &metan) != 1 ||
+        meta[0] != '{') {
+        free(txt);
+        return ck_err_set(err, CK_EFORMAT,
+                          "%s/zarr.json: consolidated_metadata has no "
+                          "'metadata' object",
+                          s->path);
+    }
+    if (ck_zarr_json_get(cm, cmn, "kind", &kind, &kindn) == 1 &&
+        !(kindn == 8 && memcmp(kind, "\"inline\"", 8) == 0)) {
+        free(txt);
+        return ck_err_set(err, CK_ENOTSUP,
+                          "%s/zarr.json: consolidated_metadata kind %.*s is "
+                          "not supported (only \"inline\")",
+                          s->path, (int)(kindn < 40 ? kindn : 40), kind);
+    }
+    zs->cons = txt;
+    zs->cons_len = len;
+    zs->cons_meta = meta;
+    zs->cons_meta_len = metan;
+    return CK_OK;
+}
+
+/* The consolidated entry of 'name' ("/g/x"), or 0. */
+static int consolidated_entry(const zstore *zs, const char *name,
+                              const char **val, size_t *vlen)
+{
+    char key[1024];
+    size_t pos = 0;
+    int r;
+
+    if (!zs->cons)
+        return 0;
+    while ((r = ck_zarr_json_members(zs->cons_meta, zs->cons_meta_len, &pos,
+                                     key, sizeof key, val, vlen)) == 1)
+        if (strcmp(key, name + 1) == 0 && (*val)[0] == '{')
+            return 1;
+    return 0;
 }
 
 static ck_code zstore_new(ck_store *s, const char *root, ck_err *err)
@@ -313,18 +427,38 @@ static ck_code zarr_open(ck_store *s, ck_err *err)
     fd = open(s->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
         return ck_os_fail(err, CK_EIO, errno, "%s", s->path);
-    if (!has_file(fd, ".zarray") && !has_file(fd, ".zgroup")) {
-        int v3 = has_file(fd, "zarr.json");
+    int fmt = 0;
+    if ((rc = node_format(fd, s->path, &fmt, err)) != CK_OK) {
         close(fd);
-        if (v3)
-            return ck_err_set(err, CK_EFORMAT,
-                              "%s: zarr v3 stores (zarr.json) are not "
-                              "supported",
-                              s->path);
+        return rc;
+    }
+    if (fmt == 0) {
+        close(fd);
         return ck_err_set(err, CK_EFORMAT,
-                          "%s: a directory without .zarray or .zgroup is not "
-                          "a zarr store",
+                          "%s: a directory without .zarray, .zgroup or "
+                          "zarr.json is not a zarr store",
                           s->path);
+    }
+    if (fmt == 3) {
+        int is_array = 0;
+        snprintf(where, sizeof where, "%s/zarr.json", s->path);
+        rc = read_small(fd, "zarr.json", where, &txt, &len, err);
+        close(fd);
+        if (rc == CK_OK)
+            rc = ck_zarr3_node_kind(txt, len, where, &is_array, err);
+        if (rc == CK_OK)
+            rc = zstore_new(s, s->path, err);
+        if (rc != CK_OK) {
+            free(txt);
+            return rc;
+        }
+        zstore *zs = s->impl;
+        zs->fmt = 3;
+        if (is_array) {
+            free(txt);
+            return CK_OK;
+        }
+        return load_consolidated(s, zs, txt, len, err);
     }
     /* A root group must say zarr_format 2 too. */
     snprintf(where, sizeof where, "%s/.zgroup", s->path);
@@ -334,7 +468,9 @@ static ck_code zarr_open(ck_store *s, ck_err *err)
         rc = ck_zarr_zgroup_check(txt, len, where, err);
     free(txt);
     CK_TRY(rc);
-    return zstore_new(s, s->path, err);
+    CK_TRY(zstore_new(s, s->path, err));
+    ((zstore *)s->impl)->fmt = 2;
+    return CK_OK;
 }
 
 static void zarr_close(ck_store *s)
@@ -344,6 +480,7 @@ static void zarr_close(ck_store *s)
     if (!zs)
         return;
     pthread_mutex_destroy(&zs->lock);
+    free(zs->cons);
     free(zs);
     s->impl = NULL;
 }
@@ -395,9 +532,23 @@ static ck_code list_rec(ck_store *s, const char *rel, int depth, ck_names *out,
         cfd = openat(dfd, e, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (cfd < 0)
             continue;
-        if (has_file(cfd, ".zarray"))
+        int arr = 0, grp = 0;
+        if (zs->fmt == 3) {
+            char *txt = NULL, where[PATH_MAX + 16];
+            size_t len = 0;
+            snprintf(where, sizeof where, "%s%s/zarr.json", s->path, child);
+            rc = read_small(cfd, "zarr.json", where, &txt, &len, err);
+            if (rc == CK_OK && txt)
+                rc = ck_zarr3_node_kind(txt, len, where, &arr, err);
+            grp = rc == CK_OK && txt && !arr;
+            free(txt);
+        } else {
+            arr = has_file(cfd, ".zarray");
+            grp = !arr && has_file(cfd, ".zgroup");
+        }
+        if (rc == CK_OK && arr)
             rc = ck_names_push(out, child, err);
-        else if (has_file(cfd, ".zgroup") && depth < LIST_MAX_DEPTH)
+        else if (rc == CK_OK && grp && depth < LIST_MAX_DEPTH)
             rc = list_rec(s, child, depth + 1, out, err);
         close(cfd);
     }
@@ -408,11 +559,57 @@ static ck_code list_rec(ck_store *s, const char *rel, int depth, ck_names *out,
     return rc;
 }
 
+static int by_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The arrays that consolidated metadata names, sorted. */
+static ck_code list_consolidated(const zstore *zs, ck_names *out, ck_err *err)
+{
+    char key[1024], name[1026];
+    const char *val, *nt;
+    size_t pos = 0, vlen, ntn;
+    int first = out->n, r;
+
+    while ((r = ck_zarr_json_members(zs->cons_meta, zs->cons_meta_len, &pos,
+                                     key, sizeof key, &val, &vlen)) == 1) {
+        if (val[0] != '{' ||
+            ck_zarr_json_get(val, vlen, "node_type", &nt, &ntn) != 1 ||
+            !(ntn == 7 && memcmp(nt, "\"array\"", 7) == 0))
+            continue;
+        snprintf(name, sizeof name, "/%s", key);
+        CK_TRY(ck_names_push(out, name, err));
+    }
+    qsort(out->v + first, (size_t)(out->n - first), sizeof *out->v, by_str);
+    return CK_OK;
+}
+
 static ck_code zarr_list(ck_store *s, ck_names *out, ck_err *err)
 {
     const zstore *zs = s->impl;
+    char where[PATH_MAX + 16], *txt = NULL;
+    size_t len = 0;
+    int arr = 0;
 
-    if (has_file_in(zs->root, ".zarray"))
+    if (zs->fmt == 3 && zs->cons)
+        return list_consolidated(zs, out, err);
+    if (zs->fmt == 3) {
+        int fd = open(zs->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ck_code rc;
+        if (fd < 0)
+            return ck_os_fail(err, CK_EIO, errno, "%s", s->path);
+        snprintf(where, sizeof where, "%s/zarr.json", s->path);
+        rc = read_small(fd, "zarr.json", where, &txt, &len, err);
+        close(fd);
+        if (rc == CK_OK && txt)
+            rc = ck_zarr3_node_kind(txt, len, where, &arr, err);
+        free(txt);
+        CK_TRY(rc);
+    } else {
+        arr = has_file_in(zs->root, ".zarray");
+    }
+    if (arr)
         return ck_names_push(out, "/", err);
     return list_rec(s, "", 0, out, err);
 }
@@ -510,6 +707,68 @@ static void zarr_codec_str(const ck_codec_spec *c, char *buf, size_t n)
                  ck_codec_str(c, part, sizeof part));
 }
 
+/* A v3 chain for people: "transpose(1,0)+bytes:little+zstd:3+crc32c". */
+static size_t chain_str(const ck_z3_chain *c, int ndim, ck_dtype dt, char *buf,
+                        size_t n)
+{
+    size_t used = 0;
+    char part[160];
+
+#define PUT(...)                                                               \
+    do {                                                                       \
+        if (used < n)                                                          \
+            used += (size_t)snprintf(buf + used, n - used, __VA_ARGS__);       \
+    } while (0)
+    buf[0] = '\0';
+    if (c->has_perm) {
+        PUT("transpose(");
+        for (int d = 0; d < ndim; d++)
+            PUT("%s%d", d ? "," : "", c->perm[d]);
+        PUT(")+");
+    }
+    PUT("bytes%s",
+        ck_dtype_size(dt) > 1 ? (c->big_endian ? ":big" : ":little") : "");
+    for (int i = 0; i < c->nbb; i++) {
+        if (c->bb[i] == CK_Z3_CRC32C)
+            PUT("+crc32c");
+        else if (c->bb[i] == CK_Z3_SHUFFLE)
+            PUT("+shuffle:%d", c->elementsize[i]);
+        else {
+            ck_codec_spec cs = c->codec;
+            cs.shuffle = cs.id == CK_CODEC_BLOSC ? cs.shuffle : CK_SHUF_NONE;
+            PUT("+%s%s", ck_codec_str(&cs, part, sizeof part),
+                cs.id == CK_CODEC_ZSTD && cs.checksum ? ":checksum" : "");
+        }
+    }
+#undef PUT
+    return used < n ? used : n - 1;
+}
+
+static void codecs_str(const ck_zarr_meta *m, char *buf, size_t n)
+{
+    size_t used = 0;
+
+    if (!m->sharded) {
+        chain_str(&m->chain, m->ndim, m->dtype, buf, n);
+        return;
+    }
+    used = (size_t)snprintf(buf, n, "sharding_indexed[");
+    for (int d = 0; d < m->ndim && used < n; d++)
+        used += (size_t)snprintf(buf + used, n - used, "%s%lld", d ? "," : "",
+                                 (long long)m->shard[d]);
+    if (used + 2 < n) {
+        used += (size_t)snprintf(buf + used, n - used, "](");
+        used += chain_str(&m->chain, m->ndim, m->dtype, buf + used, n - used);
+    }
+    if (used + 8 < n) {
+        used += (size_t)snprintf(buf + used, n - used, ") index(");
+        used += chain_str(&m->index, 1, CK_U64, buf + used, n - used);
+    }
+    if (used < n)
+        snprintf(buf + used, n - used, ")@%s",
+                 m->index_at_start ? "start" : "end");
+}
+
 static void info_from_meta(const ck_zarr_meta *m, const char *name,
                            ck_array_info *info)
 {
@@ -528,6 +787,89 @@ static void info_from_meta(const ck_zarr_meta *m, const char *name,
     zarr_codec_str(&m->codec, info->compressor, sizeof info->compressor);
     info->stored_bytes = -1;
     info->chunks_stored = -1;
+    info->zarr_format = m->zarr_format;
+    if (m->sharded)
+        memcpy(info->shards, m->shard, sizeof m->shard);
+    if (m->zarr_format == 3) {
+        if (m->chain.nbb > 0 && m->codec.id == CK_CODEC_NONE)
+            snprintf(info->compressor, sizeof info->compressor, "none");
+        codecs_str(m, info->codecs, sizeof info->codecs);
+    }
+}
+
+/* Adds up the files of a v3 array's chunks (or shards): every regular
+ * file under the array's directory but its zarr.json. */
+static void count_files3(int dirfd, int depth, int64_t *files, int64_t *bytes)
+{
+    int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d;
+    struct dirent *e;
+
+    if (fd < 0)
+        return;
+    if (!(d = fdopendir(fd))) {
+        close(fd);
+        return;
+    }
+    while ((e = readdir(d))) {
+        struct stat st;
+        int sub;
+
+        if (e->d_name[0] == '.' || strcmp(e->d_name, "zarr.json") == 0 ||
+            fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue;
+        if (S_ISREG(st.st_mode)) {
+            ++*files;
+            *bytes += st.st_size;
+        } else if (S_ISDIR(st.st_mode) && depth < CK_MAX_DIMS + 1 &&
+                   (sub = openat(fd, e->d_name,
+                                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+                                     O_CLOEXEC)) >= 0) {
+            count_files3(sub, depth + 1, files, bytes);
+            close(sub);
+        }
+    }
+    closedir(d);
+}
+
+/* The index cache keeps at most this many bytes of shard indexes. */
+#define INDEX_CACHE_BYTES ((size_t)64 << 20)
+#define INDEX_SLOTS_MAX 4096
+
+/* Sizes the shard grid and the index cache of a sharded array. */
+static ck_code shards_init(zarray *za, ck_err *err)
+{
+    const ck_zarr_meta *m = &za->meta;
+    int64_t n = 1, ns = 1;
+
+    for (int d = 0; d < m->ndim; d++) {
+        za->per[d] = m->shard[d] / m->chunks[d];
+        za->sgrid[d] = (m->shape[d] + m->shard[d] - 1) / m->shard[d];
+        if (za->per[d] > ((int64_t)1 << 24) / n)
+            return ck_err_set(err, CK_ENOTSUP,
+                              "more than 2^24 inner chunks in one shard");
+        n *= za->per[d];
+        ns =
+            ns > INT64_MAX / (za->sgrid[d] + 1) ? INT64_MAX : ns * za->sgrid[d];
+    }
+    za->n_inner = n;
+    za->n_shards = ns;
+    za->index_bytes = (size_t)n * 16;
+    if (m->index.nbb)
+        za->index_bytes += 4;
+    za->nslots = (int)(INDEX_CACHE_BYTES / za->index_bytes);
+    if (za->nslots < 1)
+        za->nslots = 1;
+    if (za->nslots > INDEX_SLOTS_MAX)
+        za->nslots = INDEX_SLOTS_MAX;
+    if (!(za->slots = calloc((size_t)za->nslots, sizeof *za->slots)))
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    for (int i = 0; i < za->nslots; i++) {
+        pthread_mutex_init(&za->slots[i].lock, NULL);
+        za->slots[i].id = -1;
+    }
+    pthread_mutex_init(&za->wlock, NULL);
+    return CK_OK;
 }
 
 /* Takes ownership of dirfd.  Checks the grid and sizes the chunk. */
@@ -565,8 +907,70 @@ static ck_code zarray_new(ck_store *s, const char *name, const ck_zarr_meta *m,
         return rc;
     }
     za->enc_bytes = za->chain.size[za->chain.n];
+    if (m->sharded && (rc = shards_init(za, err)) != CK_OK) {
+        ck_err_prefix(err, "%s", label);
+        close(dirfd);
+        free(za);
+        return rc;
+    }
     info_from_meta(m, name, &a->info);
     a->impl = za;
+    return CK_OK;
+}
+
+/* A v3 array: its zarr.json, or its entry in the consolidated metadata. */
+static ck_code array_open3(ck_store *s, const char *name, int fd, ck_array *a,
+                           ck_err *err)
+{
+    const zstore *zs = s->impl;
+    char where[PATH_MAX + 600], label[PATH_MAX + 520], *txt = NULL;
+    const char *val;
+    size_t len = 0, vlen;
+    int fmt = 0, is_array = 0;
+    ck_zarr_meta m;
+    ck_code rc;
+
+    make_label(s, name, label, sizeof label);
+    if ((rc = node_format(fd, label, &fmt, err)) != CK_OK) {
+        close(fd);
+        return rc;
+    }
+    if (consolidated_entry(zs, name, &val, &vlen)) {
+        snprintf(where, sizeof where,
+                 "%s/zarr.json: consolidated metadata "
+                 "'%s'",
+                 s->path, name + 1);
+        rc = ck_zarr3_meta_parse(val, vlen, where, &m, err);
+    } else {
+        make_where(s, name, "zarr.json", where, sizeof where);
+        rc = read_small(fd, "zarr.json", where, &txt, &len, err);
+        if (rc == CK_OK && !txt)
+            rc = fmt == 2 ? ck_err_set(err, CK_EFORMAT,
+                                       "%s: a zarr v2 node in a zarr v3 store",
+                                       label)
+                          : ck_err_set(err, CK_EFORMAT, "%s: no array '%s'",
+                                       s->path, name);
+        if (rc == CK_OK)
+            rc = ck_zarr3_node_kind(txt, len, where, &is_array, err);
+        if (rc == CK_OK && !is_array)
+            rc = ck_err_set(err, CK_EFORMAT,
+                            "%s: '%s' is a group, not an array", s->path, name);
+        if (rc == CK_OK)
+            rc = ck_zarr3_meta_parse(txt, len, where, &m, err);
+        free(txt);
+    }
+    if (rc != CK_OK) {
+        close(fd);
+        return rc;
+    }
+    CK_TRY(zarray_new(s, name, &m, fd, a, err));
+    zarray *za = a->impl;
+    a->info.stored_bytes = 0;
+    a->info.chunks_stored = 0;
+    count_files3(za->dirfd, 0, &a->info.chunks_stored, &a->info.stored_bytes);
+    /* Shards are files; the inner chunks they hold are not counted. */
+    if (m.sharded)
+        a->info.chunks_stored = -1;
     return CK_OK;
 }
 
@@ -583,6 +987,8 @@ static ck_code zarr_array_open(ck_store *s, const char *name, ck_array *a,
     CK_TRY(open_dir(s, name, &fd, err));
     if (fd < 0)
         return ck_err_set(err, CK_EFORMAT, "%s: no array '%s'", s->path, name);
+    if (((zstore *)s->impl)->fmt == 3)
+        return array_open3(s, name, fd, a, err);
     make_where(s, name, ".zarray", where, sizeof where);
     if ((rc = read_small(fd, ".zarray", where, &txt, &len, err)) != CK_OK) {
         close(fd);
@@ -591,9 +997,8 @@ static ck_code zarr_array_open(ck_store *s, const char *name, ck_array *a,
     if (!txt) {
         if (has_file(fd, "zarr.json"))
             rc = ck_err_set(err, CK_EFORMAT,
-                            "%s:%s: zarr v3 arrays (zarr.json) are not "
-                            "supported",
-                            s->path, name);
+                            "%s:%s: a zarr v3 node in a zarr v2 store", s->path,
+                            name);
         else if (has_file(fd, ".zgroup"))
             rc = ck_err_set(err, CK_EFORMAT,
                             "%s: '%s' is a group, not an array", s->path, name);
@@ -620,12 +1025,23 @@ static ck_code zarr_array_open(ck_store *s, const char *name, ck_array *a,
     return CK_OK;
 }
 
+static void finish_leftovers(ck_array *a);
+
 static void zarr_array_close(ck_array *a)
 {
     zarray *za = a->impl;
 
     if (!za)
         return;
+    if (za->w)
+        finish_leftovers(a);
+    for (int i = 0; i < za->nslots; i++) {
+        pthread_mutex_destroy(&za->slots[i].lock);
+        free(za->slots[i].idx);
+    }
+    free(za->slots);
+    if (za->meta.sharded)
+        pthread_mutex_destroy(&za->wlock);
     if (za->dirfd >= 0)
         close(za->dirfd);
     free(za);
@@ -639,6 +1055,13 @@ static void zarr_array_close(ck_array *a)
 static size_t zarr_scratch_bytes(const ck_array *a)
 {
     const zarray *za = a->impl;
+    if (za->meta.zarr_format == 3) {
+        /* Read: the stored bytes, then the chain's buffers; write: the
+         * chain's. */
+        size_t cb = za->chunk_bytes;
+        size_t stored = ck_stored_max(ck_z3_bound(&za->meta.chain, cb));
+        return stored + ARENA_SLACK + ck_z3_scratch(&za->meta.chain, cb);
+    }
     size_t cb = za->chunk_bytes, eb = za->enc_bytes, rd = 0, wr = 0;
     size_t chain = ck_filter_chain_scratch(&za->chain);
 
@@ -658,12 +1081,21 @@ static size_t zarr_scratch_bytes(const ck_array *a)
     return rd > ARENA_SLACK ? rd : ARENA_SLACK;
 }
 
-/* "0.3.1" or "0/3/1"; "0" for a 0-d array (as zarr-python writes it). */
+/* "0.3.1" or "0/3/1"; "0" for a 0-d array (as zarr-python writes it).
+ * v3's default encoding: "c/0/3/1" (or "c.0.3.1"), "c" for 0-d.  The
+ * coordinates of a sharded array's chunk grid are its shards'. */
 static void chunk_key(const ck_zarr_meta *m, const int64_t *coords, char *buf,
                       size_t n)
 {
     size_t used = 0;
 
+    if (m->key_c) {
+        used = (size_t)snprintf(buf, n, "c");
+        for (int d = 0; d < m->ndim && used < n; d++)
+            used += (size_t)snprintf(buf + used, n - used, "%c%lld", m->dim_sep,
+                                     (long long)coords[d]);
+        return;
+    }
     if (m->ndim == 0) {
         snprintf(buf, n, "0");
         return;
@@ -749,6 +1181,289 @@ static void f_to_c(int ndim, const int64_t *shape, size_t elem, const char *src,
     }
 }
 
+/* ---- v3 chunks and shards ---------------------------------------------- */
+
+static ck_code fill_chunk(const zarray *za, void *dst)
+{
+    const ck_zarr_meta *m = &za->meta;
+    ck_scalar zero = {0};
+
+    ck_dtype_fill(m->dtype, dst, m->has_fill ? m->fill : zero,
+                  (size_t)za->chunk_nelem);
+    return CK_OK;
+}
+
+/* Reads n bytes at off of fd into a scratch buffer and decodes them. */
+static ck_code decode_at(const zarray *za, int fd, uint64_t off, size_t n,
+                         void *dst, ck_arena *scratch, const char *key,
+                         const char *cs, ck_err *err)
+{
+    const ck_zarr_meta *m = &za->meta;
+    char *raw = ck_arena_alloc(scratch, n ? n : 1);
+    size_t done = 0;
+    ck_code rc;
+
+    if (!raw)
+        return ck_err_set(err, CK_ENOMEM,
+                          "%s: scratch arena too small for chunk %s", za->label,
+                          key);
+    while (done < n) {
+        ssize_t r = pread(fd, raw + done, n - done, (off_t)(off + done));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return ck_os_fail(err, CK_EIO, errno, "%s: chunk %s (coords %s)",
+                              za->label, key, cs);
+        if (r == 0)
+            return ck_err_set(err, CK_ECORRUPT,
+                              "%s: chunk %s (coords %s): file ends %zu bytes "
+                              "early",
+                              za->label, key, cs, n - done);
+        done += (size_t)r;
+    }
+    rc = ck_z3_decode(&m->chain, m->ndim, m->chunks, m->dtype, raw, n, dst,
+                      scratch, err);
+    if (rc != CK_OK)
+        ck_err_prefix(err, "%s: chunk %s (coords %s)", za->label, key, cs);
+    return rc;
+}
+
+static ck_code open_fail(const zarray *za, const char *key, const char *cs,
+                         ck_err *err)
+{
+    if (errno == ELOOP)
+        return ck_err_set(err, CK_ECORRUPT,
+                          "%s: chunk %s is a symlink (chunkctl refuses "
+                          "symlinked chunks, which could lead out of the "
+                          "store)",
+                          za->label, key);
+    return ck_os_fail(err, CK_EIO, errno, "%s: chunk %s (coords %s)", za->label,
+                      key, cs);
+}
+
+/* The index of shard key (fd open on it, 'size' bytes) into idx: decoded,
+ * checked (crc32c, every entry inside the shard's data, none overlapping
+ * another or the index). */
+static int by_offset(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+static ck_code load_index(const zarray *za, int fd, uint64_t size,
+                          const char *key, uint64_t *idx, ck_err *err)
+{
+    const ck_zarr_meta *m = &za->meta;
+    size_t ib = za->index_bytes, ne = (size_t)za->n_inner;
+    uint64_t lo = m->index_at_start ? ib : 0;
+    uint64_t hi = m->index_at_start ? size : size - ib;
+    unsigned char *raw;
+    ck_code rc = CK_OK;
+    uint64_t *sorted = NULL;
+    size_t nz = 0;
+
+    if (size < ib)
+        return ck_err_set(err, CK_ECORRUPT,
+                          "%s: shard %s: %llu bytes, too short for its index "
+                          "of %zu",
+                          za->label, key, (unsigned long long)size, ib);
+    if (!(raw = malloc(ib)))
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    size_t done = 0;
+    while (done < ib) {
+        ssize_t r = pread(fd, raw + done, ib - done,
+                          (off_t)((m->index_at_start ? 0 : size - ib) + done));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            rc = r < 0 ? ck_os_fail(err, CK_EIO, errno, "%s: shard %s",
+                                    za->label, key)
+                       : ck_err_set(err, CK_ECORRUPT,
+                                    "%s: shard %s: index cut short", za->label,
+                                    key);
+            free(raw);
+            return rc;
+        }
+        done += (size_t)r;
+    }
+    if (m->index.nbb) {
+        uint32_t want = (uint32_t)raw[ib - 4] | (uint32_t)raw[ib - 3] << 8 |
+                        (uint32_t)raw[ib - 2] << 16 |
+                        (uint32_t)raw[ib - 1] << 24;
+        uint32_t got = ck_crc32c(raw, ib - 4);
+        if (want != got) {
+            free(raw);
+            return ck_err_set(err, CK_ECORRUPT,
+                              "%s: shard %s: index crc32c mismatch (stored "
+                              "%08x, computed %08x)",
+                              za->label, key, (unsigned)want, (unsigned)got);
+        }
+    }
+    for (size_t i = 0; i < 2 * ne; i++) {
+        uint64_t v = 0;
+        for (int b = 0; b < 8; b++)
+            v |=
+                (uint64_t)raw[i * 8 + (size_t)(m->index.big_endian ? 7 - b : b)]
+                << (8 * b);
+        idx[i] = v;
+    }
+    free(raw);
+    if (!(sorted = malloc(ne * 16)))
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    for (size_t j = 0; j < ne; j++) {
+        uint64_t off = idx[2 * j], n = idx[2 * j + 1];
+        if (off == UINT64_MAX && n == UINT64_MAX)
+            continue;
+        if (off < lo || off > hi || n > hi - off) {
+            rc = ck_err_set(err, CK_ECORRUPT,
+                            "%s: shard %s: index entry %zu (offset %llu, %llu "
+                            "bytes) points outside the shard's data [%llu, "
+                            "%llu)",
+                            za->label, key, j, (unsigned long long)off,
+                            (unsigned long long)n, (unsigned long long)lo,
+                            (unsigned long long)hi);
+            break;
+        }
+        sorted[2 * nz] = off;
+        sorted[2 * nz + 1] = n;
+        nz++;
+    }
+    if (rc == CK_OK) {
+        qsort(sorted, nz, 16, by_offset);
+        for (size_t k = 1; k < nz; k++)
+            if (sorted[2 * k] < sorted[2 * k - 2] + sorted[2 * k - 1]) {
+                rc = ck_err_set(
+                    err, CK_ECORRUPT,
+                    "%s: shard %s: index entries overlap (bytes "
+                    "%llu..%llu and %llu..%llu)",
+                    za->label, key, (unsigned long long)sorted[2 * k - 2],
+                    (unsigned long long)(sorted[2 * k - 2] + sorted[2 * k - 1]),
+                    (unsigned long long)sorted[2 * k],
+                    (unsigned long long)(sorted[2 * k] + sorted[2 * k + 1]));
+                break;
+            }
+    }
+    free(sorted);
+    return rc;
+}
+
+/* Reads inner chunk 'coords' of a sharded array: its shard's index from
+ * the cache (loaded on a miss), then the chunk's own bytes only. */
+static ck_code read_inner(const zarray *za, const int64_t *coords, void *dst,
+                          ck_arena *scratch, ck_err *err)
+{
+    const ck_zarr_meta *m = &za->meta;
+    int64_t sc[CK_MAX_DIMS], id = 0, j = 0;
+    char key[KEY_MAX], cs[KEY_MAX];
+    uint64_t off = UINT64_MAX, nb = UINT64_MAX;
+    int found = 0, missing = 0, fd;
+    struct stat st;
+    ck_code rc;
+
+    for (int d = 0; d < m->ndim; d++) {
+        sc[d] = coords[d] / za->per[d];
+        id = id * za->sgrid[d] + sc[d];
+        j = j * za->per[d] + coords[d] % za->per[d];
+    }
+    chunk_key(m, sc, key, sizeof key);
+    ck_coords_str(m->ndim, coords, cs, sizeof cs);
+    shard_slot *slot = &za->slots[id % za->nslots];
+    pthread_mutex_lock(&slot->lock);
+    if (slot->id == id) {
+        found = 1;
+        missing = slot->idx == NULL;
+        if (!missing) {
+            off = slot->idx[2 * j];
+            nb = slot->idx[2 * j + 1];
+        }
+    }
+    pthread_mutex_unlock(&slot->lock);
+    if (found && (missing || (off == UINT64_MAX && nb == UINT64_MAX)))
+        return fill_chunk(za, dst);
+
+    if ((fd = open_chunk(za, key)) < 0) {
+        if (errno != ENOENT)
+            return open_fail(za, key, cs, err);
+        missing = 1;
+    } else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return ck_err_set(err, CK_ECORRUPT,
+                          "%s: shard %s is not a regular file", za->label, key);
+    }
+    if (!found) {
+        uint64_t *idx = NULL;
+        if (!missing) {
+            if (!(idx = malloc(za->index_bytes))) {
+                close(fd);
+                return ck_err_set(err, CK_ENOMEM, "out of memory");
+            }
+            if ((rc = load_index(za, fd, (uint64_t)st.st_size, key, idx,
+                                 err)) != CK_OK) {
+                ck_err_prefix(err, "chunk %s", cs);
+                free(idx);
+                close(fd);
+                return rc;
+            }
+            off = idx[2 * j];
+            nb = idx[2 * j + 1];
+        }
+        pthread_mutex_lock(&slot->lock);
+        free(slot->idx);
+        slot->idx = idx;
+        slot->id = id;
+        pthread_mutex_unlock(&slot->lock);
+    }
+    if (missing || (off == UINT64_MAX && nb == UINT64_MAX)) {
+        if (fd >= 0)
+            close(fd);
+        return fill_chunk(za, dst);
+    }
+    if (nb > ck_stored_max(ck_z3_bound(&m->chain, za->chunk_bytes)))
+        rc = ck_err_set(err, CK_ECORRUPT,
+                        "%s: chunk %s (coords %s) in shard %s: %llu bytes "
+                        "stored, more than any codec makes of %zu",
+                        za->label, cs, cs, key, (unsigned long long)nb,
+                        za->chunk_bytes);
+    else
+        rc = decode_at(za, fd, off, (size_t)nb, dst, scratch, key, cs, err);
+    close(fd);
+    return rc;
+}
+
+static ck_code read_chunk3(const zarray *za, const int64_t *coords, void *dst,
+                           ck_arena *scratch, ck_err *err)
+{
+    const ck_zarr_meta *m = &za->meta;
+    char key[KEY_MAX], cs[KEY_MAX];
+    struct stat st;
+    ck_code rc;
+    int fd;
+
+    if (m->sharded)
+        return read_inner(za, coords, dst, scratch, err);
+    chunk_key(m, coords, key, sizeof key);
+    ck_coords_str(m->ndim, coords, cs, sizeof cs);
+    if ((fd = open_chunk(za, key)) < 0)
+        return errno == ENOENT ? fill_chunk(za, dst)
+                               : open_fail(za, key, cs, err);
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        rc = ck_err_set(err, CK_ECORRUPT,
+                        "%s: chunk %s (coords %s) is not a regular file",
+                        za->label, key, cs);
+    else if ((uint64_t)st.st_size >
+             ck_stored_max(ck_z3_bound(&m->chain, za->chunk_bytes)))
+        rc = ck_err_set(err, CK_ECORRUPT,
+                        "%s: chunk %s (coords %s): %lld bytes stored, more "
+                        "than any codec makes of %zu",
+                        za->label, key, cs, (long long)st.st_size,
+                        za->chunk_bytes);
+    else
+        rc = decode_at(za, fd, 0, (size_t)st.st_size, dst, scratch, key, cs,
+                       err);
+    close(fd);
+    return rc;
+}
+
 static ck_code zarr_read_chunk(ck_array *a, const int64_t *coords, void *dst,
                                ck_arena *scratch, ck_err *err)
 {
@@ -762,6 +1477,8 @@ static ck_code zarr_read_chunk(ck_array *a, const int64_t *coords, void *dst,
     void *out = dst;
     int fd;
 
+    if (m->zarr_format == 3)
+        return read_chunk3(za, coords, dst, scratch, err);
     chunk_key(m, coords, key, sizeof key);
     ck_coords_str(m->ndim, coords, cs, sizeof cs);
     if ((fd = open_chunk(za, key)) < 0) {
@@ -873,17 +1590,46 @@ static ck_code zarr_create(ck_store *s, ck_err *err)
     return zstore_new(s, s->tmp, err);
 }
 
+/* A group's metadata in the store's format: .zgroup, or zarr.json. */
 static ck_code write_zgroup(const ck_store *s, const char *dir, ck_err *err)
 {
+    const zstore *zs = s->impl;
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    char *txt = NULL;
     ck_code rc;
 
     if (fd < 0)
         return ck_os_fail(err, CK_EIO, errno, "%s: %s", s->path, dir);
-    rc = write_file_at(fd, ".zgroup", zgroup_text, sizeof zgroup_text - 1,
-                       s->path, err);
+    if (zs->fmt == 3) {
+        rc = ck_zarr3_group_format(NULL, &txt, err);
+        if (rc == CK_OK)
+            rc = write_file_at(fd, "zarr.json", txt, strlen(txt), s->path, err);
+        free(txt);
+    } else {
+        rc = write_file_at(fd, ".zgroup", zgroup_text, sizeof zgroup_text - 1,
+                           s->path, err);
+    }
     close(fd);
     return rc;
+}
+
+/* 1 if directory dir holds an array's metadata (either format). */
+static int is_array_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), arr = 0;
+    char *txt = NULL;
+    size_t len = 0;
+    ck_err e;
+
+    if (fd < 0)
+        return 0;
+    if (has_file(fd, ".zarray"))
+        arr = 1;
+    else if (read_small(fd, "zarr.json", dir, &txt, &len, &e) == CK_OK && txt)
+        ck_zarr3_node_kind(txt, len, dir, &arr, &e);
+    free(txt);
+    close(fd);
+    return arr;
 }
 
 /* Makes the root a group (once) and each group on the way to 'name'; with
@@ -921,7 +1667,7 @@ static ck_code ensure_groups(ck_store *s, const char *name, int self,
                    !S_ISDIR(st.st_mode)) {
             return ck_os_fail(err, CK_EIO, errno, "%s: cannot create group %s",
                               s->path, dir + rlen);
-        } else if (has_file_in(dir, ".zarray")) {
+        } else if (is_array_dir(dir)) {
             return ck_err_set(err, CK_EUSAGE,
                               "%s: '%s' is an array; it cannot hold '%s'",
                               s->path, dir + rlen, name);
@@ -931,6 +1677,68 @@ static ck_code ensure_groups(ck_store *s, const char *name, int self,
             break;
     }
     return CK_OK;
+}
+
+/* The v3 metadata of a new array (m has the v2 fields) and its text:
+ * bytes in this machine's order, a shuffle of a zstd/gzip spec as
+ * numcodecs.shuffle, the compressor; with shards, sharding_indexed with a
+ * crc32c'd index at the end, as zarr-python 3 writes it. */
+static ck_code meta3_for(const ck_store *s, const ck_array_spec *spec,
+                         ck_zarr_meta *m, char **txt, ck_err *err)
+{
+    ck_z3_chain *c = &m->chain;
+    int64_t n = 1;
+
+    if (spec->codec.nfilters > 0) {
+        char f[64];
+        return ck_err_set(err, CK_ENOTSUP,
+                          "%s:%s: zarr v3 has no codec for the filter %s "
+                          "(--filters none, or --zarr-format 2)",
+                          s->path, spec->name,
+                          ck_filter_str(&spec->codec.filters[0], f, sizeof f));
+    }
+    m->key_c = 1;
+    m->dim_sep = '/';
+    memset(c, 0, sizeof *c);
+    c->big_endian = HOST_BIG_ENDIAN;
+    c->codec = spec->codec;
+    /* HDF5's deflate is a zlib stream; v3's standard codec is gzip, which
+     * every v3 reader has: the same deflate data in gzip's frame. */
+    if (c->codec.id == CK_CODEC_ZLIB)
+        c->codec.id = CK_CODEC_GZIP;
+    if (c->codec.id != CK_CODEC_BLOSC && c->codec.shuffle != CK_SHUF_NONE &&
+        ck_dtype_size(m->dtype) > 1) {
+        c->elementsize[c->nbb] = (int)ck_dtype_size(m->dtype);
+        c->bb[c->nbb++] = CK_Z3_SHUFFLE;
+    }
+    if (c->codec.id != CK_CODEC_BLOSC)
+        c->codec.shuffle = CK_SHUF_NONE;
+    if (c->codec.id != CK_CODEC_NONE)
+        c->bb[c->nbb++] = CK_Z3_COMPRESS;
+    m->codec = c->codec;
+    if (spec->shards[0]) {
+        for (int d = 0; d < m->ndim; d++) {
+            if (spec->shards[d] < 1 || spec->shards[d] % m->chunks[d] != 0)
+                return ck_err_set(err, CK_EUSAGE,
+                                  "%s:%s: the shard shape must be a multiple "
+                                  "of the chunk shape (axis %d: %lld, chunks "
+                                  "%lld)",
+                                  s->path, spec->name, d,
+                                  (long long)spec->shards[d],
+                                  (long long)m->chunks[d]);
+            n *= spec->shards[d] / m->chunks[d];
+        }
+        if (n > ((int64_t)1 << 24))
+            return ck_err_set(err, CK_EUSAGE,
+                              "%s:%s: %lld chunks per shard (at most 2^24)",
+                              s->path, spec->name, (long long)n);
+        m->sharded = 1;
+        memcpy(m->shard, spec->shards, sizeof m->shard);
+        m->index.big_endian = 0;
+        m->index.nbb = 1;
+        m->index.bb[0] = CK_Z3_CRC32C;
+    }
+    return ck_zarr3_meta_format(m, NULL, txt, err);
 }
 
 static ck_code create_locked(ck_store *s, const ck_array_spec *spec,
@@ -957,8 +1765,22 @@ static ck_code create_locked(ck_store *s, const ck_array_spec *spec,
     m.fill = spec->has_fill ? spec->fill : (ck_scalar){0};
     m.codec = spec->codec;
     m.dim_sep = '.';
+    m.zarr_format = spec->zarr_format ? spec->zarr_format : 2;
+    if (zs->fmt && zs->fmt != m.zarr_format)
+        return ck_err_set(err, CK_EUSAGE,
+                          "%s: the store is zarr v%d; it cannot hold the zarr "
+                          "v%d array '%s'",
+                          s->path, zs->fmt, m.zarr_format, name);
     /* Check the codec before touching the disk. */
-    CK_TRY(ck_zarr_meta_format(&m, &txt, err));
+    if (m.zarr_format == 3)
+        CK_TRY(meta3_for(s, spec, &m, &txt, err));
+    else if (m.zarr_format == 2 && spec->shards[0])
+        return ck_err_set(err, CK_EUSAGE,
+                          "%s:%s: shards need zarr v3 (--zarr-format 3)",
+                          s->path, name);
+    else
+        CK_TRY(ck_zarr_meta_format(&m, &txt, err));
+    zs->fmt = m.zarr_format;
 
     if (strcmp(name, "/") == 0) {
         if (zs->root_kind != ROOT_UNDECIDED) {
@@ -987,13 +1809,20 @@ static ck_code create_locked(ck_store *s, const ck_array_spec *spec,
         return ck_err_set(err, CK_EIO, "%s: array '%s' vanished", s->path,
                           name);
     }
-    rc = write_file_at(fd, ".zarray", txt, strlen(txt), s->path, err);
+    rc = write_file_at(fd, m.zarr_format == 3 ? "zarr.json" : ".zarray", txt,
+                       strlen(txt), s->path, err);
     free(txt);
     if (rc != CK_OK) {
         close(fd);
         return rc;
     }
     CK_TRY(zarray_new(s, name, &m, fd, a, err));
+    zarray *za = a->impl;
+    za->writing = 1;
+    if (m.sharded && !(za->w = calloc((size_t)za->n_shards, sizeof *za->w))) {
+        zarr_array_close(a);
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    }
     return CK_OK;
 }
 
@@ -1010,6 +1839,281 @@ static ck_code zarr_array_create(ck_store *s, const ck_array_spec *spec,
     return rc;
 }
 
+/* Opens key (relative to the array directory) for writing, making the
+ * directories of a "c/0/1" key on the way; -1 with errno otherwise. */
+static int open_key_w(const zarray *za, const char *key, int flags)
+{
+    char part[KEY_MAX];
+    int fd = openat(za->dirfd, key, flags | O_NOFOLLOW | O_CLOEXEC, 0666);
+
+    if (fd >= 0 || errno != ENOENT || !strchr(key, '/'))
+        return fd;
+    snprintf(part, sizeof part, "%s", key);
+    for (char *p = strchr(part, '/'); p; p = strchr(p + 1, '/')) {
+        *p = '\0';
+        if (mkdirat(za->dirfd, part, 0777) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return openat(za->dirfd, key, flags | O_NOFOLLOW | O_CLOEXEC, 0666);
+}
+
+static ck_code pwrite_all(int fd, const void *buf, size_t n, uint64_t off)
+{
+    size_t done = 0;
+
+    while (done < n) {
+        ssize_t r =
+            pwrite(fd, (const char *)buf + done, n - done, (off_t)(off + done));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return CK_EIO;
+        done += (size_t)r;
+    }
+    return CK_OK;
+}
+
+static ck_code write_key(const zarray *za, const char *key, const void *data,
+                         size_t n, ck_err *err)
+{
+    int fd = open_key_w(za, key, O_WRONLY | O_CREAT | O_TRUNC);
+    int e;
+
+    if (fd < 0)
+        return ck_os_fail(err, CK_EIO, errno, "%s: cannot create %s", za->label,
+                          key);
+    if (pwrite_all(fd, data, n, 0) != CK_OK) {
+        e = errno;
+        close(fd);
+        return ck_os_fail(err, CK_EIO, e, "%s: cannot write %s", za->label,
+                          key);
+    }
+    if (close(fd) != 0)
+        return ck_os_fail(err, CK_EIO, errno, "%s: cannot write %s", za->label,
+                          key);
+    return CK_OK;
+}
+
+/* The inner chunks of shard sc that lie inside the array. */
+static int64_t inner_in_array(const zarray *za, const int64_t *sc)
+{
+    const ck_zarr_meta *m = &za->meta;
+    int64_t n = 1;
+
+    for (int d = 0; d < m->ndim; d++) {
+        int64_t left = m->shape[d] - sc[d] * m->shard[d];
+        int64_t k = (left + m->chunks[d] - 1) / m->chunks[d];
+        n *= k < za->per[d] ? k : za->per[d];
+    }
+    return n;
+}
+
+static void shard_coords(const zarray *za, int64_t id, int64_t *sc)
+{
+    for (int d = za->meta.ndim - 1; d >= 0; d--) {
+        sc[d] = id % za->sgrid[d];
+        id /= za->sgrid[d];
+    }
+}
+
+/* Writes the index of a shard whose chunks are all in.  Chunks that came
+ * out of order (several writers) are first copied into inner-chunk order,
+ * so a shard's bytes do not depend on the thread schedule. */
+static ck_code finish_shard(const zarray *za, int64_t id, shard_w *w,
+                            ck_err *err)
+{
+    const ck_zarr_meta *m = &za->meta;
+    uint64_t base = m->index_at_start ? za->index_bytes : 0, at = base;
+    int64_t sc[CK_MAX_DIMS];
+    char key[KEY_MAX], tmp[KEY_MAX + 16];
+    int in_order = 1, fd = -1, out = -1;
+    unsigned char *ib = NULL;
+    char *buf = NULL;
+    ck_code rc = CK_OK;
+
+    shard_coords(za, id, sc);
+    chunk_key(m, sc, key, sizeof key);
+    for (int64_t j = 0; j < za->n_inner; j++) {
+        if (w->idx[2 * j] == UINT64_MAX)
+            continue;
+        in_order &= w->idx[2 * j] == at;
+        at += w->idx[2 * j + 1];
+    }
+    if ((fd = open_key_w(za, key, O_RDWR)) < 0)
+        return ck_os_fail(err, CK_EIO, errno, "%s: shard %s", za->label, key);
+    if (!in_order) {
+        size_t big = 0;
+        snprintf(tmp, sizeof tmp, "%s.ck-order", key);
+        for (int64_t j = 0; j < za->n_inner; j++)
+            if (w->idx[2 * j] != UINT64_MAX && w->idx[2 * j + 1] > big)
+                big = (size_t)w->idx[2 * j + 1];
+        out = open_key_w(za, tmp, O_RDWR | O_CREAT | O_TRUNC);
+        if (out < 0 || !(buf = malloc(big ? big : 1))) {
+            rc = out < 0 ? ck_os_fail(err, CK_EIO, errno, "%s: shard %s",
+                                      za->label, tmp)
+                         : ck_err_set(err, CK_ENOMEM, "out of memory");
+            goto done;
+        }
+        at = base;
+        for (int64_t j = 0; j < za->n_inner && rc == CK_OK; j++) {
+            size_t n = (size_t)w->idx[2 * j + 1];
+            if (w->idx[2 * j] == UINT64_MAX)
+                continue;
+            if (pread(fd, buf, n, (off_t)w->idx[2 * j]) != (ssize_t)n ||
+                pwrite_all(out, buf, n, at) != CK_OK)
+                rc = ck_os_fail(err, CK_EIO, errno, "%s: shard %s", za->label,
+                                key);
+            w->idx[2 * j] = at;
+            at += n;
+        }
+        if (rc != CK_OK)
+            goto done;
+    }
+    if (!(ib = malloc(za->index_bytes))) {
+        rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < 2 * (size_t)za->n_inner; i++)
+        for (int b = 0; b < 8; b++)
+            ib[i * 8 + (size_t)(m->index.big_endian ? 7 - b : b)] =
+                (unsigned char)(w->idx[i] >> (8 * b));
+    if (m->index.nbb) {
+        size_t n = za->index_bytes - 4;
+        uint32_t crc = ck_crc32c(ib, n);
+        for (int b = 0; b < 4; b++)
+            ib[n + (size_t)b] = (unsigned char)(crc >> (8 * b));
+    }
+    if (pwrite_all(out >= 0 ? out : fd, ib, za->index_bytes,
+                   m->index_at_start ? 0 : at) != CK_OK)
+        rc = ck_os_fail(err, CK_EIO, errno, "%s: shard %s", za->label, key);
+    if (rc == CK_OK && out >= 0 && renameat(za->dirfd, tmp, za->dirfd, key))
+        rc = ck_os_fail(err, CK_EIO, errno, "%s: shard %s", za->label, key);
+done:
+    if (out >= 0 && close(out) != 0 && rc == CK_OK)
+        rc = ck_os_fail(err, CK_EIO, errno, "%s: shard %s", za->label, key);
+    if (fd >= 0 && close(fd) != 0 && rc == CK_OK)
+        rc = ck_os_fail(err, CK_EIO, errno, "%s: shard %s", za->label, key);
+    free(ib);
+    free(buf);
+    return rc;
+}
+
+static ck_code write_inner(zarray *za, const int64_t *coords, const void *data,
+                           size_t n, ck_err *err)
+{
+    const ck_zarr_meta *m = &za->meta;
+    int64_t sc[CK_MAX_DIMS], id = 0, j = 0;
+    char key[KEY_MAX];
+    shard_w *w;
+    uint64_t off;
+    ck_code rc = CK_OK;
+    int fd, done;
+
+    for (int d = 0; d < m->ndim; d++) {
+        sc[d] = coords[d] / za->per[d];
+        id = id * za->sgrid[d] + sc[d];
+        j = j * za->per[d] + coords[d] % za->per[d];
+    }
+    chunk_key(m, sc, key, sizeof key);
+    pthread_mutex_lock(&za->wlock);
+    if (!(w = za->w[id])) {
+        if (!(w = calloc(1, sizeof *w)) ||
+            !(w->idx = malloc((size_t)za->n_inner * 16))) {
+            if (w)
+                free(w);
+            pthread_mutex_unlock(&za->wlock);
+            return ck_err_set(err, CK_ENOMEM, "out of memory");
+        }
+        memset(w->idx, 0xff, (size_t)za->n_inner * 16);
+        w->expected = inner_in_array(za, sc);
+        w->next = m->index_at_start ? za->index_bytes : 0;
+        za->w[id] = w;
+        if ((fd = open_key_w(za, key, O_WRONLY | O_CREAT | O_TRUNC)) < 0)
+            rc = ck_os_fail(err, CK_EIO, errno, "%s: cannot create shard %s",
+                            za->label, key);
+        else
+            close(fd);
+    }
+    off = w->next;
+    w->next += n;
+    pthread_mutex_unlock(&za->wlock);
+    if (rc != CK_OK)
+        return rc;
+    if ((fd = open_key_w(za, key, O_WRONLY)) < 0)
+        return ck_os_fail(err, CK_EIO, errno, "%s: shard %s", za->label, key);
+    if (pwrite_all(fd, data, n, off) != CK_OK) {
+        int e = errno;
+        close(fd);
+        return ck_os_fail(err, CK_EIO, e, "%s: cannot write shard %s",
+                          za->label, key);
+    }
+    if (close(fd) != 0)
+        return ck_os_fail(err, CK_EIO, errno, "%s: cannot write shard %s",
+                          za->label, key);
+    pthread_mutex_lock(&za->wlock);
+    w->idx[2 * j] = off;
+    w->idx[2 * j + 1] = n;
+    done = ++w->written == w->expected;
+    if (done)
+        za->w[id] = NULL;
+    pthread_mutex_unlock(&za->wlock);
+    if (done) {
+        rc = finish_shard(za, id, w, err);
+        free(w->idx);
+        free(w);
+    }
+    return rc;
+}
+
+/* Shards not all of whose chunks were written (a run that stopped early,
+ * or a writer that skips chunks) get their index at close. */
+static void finish_leftovers(ck_array *a)
+{
+    zarray *za = a->impl;
+    zstore *zs = a->store->impl;
+
+    for (int64_t id = 0; id < za->n_shards; id++) {
+        shard_w *w = za->w[id];
+        ck_err e;
+        if (!w)
+            continue;
+        if (finish_shard(za, id, w, &e) != CK_OK) {
+            pthread_mutex_lock(&zs->lock);
+            if (!zs->failed) {
+                zs->failed = 1;
+                zs->fail = e;
+            }
+            pthread_mutex_unlock(&zs->lock);
+        }
+        free(w->idx);
+        free(w);
+    }
+    free(za->w);
+    za->w = NULL;
+}
+
+static ck_code write_chunk3(zarray *za, const int64_t *coords, const void *src,
+                            ck_arena *scratch, ck_err *err)
+{
+    const ck_zarr_meta *m = &za->meta;
+    const void *data;
+    size_t n;
+    char key[KEY_MAX], cs[KEY_MAX];
+    ck_code rc = ck_z3_encode(&m->chain, m->ndim, m->chunks, m->dtype, src,
+                              scratch, &data, &n, err);
+
+    if (rc != CK_OK) {
+        ck_err_prefix(err, "%s: chunk %s", za->label,
+                      ck_coords_str(m->ndim, coords, cs, sizeof cs));
+        return rc;
+    }
+    if (m->sharded)
+        return write_inner(za, coords, data, n, err);
+    chunk_key(m, coords, key, sizeof key);
+    return write_key(za, key, data, n, err);
+}
+
 static ck_code zarr_write_chunk(ck_array *a, const int64_t *coords,
                                 const void *src, ck_arena *scratch, ck_err *err)
 {
@@ -1019,6 +2123,8 @@ static ck_code zarr_write_chunk(ck_array *a, const int64_t *coords,
     const void *data = src;
     char key[KEY_MAX];
 
+    if (m->zarr_format == 3)
+        return write_chunk3(a->impl, coords, src, scratch, err);
     /* Arrays we create use '.' keys: one file per chunk, no directories. */
     chunk_key(m, coords, key, sizeof key);
     if (za->chain.n > 0) {
@@ -1100,6 +2206,65 @@ static char *quote_nonfinite(const char *t, size_t len)
     return out;
 }
 
+/* Where a node's attributes live: v2's .zattrs, v3's zarr.json (its
+ * "attributes" member). */
+static const char *attrs_file(const ck_store *s)
+{
+    return ((const zstore *)s->impl)->fmt == 3 ? "zarr.json" : ".zattrs";
+}
+
+/* The attributes of the node in fd as the text of one object (malloc'd),
+ * or NULL when it has none. */
+static ck_code read_attrs(const ck_store *s, int fd, const char *where,
+                          char **out, size_t *len, ck_err *err)
+{
+    const char *val;
+    char *txt = NULL;
+    size_t n = 0, vlen;
+    int r;
+
+    if (((const zstore *)s->impl)->fmt != 3)
+        return read_small(fd, ".zattrs", where, out, len, err);
+    *out = NULL;
+    CK_TRY(read_small(fd, "zarr.json", where, &txt, &n, err));
+    if (!txt)
+        return CK_OK;
+    r = ck_zarr_json_get(txt, n, "attributes", &val, &vlen);
+    if (r < 0) {
+        free(txt);
+        return ck_err_set(err, CK_EFORMAT, "%s: not a JSON object", where);
+    }
+    if (r == 1 && !(*out = strndup(val, vlen))) {
+        free(txt);
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    }
+    *len = r == 1 ? vlen : 0;
+    free(txt);
+    return CK_OK;
+}
+
+/* Sets the attributes of the node in fd to the object in json. */
+static ck_code write_attrs(const ck_store *s, int fd, const char *json,
+                           ck_err *err)
+{
+    char where[PATH_MAX + 16], *txt = NULL, *out = NULL;
+    size_t n = 0;
+    ck_code rc;
+
+    if (((const zstore *)s->impl)->fmt != 3)
+        return write_file_at(fd, ".zattrs", json, strlen(json), s->path, err);
+    snprintf(where, sizeof where, "%s: zarr.json", s->path);
+    CK_TRY(read_small(fd, "zarr.json", where, &txt, &n, err));
+    if (!txt)
+        return ck_err_set(err, CK_EIO, "%s: no zarr.json", s->path);
+    rc = ck_zarr_json_put(txt, n, "attributes", json, where, &out, err);
+    if (rc == CK_OK)
+        rc = write_file_at(fd, "zarr.json", out, strlen(out), s->path, err);
+    free(out);
+    free(txt);
+    return rc;
+}
+
 static ck_code zarr_get_attrs(ck_store *s, const char *name, char **json,
                               ck_err *err)
 {
@@ -1113,8 +2278,8 @@ static ck_code zarr_get_attrs(ck_store *s, const char *name, char **json,
     if (fd < 0)
         return ck_err_set(err, CK_EFORMAT, "%s: no group or array '%s'",
                           s->path, name);
-    make_where(s, name, ".zattrs", where, sizeof where);
-    rc = read_small(fd, ".zattrs", where, &txt, &len, err);
+    make_where(s, name, attrs_file(s), where, sizeof where);
+    rc = read_attrs(s, fd, where, &txt, &len, err);
     close(fd);
     if (rc == CK_OK && txt) {
         char *q = quote_nonfinite(txt, len);
@@ -1153,7 +2318,7 @@ static ck_code attrs_locked(ck_store *s, const char *name, const char *json,
     if (fd < 0)
         return ck_err_set(err, CK_EIO, "%s: no group or array '%s'", s->path,
                           name);
-    rc = write_file_at(fd, ".zattrs", json, strlen(json), s->path, err);
+    rc = write_attrs(s, fd, json, err);
     close(fd);
     return rc;
 }
@@ -1166,7 +2331,7 @@ static ck_code zarr_set_attrs(ck_store *s, const char *name, const char *json,
     ck_code rc;
 
     CK_TRY(check_name(s, name, err));
-    make_where(s, name, ".zattrs", where, sizeof where);
+    make_where(s, name, attrs_file(s), where, sizeof where);
     CK_TRY(ck_zarr_attrs_check(json, strlen(json), where, err));
     pthread_mutex_lock(&zs->lock);
     rc = attrs_locked(s, name, json, err);
@@ -1189,8 +2354,8 @@ static ck_code read_zattrs(ck_store *s, const char *name, char **txt,
     if (fd < 0)
         return ck_err_set(err, CK_EFORMAT, "%s: no group or array '%s'",
                           s->path, name);
-    make_where(s, name, ".zattrs", where, sizeof where);
-    rc = read_small(fd, ".zattrs", where, txt, len, err);
+    make_where(s, name, attrs_file(s), where, sizeof where);
+    rc = read_attrs(s, fd, where, txt, len, err);
     close(fd);
     if (rc != CK_OK || !*txt)
         return rc;
@@ -1255,7 +2420,7 @@ static ck_code zarr_set_attr(ck_store *s, const char *name, const char *key,
         rc = ck_err_set(err, CK_EIO, "%s: no group or array '%s'", s->path,
                         name);
     if (rc == CK_OK)
-        rc = write_file_at(fd, ".zattrs", out, strlen(out), s->path, err);
+        rc = write_attrs(s, fd, out, err);
     pthread_mutex_unlock(&zs->lock);
     if (fd >= 0)
         close(fd);
@@ -1272,7 +2437,12 @@ static ck_code zarr_flush(ck_store *s, ck_err *err)
     ck_code rc = CK_OK;
 
     pthread_mutex_lock(&zs->lock);
-    if (zs->root_kind == ROOT_UNDECIDED) {
+    if (zs->failed) {
+        *err = zs->fail;
+        rc = err->code;
+    } else if (zs->root_kind == ROOT_UNDECIDED) {
+        if (!zs->fmt)
+            zs->fmt = 2;
         rc = write_zgroup(s, zs->root, err);
         if (rc == CK_OK)
             zs->root_kind = ROOT_GROUP;

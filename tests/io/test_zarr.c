@@ -877,24 +877,33 @@ Test(zarr, shape_overflow_is_a_format_error)
     ck_store_close(s);
 }
 
-Test(zarr, zarr_v3_is_not_supported)
+Test(zarr, zarr_v3_array_missing_keys_is_refused)
 {
     ck_store *s = NULL;
+    ck_array *a = NULL;
     ck_err err = {0};
 
     mk("v3.zarr");
     put_text("v3.zarr/zarr.json", "{\"zarr_format\": 3, \"node_type\": "
                                   "\"array\"}");
-    cr_assert_neq(ck_store_open(at("v3.zarr"), &s, &err), CK_OK);
-    /* io/store.c sniffs first; the table's open says what it is. */
-    err = (ck_err){0};
-    s = calloc(1, sizeof *s);
-    snprintf(s->path, sizeof s->path, "%s", at("v3.zarr"));
-    cr_assert_eq(ck_zarr_ops.open(s, &err), CK_EFORMAT);
-    cr_assert_str_eq(strstr(err.msg, ": zarr v3"),
-                     ": zarr v3 stores (zarr.json) are not supported");
-    cr_assert_null(s->impl);
-    free(s);
+    s = open_ok("v3.zarr");
+    cr_assert_eq(ck_array_open(s, "", &a, &err), CK_EFORMAT);
+    cr_assert_not_null(strstr(err.msg, "zarr.json: missing key 'shape'"), "%s",
+                       err.msg);
+    ck_store_close(s);
+}
+
+Test(zarr, zarr_v2_and_v3_in_one_node_is_refused)
+{
+    ck_store *s = NULL;
+    ck_err err = {0};
+
+    mk("mixed.zarr");
+    put_text("mixed.zarr/zarr.json", "{\"zarr_format\": 3, \"node_type\": "
+                                     "\"group\"}");
+    put_text("mixed.zarr/.zgroup", "{\"zarr_format\": 2}");
+    cr_assert_eq(ck_store_open(at("mixed.zarr"), &s, &err), CK_EFORMAT);
+    cr_assert_not_null(strstr(err.msg, "both zarr v2"), "%s", err.msg);
 }
 
 Test(zarr, zgroup_with_another_format_is_refused)
