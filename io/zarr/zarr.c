@@ -1251,7 +1251,8 @@ static int by_offset(const void *a, const void *b)
 }
 
 static ck_code load_index(const zarray *za, int fd, uint64_t size,
-                          const char *key, uint64_t *idx, ck_err *err)
+                          const char *key, const char *cs, uint64_t *idx,
+                          ck_err *err)
 {
     const ck_zarr_meta *m = &za->meta;
     size_t ib = za->index_bytes, ne = (size_t)za->n_inner;
@@ -1263,10 +1264,11 @@ static ck_code load_index(const zarray *za, int fd, uint64_t size,
     size_t nz = 0;
 
     if (size < ib)
-        return ck_err_set(err, CK_ECORRUPT,
-                          "%s: shard %s: %llu bytes, too short for its index "
-                          "of %zu",
-                          za->label, key, (unsigned long long)size, ib);
+        return ck_err_set(
+            err, CK_ECORRUPT,
+            "%s: chunk %s: shard %s: %llu bytes, too short for its index "
+            "of %zu",
+            za->label, cs, key, (unsigned long long)size, ib);
     if (!(raw = malloc(ib)))
         return ck_err_set(err, CK_ENOMEM, "out of memory");
     size_t done = 0;
@@ -1276,11 +1278,12 @@ static ck_code load_index(const zarray *za, int fd, uint64_t size,
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0) {
-            rc = r < 0 ? ck_os_fail(err, CK_EIO, errno, "%s: shard %s",
-                                    za->label, key)
-                       : ck_err_set(err, CK_ECORRUPT,
-                                    "%s: shard %s: index cut short", za->label,
-                                    key);
+            rc = r < 0
+                     ? ck_os_fail(err, CK_EIO, errno, "%s: chunk %s: shard %s",
+                                  za->label, cs, key)
+                     : ck_err_set(err, CK_ECORRUPT,
+                                  "%s: chunk %s: shard %s: index cut short",
+                                  za->label, cs, key);
             free(raw);
             return rc;
         }
@@ -1293,10 +1296,11 @@ static ck_code load_index(const zarray *za, int fd, uint64_t size,
         uint32_t got = ck_crc32c(raw, ib - 4);
         if (want != got) {
             free(raw);
-            return ck_err_set(err, CK_ECORRUPT,
-                              "%s: shard %s: index crc32c mismatch (stored "
-                              "%08x, computed %08x)",
-                              za->label, key, (unsigned)want, (unsigned)got);
+            return ck_err_set(
+                err, CK_ECORRUPT,
+                "%s: chunk %s: shard %s: index crc32c mismatch (stored "
+                "%08x, computed %08x)",
+                za->label, cs, key, (unsigned)want, (unsigned)got);
         }
     }
     for (size_t i = 0; i < 2 * ne; i++) {
@@ -1315,13 +1319,14 @@ static ck_code load_index(const zarray *za, int fd, uint64_t size,
         if (off == UINT64_MAX && n == UINT64_MAX)
             continue;
         if (off < lo || off > hi || n > hi - off) {
-            rc = ck_err_set(err, CK_ECORRUPT,
-                            "%s: shard %s: index entry %zu (offset %llu, %llu "
-                            "bytes) points outside the shard's data [%llu, "
-                            "%llu)",
-                            za->label, key, j, (unsigned long long)off,
-                            (unsigned long long)n, (unsigned long long)lo,
-                            (unsigned long long)hi);
+            rc = ck_err_set(
+                err, CK_ECORRUPT,
+                "%s: chunk %s: shard %s: index entry %zu (offset %llu, %llu "
+                "bytes) points outside the shard's data [%llu, "
+                "%llu)",
+                za->label, cs, key, j, (unsigned long long)off,
+                (unsigned long long)n, (unsigned long long)lo,
+                (unsigned long long)hi);
             break;
         }
         sorted[2 * nz] = off;
@@ -1334,9 +1339,9 @@ static ck_code load_index(const zarray *za, int fd, uint64_t size,
             if (sorted[2 * k] < sorted[2 * k - 2] + sorted[2 * k - 1]) {
                 rc = ck_err_set(
                     err, CK_ECORRUPT,
-                    "%s: shard %s: index entries overlap (bytes "
+                    "%s: chunk %s: shard %s: index entries overlap (bytes "
                     "%llu..%llu and %llu..%llu)",
-                    za->label, key, (unsigned long long)sorted[2 * k - 2],
+                    za->label, cs, key, (unsigned long long)sorted[2 * k - 2],
                     (unsigned long long)(sorted[2 * k - 2] + sorted[2 * k - 1]),
                     (unsigned long long)sorted[2 * k],
                     (unsigned long long)(sorted[2 * k] + sorted[2 * k + 1]));
@@ -1397,9 +1402,8 @@ static ck_code read_inner(const zarray *za, const int64_t *coords, void *dst,
                 close(fd);
                 return ck_err_set(err, CK_ENOMEM, "out of memory");
             }
-            if ((rc = load_index(za, fd, (uint64_t)st.st_size, key, idx,
+            if ((rc = load_index(za, fd, (uint64_t)st.st_size, key, cs, idx,
                                  err)) != CK_OK) {
-                ck_err_prefix(err, "chunk %s", cs);
                 free(idx);
                 close(fd);
                 return rc;
@@ -1420,9 +1424,9 @@ static ck_code read_inner(const zarray *za, const int64_t *coords, void *dst,
     }
     if (nb > ck_stored_max(ck_z3_bound(&m->chain, za->chunk_bytes)))
         rc = ck_err_set(err, CK_ECORRUPT,
-                        "%s: chunk %s (coords %s) in shard %s: %llu bytes "
-                        "stored, more than any codec makes of %zu",
-                        za->label, cs, cs, key, (unsigned long long)nb,
+                        "%s: chunk %s: shard %s: %llu bytes stored, more "
+                        "than any codec makes of %zu",
+                        za->label, cs, key, (unsigned long long)nb,
                         za->chunk_bytes);
     else
         rc = decode_at(za, fd, off, (size_t)nb, dst, scratch, key, cs, err);
