@@ -833,7 +833,7 @@ static void count_files3(int dirfd, int depth, int64_t *files, int64_t *bytes)
 }
 
 /* The index cache keeps at most this many bytes of shard indexes. */
-#define INDEX_CACHE_BYTES ((size_t)64 << 20)
+#define INDEX_CACHE_BYTES ((size_t)4 << 20)
 #define INDEX_SLOTS_MAX 4096
 
 /* Sizes the shard grid and the index cache of a sharded array. */

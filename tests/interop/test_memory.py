@@ -65,6 +65,24 @@ class Memory(C.InteropCase):
         self.assertTrue(np.array_equal(z[4000:4100], self.expected(
             slice(4000, 4100))))
 
+    def test_sharded_zarr_v3_stays_under_budget(self):
+        # Shards of 2560 x 8192 (160 MiB decoded, 2.5x the budget) hold 40
+        # inner chunks each: written and read by inner chunk, never whole.
+        out = self.fresh("sharded.zarr")
+        self.check_run("copy", "--quiet", "--memory", "64M", self.src, out,
+                       "--zarr-format", "3", "--shards", "2560,8192",
+                       "--compress", "zstd:1")
+        with open(os.path.join(out, "zarr.json")) as f:
+            meta = C.json.load(f)
+        self.assertEqual(meta["codecs"][0]["name"], "sharding_indexed")
+        self.assertEqual(len(os.listdir(os.path.join(out, "c"))), 4)
+        back = self.fresh("sharded.h5")
+        self.check_run("copy", "--quiet", "--memory", "64M", out, back,
+                       "--compress", "none")
+        with h5py.File(back, "r") as f:
+            got = f["data"][5000:5200]
+        self.assertTrue(np.array_equal(got, self.expected(slice(5000, 5200))))
+
     def test_rechunk_to_hdf5_stays_under_budget(self):
         out = self.fresh("rechunk.h5")
         self.check_run("copy", "--quiet", "--memory", "64M", self.src, out,
