@@ -19,6 +19,9 @@
 #include "base/ck_grid.h"
 #include "io/codec.h"
 
+/* The longest dimension name, with its NUL. */
+#define CK_DIM_NAME_MAX 64
+
 typedef struct ck_store ck_store;
 typedef struct ck_array ck_array;
 
@@ -54,11 +57,18 @@ typedef struct ck_array_info {
     int64_t stored_bytes;  /* bytes of chunk data on disk; -1 unknown */
     int64_t chunks_stored; /* chunks present on disk; -1 unknown */
     int zarr_format;       /* 2 or 3; 0 for HDF5 */
-    int64_t shards[CK_MAX_DIMS]; /* Zarr v3 shard shape (a multiple of
-                                    chunks); all 0 when not sharded */
-    char codecs[256];            /* Zarr v3: the codecs, for people
-                                    ("sharding_indexed[64,64](bytes:little+zstd:3)
-                                    index(bytes:little+crc32c)@end"); "" otherwise */
+    /* Zarr v3 shard shape (a multiple of chunks); all 0 when not
+     * sharded. */
+    int64_t shards[CK_MAX_DIMS];
+    /* Zarr v3: the codecs, for people; "" otherwise
+     * ("sharding_indexed[64,64](bytes:little+zstd:3)
+     * index(bytes:little+crc32c)@end"). */
+    char codecs[256];
+    /* Dimension names (netCDF-4/HDF5 dimension scales, Zarr v2
+     * _ARRAY_DIMENSIONS, v3 dimension_names); has_dims 0 when the store
+     * names none, "" for an axis it leaves unnamed. */
+    int has_dims;
+    char dims[CK_MAX_DIMS][CK_DIM_NAME_MAX];
 } ck_array_info;
 
 /* What a new array should look like. */
@@ -76,6 +86,9 @@ typedef struct ck_array_spec {
      * (ndim 0s: no sharding). */
     int zarr_format;
     int64_t shards[CK_MAX_DIMS];
+    /* Dimension names to write (has_dims 0: none); see ck_array_info. */
+    int has_dims;
+    char dims[CK_MAX_DIMS][CK_DIM_NAME_MAX];
 } ck_array_spec;
 
 /* A list of array names, owned by the caller: ck_names_release(). */

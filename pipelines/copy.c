@@ -224,6 +224,8 @@ static ck_code copy_one(const ck_copy_opts *o, ck_store *in, const char *name,
     ck_codec_fold_shuffle(&spec.codec, spec.dtype);
     spec.has_fill = si->has_fill;
     spec.fill = ck_scalar_convert(spec.dtype, si->dtype, si->fill);
+    spec.has_dims = si->has_dims;
+    memcpy(spec.dims, si->dims, sizeof spec.dims);
     if ((rc = zarr_layout(o, si, out, &spec, err)) != CK_OK ||
         (rc = ck_array_create(out, &spec, &dst, err)) != CK_OK)
         goto out;

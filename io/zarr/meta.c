@@ -1452,8 +1452,8 @@ static void emit_member(out_buf *o, int first, const char *k, size_t kn,
 }
 
 /* Writes the new .zattrs into o: key set to vtext in place of its old
- * value (so the order stays) or appended.  -1 when text is not an
- * object, -2 when out of memory. */
+ * value (so the order stays) or appended; vtext NULL drops the key.  -1 when
+ * text is not an object, -2 when out of memory. */
 static int attrs_build(const char *text, size_t len, const char *key,
                        const char *ktext, const char *vtext, out_buf *o)
 {
@@ -1470,16 +1470,16 @@ static int attrs_build(const char *text, size_t len, const char *key,
             return -2;
         if (k && placed)
             continue; /* a later duplicate of key goes */
-        if (k)
+        if (k && vtext)
             emit_member(o, n++ == 0, ktext, strlen(ktext), vtext,
                         strlen(vtext));
-        else
+        else if (!k)
             emit_member(o, n++ == 0, m.key, m.klen, m.val, m.vlen);
         placed |= k;
     }
     if (r < 0)
         return -1;
-    if (!placed)
+    if (!placed && vtext)
         emit_member(o, n == 0, ktext, strlen(ktext), vtext, strlen(vtext));
     emit(o, "\n}\n", 3);
     return 0;

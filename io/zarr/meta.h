@@ -122,7 +122,7 @@ int ck_zarr_json_get(const char *text, size_t len, const char *key,
 int ck_zarr_json_members(const char *text, size_t len, size_t *pos, char *key,
                          size_t keycap, const char **val, size_t *vlen);
 /* A new text (malloc'd) of the object in text with member 'key' set to
- * the raw JSON vtext, in place or appended. */
+ * the raw JSON vtext, in place or appended; vtext NULL removes it. */
 ck_code ck_zarr_json_put(const char *text, size_t len, const char *key,
                          const char *vtext, const char *where, char **out,
                          ck_err *err);

@@ -33,6 +33,8 @@
 
 #include "io/oserr.h"
 #include "io/store_impl.h"
+#include <cjson/cJSON.h>
+
 #include "io/codec.h"
 #include "io/zarr/chain3.h"
 #include "io/zarr/meta.h"
@@ -788,6 +790,8 @@ static void info_from_meta(const ck_zarr_meta *m, const char *name,
     info->stored_bytes = -1;
     info->chunks_stored = -1;
     info->zarr_format = m->zarr_format;
+    info->has_dims = m->has_dim_names;
+    memcpy(info->dims, m->dim_names, sizeof info->dims);
     if (m->sharded)
         memcpy(info->shards, m->shard, sizeof m->shard);
     if (m->zarr_format == 3) {
@@ -918,6 +922,38 @@ static ck_code zarray_new(ck_store *s, const char *name, const ck_zarr_meta *m,
     return CK_OK;
 }
 
+/* xarray's dimension names of a v2 array: a list of ndim strings in
+ * .zattrs' _ARRAY_DIMENSIONS.  Anything else there is ignored: the names
+ * are a convention on top of Zarr, not part of the array. */
+static void array_dims2(int dirfd, ck_array_info *info)
+{
+    const char *val;
+    char *txt = NULL;
+    size_t len = 0, vlen;
+    ck_err e;
+    cJSON *j = NULL, *v;
+    int k = 0;
+
+    if (read_small(dirfd, ".zattrs", ".zattrs", &txt, &len, &e) != CK_OK ||
+        !txt ||
+        ck_zarr_json_get(txt, len, "_ARRAY_DIMENSIONS", &val, &vlen) != 1 ||
+        !(j = cJSON_ParseWithLength(val, vlen)) || !cJSON_IsArray(j) ||
+        cJSON_GetArraySize(j) != info->ndim) {
+        cJSON_Delete(j);
+        free(txt);
+        return;
+    }
+    cJSON_ArrayForEach(v, j)
+    {
+        if (!cJSON_IsString(v) || strlen(v->valuestring) >= CK_DIM_NAME_MAX)
+            break;
+        snprintf(info->dims[k++], CK_DIM_NAME_MAX, "%s", v->valuestring);
+    }
+    info->has_dims = k == info->ndim;
+    cJSON_Delete(j);
+    free(txt);
+}
+
 /* A v3 array: its zarr.json, or its entry in the consolidated metadata. */
 static ck_code array_open3(ck_store *s, const char *name, int fd, ck_array *a,
                            ck_err *err)
@@ -1015,6 +1051,7 @@ static ck_code zarr_array_open(ck_store *s, const char *name, ck_array *a,
         return rc;
     }
     CK_TRY(zarray_new(s, name, &m, fd, a, err));
+    array_dims2(((zarray *)a->impl)->dirfd, &a->info);
     /* A walk of the directory: cheap next to reading the chunks, and only
      * done once per open. */
     zarray *za = a->impl;
@@ -1683,6 +1720,40 @@ static ck_code ensure_groups(ck_store *s, const char *name, int self,
     return CK_OK;
 }
 
+/* A new v2 array's .zattrs with xarray's _ARRAY_DIMENSIONS. */
+static ck_code write_dims2(const ck_store *s, int fd, const ck_array_spec *spec,
+                           ck_err *err)
+{
+    cJSON *o = cJSON_CreateObject(), *l = cJSON_CreateArray();
+    char *txt = NULL;
+    ck_code rc;
+
+    for (int d = 0; l && d < spec->ndim; d++) {
+        char name[CK_DIM_NAME_MAX + 16];
+        cJSON *v;
+        if (spec->dims[d][0])
+            snprintf(name, sizeof name, "%s", spec->dims[d]);
+        else
+            snprintf(name, sizeof name, "dim_%d", d);
+        if (!(v = cJSON_CreateString(name)) || !cJSON_AddItemToArray(l, v)) {
+            cJSON_Delete(v);
+            cJSON_Delete(l);
+            l = NULL;
+        }
+    }
+    if (!o || !l || !cJSON_AddItemToObject(o, "_ARRAY_DIMENSIONS", l) ||
+        !(txt = cJSON_Print(o))) {
+        if (o && !cJSON_GetObjectItemCaseSensitive(o, "_ARRAY_DIMENSIONS"))
+            cJSON_Delete(l);
+        cJSON_Delete(o);
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    }
+    cJSON_Delete(o);
+    rc = write_file_at(fd, ".zattrs", txt, strlen(txt), s->path, err);
+    free(txt);
+    return rc;
+}
+
 /* The v3 metadata of a new array (m has the v2 fields) and its text:
  * bytes in this machine's order, a shuffle of a zstd/gzip spec as
  * numcodecs.shuffle, the compressor; with shards, sharding_indexed with a
@@ -1703,6 +1774,8 @@ static ck_code meta3_for(const ck_store *s, const ck_array_spec *spec,
     }
     m->key_c = 1;
     m->dim_sep = '/';
+    m->has_dim_names = spec->has_dims;
+    memcpy(m->dim_names, spec->dims, sizeof m->dim_names);
     memset(c, 0, sizeof *c);
     c->big_endian = HOST_BIG_ENDIAN;
     c->codec = spec->codec;
@@ -1817,6 +1890,11 @@ static ck_code create_locked(ck_store *s, const ck_array_spec *spec,
                        strlen(txt), s->path, err);
     free(txt);
     if (rc != CK_OK) {
+        close(fd);
+        return rc;
+    }
+    if (m.zarr_format == 2 && spec->has_dims &&
+        (rc = write_dims2(s, fd, spec, err)) != CK_OK) {
         close(fd);
         return rc;
     }
@@ -2261,7 +2339,22 @@ static ck_code write_attrs(const ck_store *s, int fd, const char *json,
     CK_TRY(read_small(fd, "zarr.json", where, &txt, &n, err));
     if (!txt)
         return ck_err_set(err, CK_EIO, "%s: no zarr.json", s->path);
-    rc = ck_zarr_json_put(txt, n, "attributes", json, where, &out, err);
+    /* xarray's v2 convention has v3's dimension_names instead. */
+    const char *v;
+    size_t vn;
+    char *plain = NULL;
+    if (ck_zarr_json_get(json, strlen(json), "_ARRAY_DIMENSIONS", &v, &vn) ==
+        1) {
+        rc = ck_zarr_json_put(json, strlen(json), "_ARRAY_DIMENSIONS", NULL,
+                              where, &plain, err);
+        if (rc != CK_OK) {
+            free(txt);
+            return rc;
+        }
+    }
+    rc = ck_zarr_json_put(txt, n, "attributes", plain ? plain : json, where,
+                          &out, err);
+    free(plain);
     if (rc == CK_OK)
         rc = write_file_at(fd, "zarr.json", out, strlen(out), s->path, err);
     free(out);
@@ -2304,9 +2397,40 @@ static ck_code zarr_get_attrs(ck_store *s, const char *name, char **json,
     return CK_OK;
 }
 
+/* New v2 attributes (json) that do not name the dimensions keep the
+ * _ARRAY_DIMENSIONS the array was made with: *out is the merged text, or
+ * NULL when json stands as it is. */
+static ck_code keep_dims2(const ck_store *s, int fd, const char *json,
+                          char **out, ck_err *err)
+{
+    const char *val, *v2;
+    char *txt = NULL, *copy = NULL;
+    size_t len = 0, vlen, v2len;
+    ck_code rc = CK_OK;
+
+    *out = NULL;
+    if (((const zstore *)s->impl)->fmt == 3 ||
+        ck_zarr_json_get(json, strlen(json), "_ARRAY_DIMENSIONS", &v2,
+                         &v2len) != 0)
+        return CK_OK;
+    CK_TRY(read_small(fd, ".zattrs", s->path, &txt, &len, err));
+    if (txt &&
+        ck_zarr_json_get(txt, len, "_ARRAY_DIMENSIONS", &val, &vlen) == 1) {
+        if (!(copy = strndup(val, vlen)))
+            rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+        else
+            rc = ck_zarr_json_put(json, strlen(json), "_ARRAY_DIMENSIONS", copy,
+                                  s->path, out, err);
+    }
+    free(copy);
+    free(txt);
+    return rc;
+}
+
 static ck_code attrs_locked(ck_store *s, const char *name, const char *json,
                             ck_err *err)
 {
+    char *merged = NULL;
     ck_code rc;
     int fd;
 
@@ -2322,7 +2446,10 @@ static ck_code attrs_locked(ck_store *s, const char *name, const char *json,
     if (fd < 0)
         return ck_err_set(err, CK_EIO, "%s: no group or array '%s'", s->path,
                           name);
-    rc = write_attrs(s, fd, json, err);
+    rc = keep_dims2(s, fd, json, &merged, err);
+    if (rc == CK_OK)
+        rc = write_attrs(s, fd, merged ? merged : json, err);
+    free(merged);
     close(fd);
     return rc;
 }
