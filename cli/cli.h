@@ -20,6 +20,8 @@ typedef struct cli_common {
     const char *backend;   /* --backend, NULL: the pipeline's, or auto */
     ck_progress *progress; /* NULL unless stderr is a terminal */
     int zarr_format;       /* --zarr-format; 0: the default */
+    int raw;               /* --raw: no CF decoding */
+    const char *cmdline;   /* the command line, for outputs' history */
     int shards_ndim;       /* --shards */
     int64_t shards[32];
 } cli_common;
@@ -27,7 +29,18 @@ typedef struct cli_common {
 /* Option values of --zarr-format and --shards, which every command that
  * writes takes (those that compute through the common table, copy and gen
  * in their own); cli_common_opt stores them. */
-enum { CLI_OPT_ZARR_FORMAT = 0x200, CLI_OPT_SHARDS = 0x201 };
+enum {
+    CLI_OPT_ZARR_FORMAT = 0x200,
+    CLI_OPT_SHARDS = 0x201,
+    CLI_OPT_RAW = 0x202
+};
+
+/* The help line of --raw, which commands that compute take. */
+#define CLI_HELP_RAW                                                           \
+    "  --raw                no CF decoding of inputs (_FillValue, "            \
+    "missing_value,\n"                                                         \
+    "                       scale_factor, add_offset); see "                   \
+    "chunkctl-pipeline(5)\n"
 
 /* The help lines of --zarr-format and --shards. */
 #define CLI_HELP_ZARR                                                          \

@@ -17,7 +17,7 @@ static const char help[] =
     "                     \"backend\", else auto: cuda when a GPU is there)\n"
     "  --verbose          say which backend runs each step\n"
     "  --json             print the \"print\" steps' results as "
-    "JSON\n" CLI_HELP_ZARR
+    "JSON\n" CLI_HELP_ZARR CLI_HELP_RAW
     "  --memory SIZE      peak memory bound, e.g. 512M (default: 1/4 of "
     "RAM)\n"
     "  --threads N        worker threads (default: all cores)\n"
@@ -53,12 +53,13 @@ ck_code cmd_run(int argc, char **argv, cli_common *c, ck_err *err)
         return ck_err_set(err, CK_EUSAGE,
                           "run: expected one PIPELINE.json (see chunkctl run "
                           "--help)");
-    CK_TRY(ck_plan_load(argv[first], &p, err));
+    CK_TRY(ck_plan_load(argv[first], c->raw ? CK_PLAN_RAW : 0, &p, err));
     o.backend = c->backend; /* NULL: the pipeline's */
     o.memory = c->memory;
     o.threads = c->threads;
     o.force = c->force;
     o.zarr_format = c->zarr_format;
+    o.cmdline = c->cmdline;
     o.shards_ndim = c->shards_ndim;
     memcpy(o.shards, c->shards, sizeof o.shards);
     cli_progress_begin(c, "run");

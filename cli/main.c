@@ -105,6 +105,9 @@ int cli_common_opt(int opt, const char *arg, cli_common *c, ck_code *rc,
                              "--zarr-format '%.*s%s': expected 2 or 3",
                              CLI_SHOW(arg));
         return 1;
+    case CLI_OPT_RAW:
+        c->raw = 1;
+        return 1;
     case CLI_OPT_SHARDS:
         *rc = ck_parse_ints(arg, "--shards", c->shards, CK_MAX_DIMS,
                             &c->shards_ndim, err);
@@ -141,6 +144,47 @@ static void tune_blas(char **argv)
         return;
     execv("/proc/self/exe", argv);
     unsetenv(name); /* exec failed: carry on as we are */
+}
+
+/* The command line as a shell would take it back, for outputs' history
+ * attribute: "chunkctl" and each argument, quoted when it needs to be.
+ * NULL when out of memory (the history then says "chunkctl run"). */
+static char *cmdline(int argc, char **argv)
+{
+    size_t n = 16;
+    char *s, *o;
+
+    for (int i = 1; i < argc; i++)
+        n += 4 * strlen(argv[i]) + 3;
+    if (!(s = o = malloc(n)))
+        return NULL;
+    o += sprintf(o, "chunkctl");
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int plain = *a != '\0';
+        for (const char *c = a; *c && plain; c++)
+            plain =
+                strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                       "0123456789_-+=.,:/@%^",
+                       *c) != NULL;
+        *o++ = ' ';
+        if (plain) {
+            o += sprintf(o, "%s", a);
+            continue;
+        }
+        *o++ = '\'';
+        for (const char *c = a; *c; c++) {
+            if (*c == '\'') {
+                memcpy(o, "'\\''", 4);
+                o += 4;
+            } else {
+                *o++ = *c;
+            }
+        }
+        *o++ = '\'';
+    }
+    *o = '\0';
+    return s;
 }
 
 int main(int argc, char **argv)
@@ -181,7 +225,10 @@ int main(int argc, char **argv)
     signal(SIGTERM, on_signal);
     signal(SIGHUP, on_signal);
     common.memory = cli_default_memory();
+    char *line = cmdline(argc, argv);
+    common.cmdline = line;
     rc = cmd->run(argc - 1, argv + 1, &common, &err);
+    free(line);
     cli_progress_end(&common);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         if (rc == CK_OK)

@@ -108,11 +108,13 @@ ck_code cli_step_run(cli_step *s, const char *label, cli_common *c,
 
     if (s->oom || !s->doc)
         return ck_err_set(err, CK_ENOMEM, "out of memory");
-    CK_TRY(ck_plan_build(label, s->doc, CK_PLAN_ONESTEP, &p, err));
+    CK_TRY(ck_plan_build(
+        label, s->doc, CK_PLAN_ONESTEP | (c->raw ? CK_PLAN_RAW : 0), &p, err));
     o.memory = c->memory;
     o.threads = c->threads;
     o.force = c->force;
     o.zarr_format = c->zarr_format;
+    o.cmdline = c->cmdline;
     o.shards_ndim = c->shards_ndim;
     memcpy(o.shards, c->shards, sizeof o.shards);
     o.backend = c->backend; /* NULL: the plan's, auto */

@@ -23,11 +23,12 @@ static const struct option common[] = {
     {"verbose", no_argument, 0, 'v'},
     {"zarr-format", required_argument, 0, CLI_OPT_ZARR_FORMAT},
     {"shards", required_argument, 0, CLI_OPT_SHARDS},
+    {"raw", no_argument, 0, CLI_OPT_RAW},
 };
 
 enum {
     NCOMMON = sizeof common / sizeof common[0],
-    NCOMPUTE = 4, /* the last NCOMPUTE of common[] */
+    NCOMPUTE = 5, /* the last NCOMPUTE of common[] */
     MAX_LONGS = 32
 };
 

@@ -635,6 +635,22 @@ ck_code ck_array_write_chunk(ck_array *a, const int64_t *coords,
     return a->store->ops->write_chunk(a, coords, src, scratch, err);
 }
 
+ck_code ck_store_get_attrs(ck_store *s, const char *name, char **json,
+                           ck_err *err)
+{
+    *json = NULL;
+    return s->ops->get_attrs(s, name && *name ? name : "/", json, err);
+}
+
+ck_code ck_store_set_attrs(ck_store *s, const char *name, const char *json,
+                           ck_err *err)
+{
+    if (!s->writing || s->committed)
+        return ck_err_set(err, CK_EUSAGE, "%s: not open for writing",
+                          s->path);
+    return s->ops->set_attrs(s, name && *name ? name : "/", json, err);
+}
+
 ck_code ck_store_copy_attrs(ck_store *src, const char *src_name, ck_store *dst,
                             const char *dst_name, ck_err *err)
 {

@@ -125,6 +125,17 @@ ck_code ck_array_write_chunk(ck_array *a, const int64_t *coords,
 ck_code ck_store_copy_attrs(ck_store *src, const char *src_name, ck_store *dst,
                             const char *dst_name, ck_err *err);
 
+/* All attributes of object 'name' ("/" the root) as the text of one JSON
+ * object (malloc'd, the caller frees; "{}" when there are none), and
+ * setting them from such a text (members are added or replaced; a Zarr
+ * store rewrites the object's attributes whole).  Values JSON cannot
+ * hold the way the store does (HDF5 references, compounds) are left out
+ * when reading, with a note. */
+ck_code ck_store_get_attrs(ck_store *s, const char *name, char **json,
+                           ck_err *err);
+ck_code ck_store_set_attrs(ck_store *s, const char *name, const char *json,
+                           ck_err *err);
+
 /* Sets attribute 'key' of object 'name' ("/" or "" the root group, or a
  * group or array such as "/coef") in a store being written, before
  * ck_store_commit; an existing 'key' is replaced, whatever its type.

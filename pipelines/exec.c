@@ -20,6 +20,7 @@
 #include "ops/ew.h"
 #include "ops/hist.h"
 #include "ops/reduce.h"
+#include "pipelines/cf.h"
 #include "pipelines/exec_impl.h"
 #include "pipelines/gen.h"
 #include "pipelines/optab.h"
@@ -1802,6 +1803,7 @@ static ck_code write_output(xrun *r, const ck_output *o, ck_store *s,
     }
     spec.dtype = nd->dtype;
     spec.codec.id = CK_CODEC_NONE;
+    ck_cf_out_spec(r->p, o->node, ck_store_kind_of(s), &spec);
     if (ck_store_kind_of(s) == CK_KIND_ZARR) {
         spec.zarr_format = r->o->zarr_format;
         if (r->o->shards_ndim && r->o->shards_ndim != nd->ndim)
@@ -1843,6 +1845,8 @@ static ck_code write_output(xrun *r, const ck_output *o, ck_store *s,
     if (threads > 1)
         ck_be_set_threads(&r->be, 0);
     ck_array_close(dst);
+    if (rc == CK_OK)
+        rc = ck_cf_out_attrs(r, o->node, s, name, err);
     if (rc == CK_OK && nd->kind == CK_NODE_PART && nd->part == CK_PART_COEF)
         rc = model_attrs(r, nd, s, name, err);
     return rc;
@@ -2076,6 +2080,22 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
         rc = run_folds_and_models(r, err);
     for (int k = 0; rc == CK_OK && k < p->nout; k++)
         rc = write_output(r, &p->out[k], stores[which[k]], names[k], err);
+    /* Coordinate variables of the dimensions outputs keep, once per store
+     * and never over an output of the same name; then each store's
+     * history. */
+    ck_names *done = calloc((size_t)(nstores ? nstores : 1), sizeof *done);
+    if (!done && rc == CK_OK)
+        rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+    for (int k = 0; rc == CK_OK && k < p->nout; k++)
+        rc = ck_names_push(&done[which[k]], names[k], err);
+    for (int k = 0; rc == CK_OK && k < p->nout; k++)
+        rc = ck_cf_out_coords(r, p->out[k].node, stores[which[k]], names[k],
+                              &done[which[k]], err);
+    for (int s = 0; rc == CK_OK && s < nstores; s++)
+        rc = ck_cf_out_history(r, stores[s], err);
+    for (int s = 0; done && s < nstores; s++)
+        ck_names_release(&done[s]);
+    free(done);
     if (rc == CK_OK && res)
         rc = take_results(r, orig, res, err);
     for (int s = 0; rc == CK_OK && s < nstores; s++)

@@ -21,9 +21,10 @@ typedef struct ck_exec_opts {
     int force;
     const char *backend; /* "auto", "cpu", "cuda"; NULL: the plan's */
     ck_progress *progress;
-    int whole;       /* print any size (ck_exec_values) */
-    int zarr_format; /* Zarr outputs: 2 or 3 (0: 2) */
-    int shards_ndim; /* Zarr v3 outputs: shard shape; 0 none */
+    int whole;           /* print any size (ck_exec_values) */
+    const char *cmdline; /* for outputs' history (NULL: "chunkctl run") */
+    int zarr_format;     /* Zarr outputs: 2 or 3 (0: 2) */
+    int shards_ndim;     /* Zarr v3 outputs: shard shape; 0 none */
     int64_t shards[CK_MAX_DIMS];
 } ck_exec_opts;
 

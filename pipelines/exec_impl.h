@@ -75,6 +75,7 @@ ck_code ck_exec_eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
                                 const int64_t *shape, void *dst, ck_arena *a,  \
                                 const memo *mm, ck_err *err)
 CK_EXEC_BOX_FNS(input);
+CK_EXEC_BOX_FNS(cf); /* pipelines/cf.c */
 CK_EXEC_BOX_FNS(astype);
 CK_EXEC_BOX_FNS(ew);
 CK_EXEC_BOX_FNS(held);

@@ -477,6 +477,12 @@ static const ck_op_def table[] = {
      .kind = CK_NODE_INPUT,
      .backends = CK_OPB_CPU,
      BOX(input)},
+    {.name = "(decode_cf)",
+     .kind = CK_NODE_CF,
+     .backends = CK_OPB_CPU,
+     .help = "an input's CF decoding (_FillValue, missing_value, "
+             "scale_factor, add_offset)",
+     BOX(cf)},
     {.name = "(result)",
      .kind = CK_NODE_PART,
      .backends = CK_OPB_CPU,

@@ -25,6 +25,7 @@
 #include "pipelines/gen.h"
 #include "pipelines/exec.h"
 #include "pipelines/optab.h"
+#include "pipelines/cf.h"
 #include "pipelines/plan_impl.h"
 #include "io/store.h"
 
@@ -105,6 +106,8 @@ static ck_code parse_input(ck_plan *p, const char *path, const cJSON *item,
         n->ndim = ai->ndim;
         memcpy(n->shape, ai->shape, sizeof n->shape);
         memcpy(n->chunks, ai->chunks, sizeof n->chunks);
+        rc = ck_cf_plan_input(p, path, where, (int)(n - p->node), s, ai->name,
+                              ai, err);
     }
     ck_array_close(a);
     ck_store_close(s);
@@ -1933,7 +1936,16 @@ static ck_code parse_step(ck_plan *p, const char *path, int i,
         int hi = def->member_arity ? lo : def->max_args;
         CK_TRY(parse_args(p, path, where, n, args, lo, hi, err));
     }
-    return def->parse(p, path, where, n, sub, step, err);
+    /* Axes named by dimension become indices before the op reads them. */
+    cJSON *named = NULL;
+    int self = (int)(n - p->node);
+    ck_code rc = ck_cf_plan_axis_names(p, path, where, n, step, &named, err);
+    if (rc == CK_OK)
+        rc = def->parse(p, path, where, n, sub, named ? named : step, err);
+    if (rc == CK_OK)
+        rc = ck_cf_plan_step(p, path, where, self, step, err);
+    cJSON_Delete(named);
+    return rc;
 }
 
 /* Steps may name steps defined later: each step is parsed after the steps
@@ -2031,8 +2043,8 @@ static ck_code parse_steps(ck_plan *p, const char *path, const cJSON *steps,
     return rc;
 }
 
-ck_code ck_plan_parse(const char *path, const char *text, ck_plan **out,
-                      ck_err *err)
+ck_code ck_plan_parse(const char *path, const char *text, unsigned flags,
+                      ck_plan **out, ck_err *err)
 {
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
@@ -2051,7 +2063,7 @@ ck_code ck_plan_parse(const char *path, const char *text, ck_plan **out,
         return ck_err_set(err, CK_EUSAGE, "%s: line %d column %d: invalid JSON",
                           path, line, col);
     }
-    rc = ck_plan_build(path, root, 0, out, err);
+    rc = ck_plan_build(path, root, flags, out, err);
     cJSON_Delete(root);
     return rc;
 }
@@ -2067,6 +2079,8 @@ ck_code ck_plan_build(const char *path, const cJSON *root, unsigned flags,
     if (!(p = calloc(1, sizeof *p)))
         return ck_err_set(err, CK_ENOMEM, "out of memory");
     p->onestep = (flags & CK_PLAN_ONESTEP) != 0;
+    p->raw = (flags & CK_PLAN_RAW) != 0;
+    p->text = cJSON_PrintUnformatted(root);
     inputs = cJSON_GetObjectItem(root, "inputs");
     steps = cJSON_GetObjectItem(root, "steps");
     outputs = cJSON_GetObjectItem(root, "outputs");
@@ -2087,6 +2101,12 @@ ck_code ck_plan_build(const char *path, const cJSON *root, unsigned flags,
             "a pipeline needs at least one output or print: "
             "{\"step\": \"PATH[:DATASET]\"} or \"print\": [\"step\"]");
     snprintf(p->backend, sizeof p->backend, "auto");
+    if (rc == CK_OK && (it = cJSON_GetObjectItem(root, "decode"))) {
+        if (!cJSON_IsBool(it))
+            rc = ck_plan_bad(err, path, "decode", "expected true or false");
+        else if (cJSON_IsFalse(it))
+            p->raw = 1;
+    }
     if (rc == CK_OK && (it = cJSON_GetObjectItem(root, "backend"))) {
         const char *b = cJSON_GetStringValue(it);
         if (!b || (strcmp(b, "auto") && strcmp(b, "cpu") && strcmp(b, "cuda")))
@@ -2195,6 +2215,7 @@ void ck_plan_free(ck_plan *p)
 {
     if (!p)
         return;
+    free(p->text);
     for (int i = 0; i < p->n; i++) {
         free(p->node[i].edges);
         free(p->node[i].edges2);
@@ -2205,7 +2226,8 @@ void ck_plan_free(ck_plan *p)
     free(p);
 }
 
-ck_code ck_plan_load(const char *path, ck_plan **out, ck_err *err)
+ck_code ck_plan_load(const char *path, unsigned flags, ck_plan **out,
+                     ck_err *err)
 {
     struct stat st;
     char *text;
@@ -2233,7 +2255,7 @@ ck_code ck_plan_load(const char *path, ck_plan **out, ck_err *err)
         return ck_err_set(err, CK_EIO, "%s: short read", path);
     }
     text[got] = '\0';
-    rc = ck_plan_parse(path, text, out, err);
+    rc = ck_plan_parse(path, text, flags, out, err);
     free(text);
     return rc;
 }

@@ -18,6 +18,7 @@
 #include "base/ck_dtype.h"
 #include "base/ck_err.h"
 #include "base/ck_grid.h"
+#include "io/array.h"
 
 typedef enum ck_node_kind {
     CK_NODE_INPUT,     /* an array in a store */
@@ -58,6 +59,9 @@ typedef enum ck_node_kind {
     CK_NODE_INDICES,   /* argwhere, nonzero, flatnonzero: indices found
                           when the plan is made, held in idx (op_index.c) */
     CK_NODE_KERNEL,    /* user code per chunk (op_kernel.c) */
+    CK_NODE_CF,        /* an input's values CF-decoded: _FillValue and
+                          missing_value as NaN, scale_factor/add_offset
+                          applied (pipelines/cf.c) */
     CK_NODE_CONTRACT,  /* tensordot, einsum of two arrays: gemm per box
                           (op_contract.c) */
 } ck_node_kind;
@@ -139,6 +143,22 @@ typedef struct ck_node {
     int bat_a[CK_MAX_DIMS], bat_b[CK_MAX_DIMS], nbat;
     struct ck_kernel *kernel; /* kernel: loaded user code (owned) */
     char source[4096];        /* input: PATH[:DATASET] */
+    /* netCDF/CF (pipelines/cf.c).  Dimension names per axis ("" unnamed;
+     * has_dims 0 when none is named).  coord_in[k]: 1 + the input whose
+     * coordinate variable axis k follows (0: none), its axis there, and
+     * which of its values: start + step * i. */
+    int has_dims;
+    char dims[CK_MAX_DIMS][CK_DIM_NAME_MAX];
+    int coord_in[CK_MAX_DIMS], coord_axis[CK_MAX_DIMS];
+    int64_t coord_start[CK_MAX_DIMS], coord_step[CK_MAX_DIMS];
+    int missing;    /* NaN in its values means missing data (CF) */
+    int attrs_from; /* 1 + the input whose attributes its values keep; 0:
+                       none */
+    int keeps_units;
+    /* CK_NODE_CF: the stored values' _FillValue and missing_value, and
+     * the packing */
+    int cf_has_fill, cf_has_missing;
+    double cf_fill, cf_missing, cf_scale, cf_offset;
     /* what it makes */
     ck_dtype dtype;
     int ndim;
@@ -162,6 +182,9 @@ typedef struct ck_plan {
     int print[CK_MAX_NODES]; /* "print": results handed back to the caller */
     int onestep;             /* built for a one-step command */
     char backend[8]; /* "backend": "auto" (the default), "cpu", "cuda" */
+    int raw;         /* no CF decoding ("decode": false, --raw) */
+    char *text;      /* the pipeline as JSON, for outputs' provenance
+                        (owned) */
 } ck_plan;
 
 /* Parses and validates the pipeline in text (from file 'path', for
@@ -169,8 +192,8 @@ typedef struct ck_plan {
  * chunks.  CK_EUSAGE with "path: steps[2].axis: ..." for a bad pipeline,
  * "path: line L column C: invalid JSON" for bad JSON; store errors as the
  * stores report them. */
-ck_code ck_plan_parse(const char *path, const char *text, ck_plan **out,
-                      ck_err *err);
+ck_code ck_plan_parse(const char *path, const char *text, unsigned flags,
+                      ck_plan **out, ck_err *err);
 void ck_plan_free(ck_plan *p);
 
 /* ck_plan_parse of a document already parsed (a cJSON tree, borrowed): how
@@ -179,7 +202,9 @@ void ck_plan_free(ck_plan *p);
  * 5 out of range ..." rather than "reduce: steps[0]: axis ..."), as the
  * user of a one-step command gave options, not steps; 'path' is then the
  * command's name. */
-enum { CK_PLAN_ONESTEP = 1 };
+/* CK_PLAN_RAW: no CF decoding of inputs (--raw; a pipeline's
+ * "decode": false does the same). */
+enum { CK_PLAN_ONESTEP = 1, CK_PLAN_RAW = 2 };
 struct cJSON;
 ck_code ck_plan_build(const char *path, const struct cJSON *doc, unsigned flags,
                       ck_plan **out, ck_err *err);
@@ -198,8 +223,10 @@ int ck_plan_prints_whole(const ck_node *n);
  * for `chunkctl --help`. */
 void ck_plan_ops_help(FILE *f);
 
-/* Reads a pipeline file (at most 16 MiB) and parses it. */
-ck_code ck_plan_load(const char *path, ck_plan **out, ck_err *err);
+/* Reads a pipeline file (at most 16 MiB) and parses it (flags as for
+ * ck_plan_build). */
+ck_code ck_plan_load(const char *path, unsigned flags, ck_plan **out,
+                     ck_err *err);
 
 /* Writes what 'chunkctl plan' shows: per step its shape, dtype, chunks,
  * chunk tasks, bytes read and written and where it runs under 'backend'

@@ -107,7 +107,7 @@ static ck_code parse(const char *doc, ck_err *err)
     ck_code rc;
 
     memset(err, 0, sizeof *err);
-    rc = ck_plan_parse("p.json", doc, &p, err);
+    rc = ck_plan_parse("p.json", doc, 0, &p, err);
     ck_plan_free(p);
     return rc;
 }

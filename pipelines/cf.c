@@ -1,0 +1,832 @@
+/*
+ * pipelines/cf.c - netCDF and CF conventions through a pipeline (see
+ * pipelines/cf.h): dimension names and coordinates per node, axes named
+ * by dimension, CF decoding of inputs as a node of its own
+ * (CK_NODE_CF), and on the way out the dimension names, coordinate
+ * variables, attributes, provenance and history of each output.
+ *
+ * The attribute rule (man chunkctl-pipeline(5), "netCDF and CF"): an
+ * output keeps the attributes of the input its values come from, less the
+ * ones that describe the stored encoding (_FillValue, missing_value,
+ * scale_factor, add_offset) or the file's structure (dimension lists,
+ * _Netcdf4* and friends); valid_range, valid_min, valid_max, actual_range
+ * and flag_* go once the values are computed rather than selected; units
+ * and standard_name go unless every step keeps units (selections,
+ * reshapes, sums, means, min/max, std, quantiles, cumsum, stencils,
+ * coarsen, +, -, abs, negative, minimum, maximum, clip, where, rounding).
+ */
+#include "pipelines/cf.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/ck_config.h"
+#include "base/ck_log.h"
+#include "pipelines/exec_impl.h"
+#include "pipelines/optab.h"
+#include "pipelines/plan_impl.h"
+
+/* ---- plan: inputs ------------------------------------------------------ */
+
+static double attr_num(const ck_attr *v)
+{
+    return v->kind == CK_ATTR_I64 ? (double)v->i64 : v->f64;
+}
+
+/* 1 with *x set when the array has a numeric attribute 'key'. */
+static int num_attr(ck_store *s, const char *dataset, const char *key,
+                    double *x)
+{
+    ck_attr v;
+    ck_err e = {0};
+
+    if (ck_store_get_attr(s, dataset, key, &v, &e) != CK_OK ||
+        v.kind == CK_ATTR_STR)
+        return 0;
+    *x = attr_num(&v);
+    return 1;
+}
+
+/* The group part of "/g/x" ("/g"; "" for "/x"). */
+static void group_of(const char *dataset, char *buf, size_t n)
+{
+    const char *slash = strrchr(dataset, '/');
+    size_t k = slash ? (size_t)(slash - dataset) : 0;
+
+    snprintf(buf, n, "%.*s", (int)k, dataset);
+}
+
+static void no_coords(ck_node *n)
+{
+    for (int k = 0; k < CK_MAX_DIMS; k++) {
+        n->coord_in[k] = 0;
+        n->coord_axis[k] = 0;
+        n->coord_start[k] = 0;
+        n->coord_step[k] = 1;
+    }
+}
+
+ck_code ck_cf_plan_input(ck_plan *p, const char *path, const char *where, int i,
+                         ck_store *s, const char *dataset,
+                         const ck_array_info *ai, ck_err *err)
+{
+    ck_node *n = &p->node[i];
+    char group[512], cname[600];
+    double fill = 0, miss = 0, scale = 1, offset = 0;
+    int hf, hm, hs, ho;
+
+    no_coords(n);
+    n->attrs_from = i + 1;
+    n->keeps_units = 2;
+    n->has_dims = ai->has_dims;
+    memcpy(n->dims, ai->dims, sizeof n->dims);
+    group_of(ai->name, group, sizeof group);
+    /* A 1-D array named as a dimension, beside the array, is that
+     * dimension's coordinate variable. */
+    for (int k = 0; k < n->ndim && n->has_dims; k++) {
+        ck_array *c = NULL;
+        ck_err e = {0};
+        if (!n->dims[k][0])
+            continue;
+        snprintf(cname, sizeof cname, "%s/%s", group, n->dims[k]);
+        if (ck_array_open(s, cname, &c, &e) == CK_OK) {
+            const ck_array_info *ci = ck_array_info_of(c);
+            if (ci->ndim == 1 && ci->shape[0] == n->shape[k]) {
+                n->coord_in[k] = i + 1;
+                n->coord_axis[k] = k;
+            }
+        }
+        ck_array_close(c);
+    }
+    if (p->raw || ai->dtype == CK_BOOL)
+        return CK_OK;
+    hf = num_attr(s, dataset, "_FillValue", &fill);
+    hm = num_attr(s, dataset, "missing_value", &miss);
+    hs = num_attr(s, dataset, "scale_factor", &scale);
+    ho = num_attr(s, dataset, "add_offset", &offset);
+    if (!hf && !hm && !hs && !ho)
+        return CK_OK;
+    if (p->n == CK_MAX_NODES)
+        return ck_plan_bad(err, path, where, "more than %d inputs and steps",
+                           CK_MAX_NODES);
+
+    /* The stored values keep a name nobody can write in a pipeline; the
+     * decoded ones take the input's name. */
+    ck_node *c = &p->node[p->n];
+    *c = *n;
+    char stored[CK_NAME_MAX];
+    snprintf(stored, sizeof stored, "%.50s (stored)", c->name);
+    memcpy(n->name, stored, sizeof stored);
+    c->kind = CK_NODE_CF;
+    snprintf(c->op, sizeof c->op, "decode_cf");
+    c->source[0] = '\0';
+    c->nargs = 1;
+    for (int k = 0; k < CK_MAX_ARGS; k++)
+        c->arg[k] = -1;
+    c->arg[0] = i;
+    c->cf_has_fill = hf;
+    c->cf_has_missing = hm;
+    c->cf_fill = fill;
+    c->cf_missing = miss;
+    c->cf_scale = hs ? scale : 1;
+    c->cf_offset = ho ? offset : 0;
+    c->missing = hf || hm;
+    if (!ck_dtype_is_float(ai->dtype))
+        c->dtype = ck_dtype_size(ai->dtype) <= 2 ? CK_F32 : CK_F64;
+    p->n++;
+    return CK_OK;
+}
+
+/* ---- plan: axes by name ------------------------------------------------ */
+
+static int dim_index(const ck_node *m, const char *name)
+{
+    for (int d = 0; m->has_dims && d < m->ndim; d++)
+        if (strcmp(m->dims[d], name) == 0)
+            return d;
+    return -1;
+}
+
+static ck_code name_axis(const ck_node *m, const char *path, const char *where,
+                         const char *key, cJSON *v, int *changed, ck_err *err)
+{
+    int d;
+
+    if (!cJSON_IsString(v))
+        return CK_OK;
+    if ((d = dim_index(m, v->valuestring)) < 0) {
+        char dims[400] = "";
+        size_t used = 0;
+        for (int k = 0; m->has_dims && k < m->ndim && used < sizeof dims; k++)
+            used += (size_t)snprintf(dims + used, sizeof dims - used, "%s%s",
+                                     k ? ", " : "", m->dims[k]);
+        return ck_plan_bad(err, path, where,
+                           "%s '%s': '%s' has no such dimension (its "
+                           "dimensions: %s)",
+                           key, v->valuestring, m->name,
+                           m->has_dims ? dims : "none named");
+    }
+    cJSON_SetNumberValue(v, d);
+    v->type = cJSON_Number;
+    *changed = 1;
+    return CK_OK;
+}
+
+ck_code ck_cf_plan_axis_names(const ck_plan *p, const char *path,
+                              const char *where, const ck_node *n,
+                              const cJSON *step, cJSON **out, ck_err *err)
+{
+    static const char *const keys[] = {"axis", "axes", "source", "destination"};
+    const ck_node *m;
+    cJSON *copy = NULL;
+    int changed = 0;
+
+    *out = NULL;
+    if (n->nargs < 1 || n->arg[0] < 0 || n->kind == CK_NODE_CONTRACT ||
+        n->kind == CK_NODE_KERNEL)
+        return CK_OK;
+    m = &p->node[n->arg[0]];
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        /* moveaxis's source and destination; a kernel's source is a file */
+        if (k >= 2 && n->kind != CK_NODE_TRANSPOSE)
+            continue;
+        const cJSON *v = cJSON_GetObjectItem(step, keys[k]), *e;
+        int named = cJSON_IsString(v);
+        if (cJSON_IsArray(v))
+            cJSON_ArrayForEach(e, v) named |= cJSON_IsString(e);
+        if (!named)
+            continue;
+        if (!copy && !(copy = cJSON_Duplicate(step, 1)))
+            return ck_err_set(err, CK_ENOMEM, "out of memory");
+        cJSON *cv = cJSON_GetObjectItem(copy, keys[k]), *ce;
+        ck_code rc = name_axis(m, path, where, keys[k], cv, &changed, err);
+        if (cJSON_IsArray(cv))
+            cJSON_ArrayForEach(ce, cv)
+            {
+                if (rc == CK_OK)
+                    rc = name_axis(m, path, where, keys[k], ce, &changed, err);
+            }
+        if (rc != CK_OK) {
+            cJSON_Delete(copy);
+            return rc;
+        }
+    }
+    *out = copy;
+    return CK_OK;
+}
+
+/* ---- plan: steps ------------------------------------------------------- */
+
+/* Axis k of node n (of nd axes) takes operand m's axis aligned to it from
+ * the right (NumPy broadcasting), when m has one of the same length. */
+static void align_from(ck_node *n, const ck_node *m)
+{
+    for (int k = 0; k < n->ndim; k++) {
+        int d = m->ndim - n->ndim + k;
+        if (d < 0 || !m->has_dims)
+            continue;
+        if (!n->dims[k][0] && m->dims[d][0]) {
+            snprintf(n->dims[k], CK_DIM_NAME_MAX, "%s", m->dims[d]);
+            n->has_dims = 1;
+        }
+        if (!n->coord_in[k] && m->coord_in[d] && m->shape[d] == n->shape[k] &&
+            strcmp(n->dims[k], m->dims[d]) == 0) {
+            n->coord_in[k] = m->coord_in[d];
+            n->coord_axis[k] = m->coord_axis[d];
+            n->coord_start[k] = m->coord_start[d];
+            n->coord_step[k] = m->coord_step[d];
+        }
+    }
+}
+
+/* Axis k of n is axis d of m, unchanged. */
+static void take_axis(ck_node *n, int k, const ck_node *m, int d)
+{
+    if (!m->has_dims)
+        return;
+    snprintf(n->dims[k], CK_DIM_NAME_MAX, "%s", m->dims[d]);
+    n->has_dims |= m->dims[d][0] != '\0';
+    if (m->shape[d] == n->shape[k]) {
+        n->coord_in[k] = m->coord_in[d];
+        n->coord_axis[k] = m->coord_axis[d];
+        n->coord_start[k] = m->coord_start[d];
+        n->coord_step[k] = m->coord_step[d];
+    }
+}
+
+static int ew_keeps_units(ck_ew_op op)
+{
+    switch (op) {
+    case CK_EW_NEGATIVE:
+    case CK_EW_ABS:
+    case CK_EW_FLOOR:
+    case CK_EW_CEIL:
+    case CK_EW_ROUND:
+    case CK_EW_ADD:
+    case CK_EW_SUBTRACT:
+    case CK_EW_MINIMUM:
+    case CK_EW_MAXIMUM:
+    case CK_EW_WHERE:
+    case CK_EW_CLIP:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static int red_keeps_units(ck_red_op op)
+{
+    switch (op) {
+    case CK_RED_SUM:
+    case CK_RED_MIN:
+    case CK_RED_MAX:
+    case CK_RED_MEAN:
+    case CK_RED_STD:
+    case CK_RED_NANSUM:
+    case CK_RED_NANMEAN:
+    case CK_RED_NANMIN:
+    case CK_RED_NANMAX:
+    case CK_RED_NANSTD:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* A reduction of data whose NaN means missing skips NaN, as NumPy's nan*
+ * reductions (and NCO and CDO) do. */
+static ck_red_op nan_form(ck_red_op op)
+{
+    switch (op) {
+    case CK_RED_SUM:
+        return CK_RED_NANSUM;
+    case CK_RED_MEAN:
+        return CK_RED_NANMEAN;
+    case CK_RED_MIN:
+        return CK_RED_NANMIN;
+    case CK_RED_MAX:
+        return CK_RED_NANMAX;
+    case CK_RED_VAR:
+        return CK_RED_NANVAR;
+    case CK_RED_STD:
+        return CK_RED_NANSTD;
+    default:
+        return op;
+    }
+}
+
+static int popcount(uint32_t x)
+{
+    int n = 0;
+    for (; x; x &= x - 1)
+        n++;
+    return n;
+}
+
+static void step_dims(ck_plan *p, ck_node *n)
+{
+    const ck_node *m =
+        n->nargs > 0 && n->arg[0] >= 0 ? &p->node[n->arg[0]] : NULL;
+    int k = 0;
+
+    if (!m)
+        return;
+    switch (n->kind) {
+    case CK_NODE_EW:
+    case CK_NODE_ASTYPE:
+    case CK_NODE_ISIN:
+    case CK_NODE_STENCIL:
+    case CK_NODE_SCAN:
+    case CK_NODE_BROADCAST:
+    case CK_NODE_CF:
+        for (int a = 0; a < n->nargs; a++)
+            if (n->arg[a] >= 0)
+                align_from(n, &p->node[n->arg[a]]);
+        break;
+    case CK_NODE_SLICE:
+        for (int d = 0; d < m->ndim; d++) {
+            if (!n->sl_keep[d])
+                continue;
+            take_axis(n, k, m, d);
+            n->coord_in[k] = m->coord_in[d];
+            n->coord_axis[k] = m->coord_axis[d];
+            n->coord_start[k] =
+                m->coord_start[d] + m->coord_step[d] * n->sl_start[d];
+            n->coord_step[k] = m->coord_step[d] * n->sl_step[d];
+            k++;
+        }
+        break;
+    case CK_NODE_TRANSPOSE:
+        for (k = 0; k < n->ndim; k++)
+            take_axis(n, k, m, n->perm[k]);
+        break;
+    case CK_NODE_REDUCE:
+    case CK_NODE_QUANTILE: {
+        int kept = m->ndim - popcount(n->axes);
+        int lead = n->keepdims ? 0 : n->ndim - kept; /* quantile's q axis */
+        if (lead < 0)
+            break;
+        if (lead == 1)
+            snprintf(n->dims[0], CK_DIM_NAME_MAX, "quantile");
+        k = lead;
+        for (int d = 0; d < m->ndim && k < n->ndim; d++) {
+            if ((n->axes >> d & 1) && !n->keepdims)
+                continue;
+            take_axis(n, k, m, d);
+            if (n->axes >> d & 1)
+                n->coord_in[k] = 0;
+            k++;
+        }
+        break;
+    }
+    case CK_NODE_COARSEN:
+    case CK_NODE_TAKE:
+    case CK_NODE_RECHUNK:
+    case CK_NODE_RESHAPE:
+        if (n->ndim == m->ndim) {
+            int same = 1;
+            for (int d = 0; d < n->ndim; d++)
+                same &=
+                    n->kind != CK_NODE_RESHAPE || n->shape[d] == m->shape[d];
+            for (int d = 0; same && d < n->ndim; d++) {
+                take_axis(n, d, m, d);
+                if (n->shape[d] != m->shape[d])
+                    n->coord_in[d] = 0;
+            }
+        } else if (n->kind == CK_NODE_RESHAPE) {
+            /* squeeze and expand_dims: the axes longer than 1, in order */
+            int d = 0;
+            for (k = 0; k < n->ndim; k++) {
+                if (n->shape[k] == 1)
+                    continue;
+                while (d < m->ndim && m->shape[d] == 1)
+                    d++;
+                if (d < m->ndim && m->shape[d] == n->shape[k])
+                    take_axis(n, k, m, d++);
+            }
+        }
+        break;
+    case CK_NODE_MATMUL:
+        if (n->ndim == 2 && m->ndim == 2 && n->arg[1] >= 0 &&
+            p->node[n->arg[1]].ndim == 2) {
+            take_axis(n, 0, m, 0);
+            take_axis(n, 1, &p->node[n->arg[1]], 1);
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+static void step_attrs(ck_plan *p, ck_node *n)
+{
+    const ck_node *m =
+        n->nargs > 0 && n->arg[0] >= 0 ? &p->node[n->arg[0]] : NULL;
+    int keep = 0; /* 2: the same values, 1: the same units, 0: neither */
+
+    if (!m)
+        return;
+    switch (n->kind) {
+    case CK_NODE_SLICE:
+    case CK_NODE_TRANSPOSE:
+    case CK_NODE_RESHAPE:
+    case CK_NODE_RECHUNK:
+    case CK_NODE_TAKE:
+    case CK_NODE_MASK:
+    case CK_NODE_BROADCAST:
+    case CK_NODE_CONCAT:
+    case CK_NODE_CF:
+        keep = 2;
+        break;
+    case CK_NODE_ASTYPE:
+    case CK_NODE_QUANTILE:
+    case CK_NODE_COARSEN:
+    case CK_NODE_STENCIL:
+        keep = 1;
+        break;
+    case CK_NODE_SCAN:
+        keep = n->sub == CK_SCAN_CUMSUM;
+        break;
+    case CK_NODE_REDUCE:
+        keep = red_keeps_units(n->red);
+        break;
+    case CK_NODE_EW:
+        keep = ew_keeps_units(n->ew);
+        /* where(cond, a, b): the values are a's and b's */
+        if (n->ew == CK_EW_WHERE && n->arg[1] >= 0)
+            m = &p->node[n->arg[1]];
+        break;
+    default:
+        return; /* histograms, counts, indices, linear algebra, kernels */
+    }
+    n->attrs_from = m->attrs_from;
+    n->keeps_units = keep < m->keeps_units ? keep : m->keeps_units;
+    if (n->kind == CK_NODE_EW && n->ew >= CK_EW_LESS &&
+        n->ew <= CK_EW_LOGICAL_OR)
+        n->attrs_from = 0; /* comparisons: booleans, not the quantity */
+}
+
+ck_code ck_cf_plan_step(ck_plan *p, const char *path, const char *where, int i,
+                        const cJSON *step, ck_err *err)
+{
+    ck_node *n = &p->node[i];
+    const cJSON *dims = cJSON_GetObjectItem(step, "dims"), *v;
+    int k = 0;
+
+    no_coords(n);
+    n->has_dims = 0;
+    memset(n->dims, 0, sizeof n->dims);
+    n->attrs_from = 0;
+    n->keeps_units = 0;
+    for (int a = 0; a < n->nargs; a++)
+        if (n->arg[a] >= 0 && p->node[n->arg[a]].missing)
+            n->missing = 1;
+    if (n->kind == CK_NODE_REDUCE && n->missing)
+        n->red = nan_form(n->red);
+    step_dims(p, n);
+    step_attrs(p, n);
+    if (!dims)
+        return CK_OK;
+    if (!cJSON_IsArray(dims) || cJSON_GetArraySize(dims) != n->ndim)
+        return ck_plan_bad(err, path, where,
+                           "dims: expected a list of %d dimension names",
+                           n->ndim);
+    cJSON_ArrayForEach(v, dims)
+    {
+        if (!cJSON_IsString(v) || !v->valuestring[0] ||
+            strlen(v->valuestring) >= CK_DIM_NAME_MAX)
+            return ck_plan_bad(err, path, where,
+                               "dims[%d]: expected a name of 1 to %d "
+                               "characters",
+                               k, CK_DIM_NAME_MAX - 1);
+        if (strcmp(n->dims[k], v->valuestring) != 0)
+            n->coord_in[k] = 0; /* a new dimension: no coordinate */
+        snprintf(n->dims[k++], CK_DIM_NAME_MAX, "%s", v->valuestring);
+    }
+    n->has_dims = 1;
+    return CK_OK;
+}
+
+/* ---- exec: decoding ---------------------------------------------------- */
+
+size_t ck_exec_cf_bytes(const xrun *r, int i, size_t n, int known, int aligned)
+{
+    const ck_node *nd = &r->p->node[i];
+    const ck_node *m = &r->p->node[nd->arg[0]];
+
+    return ck_exec_al(n * ck_dtype_size(m->dtype)) +
+           ck_exec_bytes(r, nd->arg[0], n, known, aligned);
+}
+
+/* dst (nd->dtype, a float type) from the stored values raw: the values
+ * equal to _FillValue or missing_value become NaN, the rest are
+ * unpacked as x * scale_factor + add_offset.  The comparison is made on
+ * the values converted to the float type, as they are exact there for
+ * every stored type up to 32 bits (and int64 fill values are rare). */
+#define DECODE(T)                                                              \
+    do {                                                                       \
+        T *o = dst;                                                            \
+        const T f = (T)nd->cf_fill, mv = (T)nd->cf_missing;                    \
+        const T sc = (T)nd->cf_scale, of = (T)nd->cf_offset;                   \
+        const int hf = nd->cf_has_fill, hm = nd->cf_has_missing;               \
+        const int pack = nd->cf_scale != 1 || nd->cf_offset != 0;              \
+        for (size_t k = 0; k < n; k++) {                                       \
+            T x = o[k];                                                        \
+            int miss = (hf && x == f) || (hm && x == mv);                      \
+            x = pack ? x * sc + of : x;                                        \
+            o[k] = miss ? (T)NAN : x;                                          \
+        }                                                                      \
+    } while (0)
+
+ck_code ck_exec_cf_eval(xrun *r, int i, const int64_t *start,
+                        const int64_t *shape, void *dst, ck_arena *a,
+                        const memo *mm, ck_err *err)
+{
+    const ck_node *nd = &r->p->node[i];
+    const ck_node *m = &r->p->node[nd->arg[0]];
+    size_t n = (size_t)ck_exec_nelem(nd->ndim, shape);
+
+    (void)mm;
+    if (m->dtype == nd->dtype) {
+        CK_TRY(ck_exec_eval(r, nd->arg[0], start, shape, dst, a, err));
+    } else {
+        void *raw = ck_arena_alloc(a, n * ck_dtype_size(m->dtype));
+        if (!raw)
+            return ck_exec_no_room(err);
+        CK_TRY(ck_exec_eval(r, nd->arg[0], start, shape, raw, a, err));
+        ck_dtype_convert(nd->dtype, dst, m->dtype, raw, n);
+    }
+    if (nd->dtype == CK_F32)
+        DECODE(float);
+    else
+        DECODE(double);
+    return CK_OK;
+}
+
+/* ---- exec: outputs ----------------------------------------------------- */
+
+void ck_cf_out_spec(const ck_plan *p, int i, ck_store_kind kind,
+                    ck_array_spec *spec)
+{
+    const ck_node *nd = &p->node[i];
+
+    spec->has_dims = nd->has_dims && nd->ndim == spec->ndim;
+    if (spec->has_dims)
+        memcpy(spec->dims, nd->dims, sizeof spec->dims);
+    /* Zarr says what is missing in the array's own fill_value, which
+     * xarray reads as _FillValue (an attribute of that name would clash);
+     * HDF5 gets the attribute (ck_cf_out_attrs). */
+    if (kind == CK_KIND_ZARR && nd->missing && ck_dtype_is_float(nd->dtype)) {
+        spec->has_fill = 1;
+        spec->fill.f = NAN;
+    }
+}
+
+/* Attributes that describe how the input was stored or laid out, never
+ * carried to an output (the writer makes its own). */
+static int structural(const char *k)
+{
+    static const char *const keys[] = {"_FillValue",
+                                       "missing_value",
+                                       "scale_factor",
+                                       "add_offset",
+                                       "DIMENSION_LIST",
+                                       "REFERENCE_LIST",
+                                       "DIMENSION_LABELS",
+                                       "CLASS",
+                                       "NAME",
+                                       "_Netcdf4Dimid",
+                                       "_Netcdf4Coordinates",
+                                       "_ARRAY_DIMENSIONS",
+                                       "_nc3_strict",
+                                       "_NCProperties",
+                                       "chunkctl_version",
+                                       "chunkctl_pipeline",
+                                       "coordinates"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (strcmp(k, keys[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* Attributes about the values themselves: they hold only for values that
+ * were selected, not computed. */
+static int about_values(const char *k)
+{
+    return strcmp(k, "valid_range") == 0 || strcmp(k, "valid_min") == 0 ||
+           strcmp(k, "valid_max") == 0 || strcmp(k, "actual_range") == 0 ||
+           strncmp(k, "flag_", 5) == 0;
+}
+
+static int about_units(const char *k)
+{
+    return strcmp(k, "units") == 0 || strcmp(k, "standard_name") == 0;
+}
+
+ck_code ck_cf_out_attrs(xrun *r, int i, ck_store *s, const char *name,
+                        ck_err *err)
+{
+    const ck_node *nd = &r->p->node[i];
+    cJSON *out = cJSON_CreateObject(), *in = NULL, *v;
+    char *txt = NULL;
+    ck_code rc = CK_OK;
+
+    if (!out)
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    if (nd->attrs_from > 0) {
+        int src = nd->attrs_from - 1;
+        const ck_array_info *ai = ck_array_info_of(r->x[src].arr);
+        rc = ck_store_get_attrs(r->x[src].store, ai->name, &txt, err);
+        if (rc == CK_OK && !(in = cJSON_Parse(txt)))
+            rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+        free(txt);
+        txt = NULL;
+    }
+    if (rc != CK_OK) {
+        cJSON_Delete(in);
+        in = NULL;
+    }
+    cJSON_ArrayForEach(v, in)
+    {
+        cJSON *c;
+        if (structural(v->string) ||
+            (nd->keeps_units < 2 && about_values(v->string)) ||
+            (nd->keeps_units < 1 && about_units(v->string)))
+            continue;
+        if (!(c = cJSON_Duplicate(v, 1)) ||
+            !cJSON_AddItemToObject(out, v->string, c)) {
+            cJSON_Delete(c);
+            rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+            break;
+        }
+    }
+    cJSON_Delete(in);
+    if (rc == CK_OK &&
+        (!cJSON_AddStringToObject(out, "chunkctl_version", CK_VERSION) ||
+         (r->p->text &&
+          !cJSON_AddStringToObject(out, "chunkctl_pipeline", r->p->text)) ||
+         !(txt = cJSON_PrintUnformatted(out))))
+        rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+    cJSON_Delete(out);
+    if (rc == CK_OK)
+        rc = ck_store_set_attrs(s, name, txt, err);
+    free(txt);
+    if (rc == CK_OK && nd->missing && ck_dtype_is_float(nd->dtype) &&
+        ck_store_kind_of(s) == CK_KIND_HDF5) {
+        ck_attr f = {.kind = CK_ATTR_F64, .f64 = NAN};
+        rc = ck_store_set_attr(s, name, "_FillValue", &f, err);
+    }
+    return rc;
+}
+
+static int done_has(const ck_names *done, const char *name)
+{
+    for (int k = 0; k < done->n; k++)
+        if (strcmp(done->v[k], name) == 0)
+            return 1;
+    return 0;
+}
+
+/* Writes coordinate 'cname' (dimension 'dim') of s: values start + step *
+ * j, j < len, of input src's coordinate variable 'from'. */
+static ck_code write_coord(xrun *r, int src, const char *from, ck_store *s,
+                           const char *cname, const char *dim, int64_t start,
+                           int64_t step, int64_t len, ck_err *err)
+{
+    ck_store *in = r->x[src].store;
+    ck_array *c = NULL, *dst = NULL;
+    ck_arena a = CK_ARENA_INIT;
+    ck_array_spec spec;
+    ck_code rc;
+
+    CK_TRY(ck_array_open(in, from, &c, err));
+    const ck_array_info *ci = ck_array_info_of(c);
+    size_t es = ck_dtype_size(ci->dtype);
+    int64_t lo = step < 0 ? start + step * (len - 1) : start;
+    int64_t st = step < 0 ? -step : step, stop = lo + st * (len - 1) + 1;
+
+    memset(&spec, 0, sizeof spec);
+    spec.name = cname;
+    spec.ndim = 1;
+    spec.shape[0] = len;
+    spec.chunks[0] = len > 0 ? len : 1;
+    spec.dtype = ci->dtype;
+    spec.codec.id = CK_CODEC_NONE;
+    spec.zarr_format = r->o->zarr_format;
+    spec.has_dims = 1;
+    snprintf(spec.dims[0], CK_DIM_NAME_MAX, "%s", dim);
+    rc = ck_arena_reserve(&a, &r->budget,
+                          ck_exec_al((size_t)spec.chunks[0] * es) * 2 +
+                              ck_array_region_scratch_bytes(c) +
+                              ck_array_scratch_bytes(c) + 4096,
+                          "a coordinate variable", err);
+    char *buf =
+        rc == CK_OK ? ck_arena_alloc(&a, (size_t)spec.chunks[0] * es) : NULL;
+    if (rc == CK_OK && !buf)
+        rc = ck_exec_no_room(err);
+    if (rc == CK_OK && len > 0)
+        rc = ck_array_read_region(c, &lo, &stop, &st, ci->dtype, buf, NULL, &a,
+                                  err);
+    if (rc == CK_OK && step < 0)
+        for (int64_t j = 0; j < len / 2; j++) {
+            char t[16];
+            memcpy(t, buf + (size_t)j * es, es);
+            memcpy(buf + (size_t)j * es, buf + (size_t)(len - 1 - j) * es, es);
+            memcpy(buf + (size_t)(len - 1 - j) * es, t, es);
+        }
+    if (rc == CK_OK)
+        rc = ck_array_create(s, &spec, &dst, err);
+    if (rc == CK_OK && len > 0) {
+        int64_t zero = 0;
+        rc = ck_array_write_chunk(dst, &zero, buf, &a, err);
+    }
+    ck_array_close(dst);
+    ck_array_close(c);
+    ck_arena_release(&a);
+    if (rc == CK_OK)
+        rc = ck_store_copy_attrs(in, from, s, cname, err);
+    return rc;
+}
+
+ck_code ck_cf_out_coords(xrun *r, int i, ck_store *s, const char *name,
+                         ck_names *done, ck_err *err)
+{
+    const ck_node *nd = &r->p->node[i];
+    char group[512], cname[600], from[600], fgroup[512];
+
+    group_of(name, group, sizeof group);
+    for (int k = 0; k < nd->ndim && nd->has_dims; k++) {
+        int src = nd->coord_in[k] - 1;
+        if (src < 0 || !nd->dims[k][0])
+            continue;
+        snprintf(cname, sizeof cname, "%s/%s", group, nd->dims[k]);
+        if (strcmp(cname, name) == 0 || done_has(done, cname))
+            continue;
+        const ck_node *in = &r->p->node[src];
+        group_of(ck_array_info_of(r->x[src].arr)->name, fgroup, sizeof fgroup);
+        snprintf(from, sizeof from, "%s/%s", fgroup,
+                 in->dims[nd->coord_axis[k]]);
+        CK_TRY(write_coord(r, src, from, s, cname, nd->dims[k],
+                           nd->coord_start[k], nd->coord_step[k], nd->shape[k],
+                           err));
+        CK_TRY(ck_names_push(done, cname, err));
+    }
+    return CK_OK;
+}
+
+ck_code ck_cf_out_history(xrun *r, ck_store *s, ck_err *err)
+{
+    char when[64], *old = NULL, *txt = NULL, *line = NULL;
+    const char *prev = "";
+    cJSON *in = NULL, *mine = NULL, *h;
+    time_t now = time(NULL);
+    struct tm tm;
+    ck_code rc = CK_OK;
+    size_t n;
+
+    /* The first input's history goes on below ours. */
+    ck_err e = {0};
+    for (int i = 0; i < r->p->n && !in; i++)
+        if (r->p->node[i].kind == CK_NODE_INPUT && r->x[i].store &&
+            ck_store_get_attrs(r->x[i].store, "/", &old, &e) == CK_OK) {
+            in = cJSON_Parse(old);
+            free(old);
+            old = NULL;
+        }
+    h = cJSON_GetObjectItem(in, "history");
+    if (cJSON_IsString(h))
+        prev = h->valuestring;
+    localtime_r(&now, &tm);
+    strftime(when, sizeof when, "%a %b %d %H:%M:%S %Y", &tm);
+    n = strlen(when) + strlen(prev) + 64 +
+        (r->o->cmdline ? strlen(r->o->cmdline) : 0);
+    if (!(line = malloc(n))) {
+        cJSON_Delete(in);
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    }
+    snprintf(line, n, "%s: %s%s%s", when,
+             r->o->cmdline ? r->o->cmdline : "chunkctl run",
+             prev[0] ? "\n" : "", prev);
+    cJSON_Delete(in);
+    /* Keep what the output's root has (a Zarr root array's attributes). */
+    if (ck_store_get_attrs(s, "/", &txt, &e) != CK_OK)
+        txt = NULL;
+    mine = txt ? cJSON_Parse(txt) : NULL;
+    free(txt);
+    txt = NULL;
+    if (!mine)
+        mine = cJSON_CreateObject();
+    cJSON_DeleteItemFromObject(mine, "history");
+    if (!mine || !cJSON_AddStringToObject(mine, "history", line) ||
+        !(txt = cJSON_PrintUnformatted(mine)))
+        rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+    if (rc == CK_OK)
+        rc = ck_store_set_attrs(s, "/", txt, err);
+    cJSON_Delete(mine);
+    free(txt);
+    free(line);
+    return rc;
+}
