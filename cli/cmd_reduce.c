@@ -29,12 +29,25 @@ static ck_code num_list(const char *label, const char *opt, const char *s,
     while (*p) {
         char *end;
         double v;
+        cJSON *item;
         errno = 0;
         v = ints ? (double)strtoll(p, &end, 10) : strtod(p, &end);
-        if (end == p || errno || !isfinite(v) || (*end && *end != ',') ||
-            (*end == ',' && !end[1]))
-            break;
-        cJSON *item = cJSON_CreateNumber(v);
+        if (ints == 2 && end == p) {
+            /* an axis named by its dimension: up to the next comma */
+            size_t k = strcspn(p, ",");
+            char name[128];
+            if (k == 0 || k >= sizeof name || (p[k] == ',' && !p[k + 1]))
+                break;
+            memcpy(name, p, k);
+            name[k] = '\0';
+            end = (char *)p + k;
+            item = cJSON_CreateString(name);
+        } else {
+            if (end == p || errno || !isfinite(v) || (*end && *end != ',') ||
+                (*end == ',' && !end[1]))
+                break;
+            item = cJSON_CreateNumber(v);
+        }
         if (!item || !cJSON_AddItemToArray(l, item)) {
             cJSON_Delete(item);
             cJSON_Delete(l);
@@ -58,8 +71,8 @@ static const char reduce_help[] =
     "OP: sum prod min max mean var std argmin argmax count_nonzero any all\n"
     "    nansum nanmean nanmin nanmax nanvar nanstd\n"
     "Without -o the result is printed (one value per line, C order).\n\n"
-    "  --axis A[,B...]    axes to reduce (default: all; negative from the "
-    "end)\n"
+    "  --axis A[,B...]    axes to reduce, by number or dimension name\n"
+    "                     (default: all; negative from the end)\n"
     "  --keepdims         keep reduced axes with length 1\n"
     "  --ddof N           delta degrees of freedom for var and std\n"
     "  -o, --output DST   write the result to DST[:DATASET] instead\n"
@@ -84,7 +97,7 @@ static ck_code reduce_opt(void *ctx, int opt, const char *arg, ck_err *err)
 
     switch (opt) {
     case 'a':
-        return num_list("reduce", "--axis", arg, 1, "integers like 0 or 0,-1",
+        return num_list("reduce", "--axis", arg, 2, "axes like 0, 0,-1 or time",
                         &o->axis, err);
     case 'k':
         o->keep = 1;

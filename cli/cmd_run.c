@@ -17,7 +17,11 @@ static const char help[] =
     "                     \"backend\", else auto: cuda when a GPU is there)\n"
     "  --verbose          say which backend runs each step\n"
     "  --json             print the \"print\" steps' results as "
-    "JSON\n" CLI_HELP_ZARR CLI_HELP_RAW
+    "JSON\n"
+    "  --compress SPEC    compression of the outputs that set no "
+    "\"compress\"\n"
+    "                     (as copy's --compress; default: none)\n" CLI_HELP_ZARR
+        CLI_HELP_RAW
     "  --memory SIZE      peak memory bound, e.g. 512M (default: 1/4 of "
     "RAM)\n"
     "  --threads N        worker threads (default: all cores)\n"
@@ -25,28 +29,40 @@ static const char help[] =
     "  --quiet            no progress bar or notes\n"
     "  --help             this text\n";
 
+typedef struct run_cli {
+    int json;
+    int has_codec;
+    ck_codec_spec codec;
+} run_cli;
+
 static ck_code run_opt(void *ctx, int opt, const char *arg, ck_err *err)
 {
-    (void)opt; /* 'j', the only one */
-    (void)arg;
-    (void)err;
-    *(int *)ctx = 1;
+    run_cli *o = ctx;
+
+    if (opt == 'z') {
+        o->has_codec = 1;
+        return ck_codec_parse(arg, &o->codec, err);
+    }
+    o->json = 1; /* 'j' */
     return CK_OK;
 }
 
 ck_code cmd_run(int argc, char **argv, cli_common *c, ck_err *err)
 {
-    static const struct option longs[] = {{"json", no_argument, 0, 'j'},
-                                          {0, 0, 0, 0}};
+    static const struct option longs[] = {
+        {"json", no_argument, 0, 'j'},
+        {"compress", required_argument, 0, 'z'},
+        {0, 0, 0, 0}};
     static const cli_cmd_opts opts = {"run", help,    NULL,
                                       longs, run_opt, .computes = 1};
-    int json = 0;
+    run_cli rc_opts = {0};
     ck_exec_opts o = {0};
     ck_plan *p = NULL;
     ck_code rc;
     int first;
 
-    if ((rc = cli_getopt(&opts, &json, argc, argv, c, &first, err)) != CK_OK ||
+    if ((rc = cli_getopt(&opts, &rc_opts, argc, argv, c, &first, err)) !=
+            CK_OK ||
         !first)
         return rc;
     if (first != argc - 1)
@@ -59,6 +75,8 @@ ck_code cmd_run(int argc, char **argv, cli_common *c, ck_err *err)
     o.threads = c->threads;
     o.force = c->force;
     o.zarr_format = c->zarr_format;
+    o.has_codec = rc_opts.has_codec;
+    o.codec = rc_opts.codec;
     o.cmdline = c->cmdline;
     o.shards_ndim = c->shards_ndim;
     memcpy(o.shards, c->shards, sizeof o.shards);
@@ -68,7 +86,7 @@ ck_code cmd_run(int argc, char **argv, cli_common *c, ck_err *err)
     rc = ck_exec_run(p, &o, &res, err);
     cli_progress_end(c);
     if (rc == CK_OK)
-        cli_print_results(&res, json);
+        cli_print_results(&res, rc_opts.json);
     ck_results_release(&res);
     ck_plan_free(p);
     return rc;

@@ -1780,6 +1780,51 @@ static void fit_tile(xrun *r, int i)
     }
 }
 
+/* A histogram's edges beside its counts: NAME_edges (histogram2d:
+ * NAME_xedges and NAME_yedges), float64, one chunk. */
+static ck_code write_edges(xrun *r, ck_store *s, const char *name,
+                           const char *suffix, const double *edges, int n,
+                           const ck_codec_spec *codec, ck_err *err)
+{
+    char ename[600];
+    ck_array_spec spec;
+    ck_array *dst = NULL;
+    ck_arena a = CK_ARENA_INIT;
+    int64_t zero = 0;
+    ck_code rc;
+
+    snprintf(ename, sizeof ename, "%s_%s", name, suffix);
+    memset(&spec, 0, sizeof spec);
+    spec.name = ename;
+    spec.ndim = 1;
+    spec.shape[0] = n;
+    spec.chunks[0] = n;
+    spec.dtype = CK_F64;
+    spec.codec = *codec;
+    spec.zarr_format = r->o->zarr_format;
+    CK_TRY(ck_array_create(s, &spec, &dst, err));
+    rc = ck_arena_reserve(&a, &r->budget, ck_array_scratch_bytes(dst) + 4096,
+                          "a histogram's edges", err);
+    if (rc == CK_OK)
+        rc = ck_array_write_chunk(dst, &zero, edges, &a, err);
+    ck_arena_release(&a);
+    ck_array_close(dst);
+    return rc;
+}
+
+static ck_code hist_edges(xrun *r, const ck_node *nd, ck_store *s,
+                          const char *name, const ck_codec_spec *codec,
+                          ck_err *err)
+{
+    if (nd->kind == CK_NODE_HIST)
+        return write_edges(r, s, name, "edges", nd->edges, nd->nbins + 1, codec,
+                           err);
+    CK_TRY(write_edges(r, s, name, "xedges", nd->edges, nd->nbins + 1, codec,
+                       err));
+    return write_edges(r, s, name, "yedges", nd->edges2, nd->nbins2 + 1, codec,
+                       err);
+}
+
 static ck_code write_output(xrun *r, const ck_output *o, ck_store *s,
                             const char *name, ck_err *err)
 {
@@ -1803,6 +1848,10 @@ static ck_code write_output(xrun *r, const ck_output *o, ck_store *s,
     }
     spec.dtype = nd->dtype;
     spec.codec.id = CK_CODEC_NONE;
+    if (o->has_codec)
+        spec.codec = o->codec;
+    else if (r->o->has_codec)
+        spec.codec = r->o->codec;
     ck_cf_out_spec(r->p, o->node, ck_store_kind_of(s), &spec);
     if (ck_store_kind_of(s) == CK_KIND_ZARR) {
         spec.zarr_format = r->o->zarr_format;
@@ -1847,6 +1896,8 @@ static ck_code write_output(xrun *r, const ck_output *o, ck_store *s,
     ck_array_close(dst);
     if (rc == CK_OK)
         rc = ck_cf_out_attrs(r, o->node, s, name, err);
+    if (rc == CK_OK && (nd->kind == CK_NODE_HIST || nd->kind == CK_NODE_HIST2D))
+        rc = hist_edges(r, nd, s, name, &spec.codec, err);
     if (rc == CK_OK && nd->kind == CK_NODE_PART && nd->part == CK_PART_COEF)
         rc = model_attrs(r, nd, s, name, err);
     return rc;

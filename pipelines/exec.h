@@ -13,6 +13,7 @@
 
 #include "base/ck_err.h"
 #include "base/ck_progress.h"
+#include "io/codec.h"
 #include "pipelines/plan.h"
 
 typedef struct ck_exec_opts {
@@ -23,6 +24,8 @@ typedef struct ck_exec_opts {
     ck_progress *progress;
     int whole;           /* print any size (ck_exec_values) */
     const char *cmdline; /* for outputs' history (NULL: "chunkctl run") */
+    int has_codec;       /* outputs' compression where they set none */
+    ck_codec_spec codec; /* (0: uncompressed) */
     int zarr_format;     /* Zarr outputs: 2 or 3 (0: 2) */
     int shards_ndim;     /* Zarr v3 outputs: shard shape; 0 none */
     int64_t shards[CK_MAX_DIMS];

@@ -2043,6 +2043,47 @@ static ck_code parse_steps(ck_plan *p, const char *path, const cJSON *steps,
     return rc;
 }
 
+/* An output's target: "PATH[:DATASET]", or {"path": "PATH[:DATASET]",
+ * "compress": "SPEC"} (SPEC as copy's --compress). */
+static ck_code parse_output(const char *path, const char *ow, const cJSON *it,
+                            ck_output *o, ck_err *err)
+{
+    const cJSON *t = it, *c = NULL;
+
+    if (cJSON_IsObject(it)) {
+        const cJSON *k;
+        cJSON_ArrayForEach(k, it)
+        {
+            if (strcmp(k->string, "path") && strcmp(k->string, "compress"))
+                return ck_plan_bad(err, path, ow,
+                                   "unknown key '%.40s' (an output takes "
+                                   "\"path\" and \"compress\")",
+                                   k->string);
+        }
+        t = cJSON_GetObjectItem(it, "path");
+        c = cJSON_GetObjectItem(it, "compress");
+    }
+    if (!cJSON_IsString(t) || !t->valuestring[0])
+        return ck_plan_bad(err, path, ow,
+                           "expected \"PATH[:DATASET]\" or {\"path\": "
+                           "\"PATH[:DATASET]\", \"compress\": \"SPEC\"}");
+    if (strlen(t->valuestring) >= sizeof o->target)
+        return ck_plan_bad(err, path, ow, "a path of %zu bytes (at most %zu)",
+                           strlen(t->valuestring), sizeof o->target - 1);
+    snprintf(o->target, sizeof o->target, "%s", t->valuestring);
+    if (c) {
+        ck_err e = {0};
+        if (!cJSON_IsString(c) ||
+            ck_codec_parse(c->valuestring, &o->codec, &e) != CK_OK)
+            return ck_plan_bad(err, path, ow, "compress: %s",
+                               cJSON_IsString(c) ? e.msg
+                                                 : "expected a string such "
+                                                   "as \"zstd:3\"");
+        o->has_codec = 1;
+    }
+    return CK_OK;
+}
+
 ck_code ck_plan_parse(const char *path, const char *text, unsigned flags,
                       ck_plan **out, ck_err *err)
 {
@@ -2142,13 +2183,8 @@ ck_code ck_plan_build(const char *path, const cJSON *root, unsigned flags,
                 "a glm_fit step has two results: write '%s.coef' and "
                 "'%s.intercept'",
                 it->string, it->string);
-        else if (!cJSON_IsString(it) || !it->valuestring[0])
-            rc = ck_plan_bad(err, path, ow, "expected \"PATH[:DATASET]\"");
-        else if (strlen(it->valuestring) >= sizeof o->target)
-            rc = ck_plan_bad(err, path, ow, "a path of %zu bytes (at most %zu)",
-                             strlen(it->valuestring), sizeof o->target - 1);
         else
-            snprintf(o->target, sizeof o->target, "%s", it->valuestring);
+            rc = parse_output(path, ow, it, o, err);
         p->nout++;
     }
     const cJSON *pr = cJSON_GetObjectItem(root, "print");

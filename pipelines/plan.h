@@ -170,6 +170,8 @@ typedef struct ck_output {
     int node;
     char target[4096]; /* PATH[:DATASET] */
     char where[48];
+    int has_codec; /* its "compress" (0: the run's default, else none) */
+    ck_codec_spec codec;
 } ck_output;
 
 typedef struct ck_plan {
