@@ -95,6 +95,7 @@ ck_code cmd_copy(int argc, char **argv, cli_common *c, ck_err *err)
     o.dst = argv[first + 1];
     o.force = c->force;
     o.zarr_format = c->zarr_format;
+    o.cmdline = c->cmdline;
     o.shards_ndim = c->shards_ndim;
     memcpy(o.shards, c->shards, sizeof o.shards);
     o.memory = c->memory;

@@ -777,40 +777,45 @@ ck_code ck_cf_out_coords(xrun *r, int i, ck_store *s, const char *name,
     return CK_OK;
 }
 
-ck_code ck_cf_out_history(xrun *r, ck_store *s, ck_err *err)
+ck_code ck_cf_history(ck_store *s, ck_store *in, const char *cmd, ck_err *err)
 {
     char when[64], *old = NULL, *txt = NULL, *line = NULL;
     const char *prev = "";
-    cJSON *in = NULL, *mine = NULL, *h;
+    cJSON *src = NULL, *mine = NULL, *h;
     time_t now = time(NULL);
     struct tm tm;
     ck_code rc = CK_OK;
+    ck_err e = {0};
     size_t n;
 
-    /* The first input's history goes on below ours. */
-    ck_err e = {0};
-    for (int i = 0; i < r->p->n && !in; i++)
-        if (r->p->node[i].kind == CK_NODE_INPUT && r->x[i].store &&
-            ck_store_get_attrs(r->x[i].store, "/", &old, &e) == CK_OK) {
-            in = cJSON_Parse(old);
-            free(old);
-            old = NULL;
-        }
-    h = cJSON_GetObjectItem(in, "history");
+    /* A Zarr store that is one array has no global attributes, only the
+     * array's: it gets no history. */
+    ck_names names = {0};
+    int root_array = 0;
+    if (ck_store_list(s, &names, &e) == CK_OK)
+        for (int k = 0; k < names.n; k++)
+            root_array |= strcmp(names.v[k], "/") == 0;
+    ck_names_release(&names);
+    if (root_array)
+        return CK_OK;
+    /* The input's history goes on below ours. */
+    if (in && ck_store_get_attrs(in, "/", &old, &e) == CK_OK) {
+        src = cJSON_Parse(old);
+        free(old);
+    }
+    h = cJSON_GetObjectItem(src, "history");
     if (cJSON_IsString(h))
         prev = h->valuestring;
     localtime_r(&now, &tm);
     strftime(when, sizeof when, "%a %b %d %H:%M:%S %Y", &tm);
-    n = strlen(when) + strlen(prev) + 64 +
-        (r->o->cmdline ? strlen(r->o->cmdline) : 0);
+    n = strlen(when) + strlen(prev) + 64 + (cmd ? strlen(cmd) : 0);
     if (!(line = malloc(n))) {
-        cJSON_Delete(in);
+        cJSON_Delete(src);
         return ck_err_set(err, CK_ENOMEM, "out of memory");
     }
-    snprintf(line, n, "%s: %s%s%s", when,
-             r->o->cmdline ? r->o->cmdline : "chunkctl run",
+    snprintf(line, n, "%s: %s%s%s", when, cmd ? cmd : "chunkctl",
              prev[0] ? "\n" : "", prev);
-    cJSON_Delete(in);
+    cJSON_Delete(src);
     /* Keep what the output's root has (a Zarr root array's attributes). */
     if (ck_store_get_attrs(s, "/", &txt, &e) != CK_OK)
         txt = NULL;
@@ -829,4 +834,15 @@ ck_code ck_cf_out_history(xrun *r, ck_store *s, ck_err *err)
     free(txt);
     free(line);
     return rc;
+}
+
+ck_code ck_cf_out_history(xrun *r, ck_store *s, ck_err *err)
+{
+    ck_store *in = NULL;
+
+    for (int i = 0; i < r->p->n && !in; i++)
+        if (r->p->node[i].kind == CK_NODE_INPUT)
+            in = r->x[i].store;
+    return ck_cf_history(s, in, r->o->cmdline ? r->o->cmdline : "chunkctl run",
+                         err);
 }

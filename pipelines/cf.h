@@ -62,8 +62,10 @@ ck_code ck_cf_out_attrs(struct xrun *r, int i, ck_store *s, const char *name,
 ck_code ck_cf_out_coords(struct xrun *r, int i, ck_store *s, const char *name,
                          ck_names *done, ck_err *err);
 
-/* Prepends "DATE: COMMAND LINE" to s's global history attribute, after the
- * first input's history, as NCO and CDO do. */
+/* Sets s's global history attribute to "DATE: CMD" then, on the lines
+ * below, the history of 'in' (NULL: none), as NCO and CDO write it. */
+ck_code ck_cf_history(ck_store *s, ck_store *in, const char *cmd, ck_err *err);
+/* The same for a run: the command line, then the first input's history. */
 ck_code ck_cf_out_history(struct xrun *r, ck_store *s, ck_err *err);
 
 #endif

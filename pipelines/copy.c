@@ -17,6 +17,7 @@
 
 #include "base/ck_log.h"
 #include "io/cache.h"
+#include "pipelines/cf.h"
 #include "pipelines/stream.h"
 
 typedef struct copy_ctx {
@@ -347,6 +348,9 @@ ck_code ck_copy(const ck_copy_opts *o, ck_err *err)
     }
     if (rc == CK_OK && names.n > 1)
         rc = copy_group_attrs(in, out, &names, err);
+    if (rc == CK_OK)
+        rc = ck_cf_history(out, in, o->cmdline ? o->cmdline : "chunkctl copy",
+                           err);
     if (rc == CK_OK)
         rc = ck_store_commit(out, err);
 out:

@@ -2288,6 +2288,22 @@ static char *quote_nonfinite(const char *t, size_t len)
     return out;
 }
 
+/* 1 if the node in fd is an array (either format). */
+static int is_array_fd(const ck_store *s, int fd)
+{
+    char *txt = NULL;
+    size_t len = 0;
+    int arr = 0;
+    ck_err e;
+
+    if (((const zstore *)s->impl)->fmt != 3)
+        return has_file(fd, ".zarray");
+    if (read_small(fd, "zarr.json", s->path, &txt, &len, &e) == CK_OK && txt)
+        ck_zarr3_node_kind(txt, len, s->path, &arr, &e);
+    free(txt);
+    return arr;
+}
+
 /* Where a node's attributes live: v2's .zattrs, v3's zarr.json (its
  * "attributes" member). */
 static const char *attrs_file(const ck_store *s)
@@ -2326,8 +2342,32 @@ static ck_code read_attrs(const ck_store *s, int fd, const char *where,
 }
 
 /* Sets the attributes of the node in fd to the object in json. */
+static ck_code write_attrs_as_is(const ck_store *s, int fd, const char *json,
+                                 ck_err *err);
+
+/* An array's missing value is its fill_value in Zarr: a _FillValue
+ * attribute beside it (from a netCDF or HDF5 source) would clash with it
+ * in xarray, so it is not written. */
 static ck_code write_attrs(const ck_store *s, int fd, const char *json,
                            ck_err *err)
+{
+    const char *v;
+    size_t vn;
+    char *plain = NULL;
+    ck_code rc;
+
+    if (ck_zarr_json_get(json, strlen(json), "_FillValue", &v, &vn) != 1 ||
+        !is_array_fd(s, fd))
+        return write_attrs_as_is(s, fd, json, err);
+    CK_TRY(ck_zarr_json_put(json, strlen(json), "_FillValue", NULL, s->path,
+                            &plain, err));
+    rc = write_attrs_as_is(s, fd, plain, err);
+    free(plain);
+    return rc;
+}
+
+static ck_code write_attrs_as_is(const ck_store *s, int fd, const char *json,
+                                 ck_err *err)
 {
     char where[PATH_MAX + 16], *txt = NULL, *out = NULL;
     size_t n = 0;
