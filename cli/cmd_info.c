@@ -1,11 +1,17 @@
 /*
  * cli/cmd_info.c - chunkctl info PATH[:DATASET] [--json]
+ * A table (or JSON) of what ck_info_collect finds, with each array's
+ * dimension names and attributes; one dataset's attributes are listed
+ * the way ncdump -h lists a variable's.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cjson/cJSON.h>
 
 #include "base/ck_mem.h"
 #include "cli/cli.h"
@@ -15,8 +21,10 @@ static const char help[] =
     "usage: chunkctl info [--json] PATH[:DATASET]\n\n"
     "List every array in an HDF5 file or Zarr store (or the one named):\n"
     "shape, dtype, chunk shape, number of chunks, raw and stored bytes,\n"
-    "compression ratio and compressor.\n\n"
-    "  --json     one JSON object on stdout, for scripts\n"
+    "compression ratio, compressor and dimension names; for one dataset\n"
+    "also its attributes, as ncdump -h shows a variable's.\n\n"
+    "  --json     one JSON object on stdout, for scripts (attributes of\n"
+    "             every array included)\n"
     "  --help     this text\n";
 
 /* printf into a new string, or NULL when out of memory. */
@@ -95,13 +103,181 @@ static void json_fill(const ck_array_info *a)
         printf("%llu", (unsigned long long)a->fill.u);
 }
 
+/* NumPy's dtype.str of an array: byte order and kind ("<f8", ">i2",
+ * "|b1"). */
+static void typestr(const ck_array_info *a, char *buf, size_t n)
+{
+    static const struct {
+        ck_dtype t;
+        char kind;
+    } kinds[] = {{CK_BOOL, 'b'}, {CK_I8, 'i'},  {CK_I16, 'i'}, {CK_I32, 'i'},
+                 {CK_I64, 'i'},  {CK_U8, 'u'},  {CK_U16, 'u'}, {CK_U32, 'u'},
+                 {CK_U64, 'u'},  {CK_F32, 'f'}, {CK_F64, 'f'}};
+    size_t size = ck_dtype_size(a->dtype);
+    char kind = '?';
+
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (kinds[i].t == a->dtype)
+            kind = kinds[i].kind;
+    snprintf(buf, n, "%c%c%zu",
+             size == 1       ? '|'
+             : a->big_endian ? '>'
+                             : '<',
+             kind, size);
+}
+
+/* 1 when the file keeps a's chunks (a chunked layout, at least one
+ * axis): the chunks of contiguous, compact and scalar datasets are only
+ * how chunkctl reads them. */
+static int has_file_chunks(const ck_array_info *a)
+{
+    return a->layout == CK_LAYOUT_CHUNKED && a->ndim > 0;
+}
+
+static void json_dims(const ck_array_info *a)
+{
+    if (!a->has_dims) {
+        printf("null");
+        return;
+    }
+    putchar('[');
+    for (int d = 0; d < a->ndim; d++) {
+        printf("%s", d ? ", " : "");
+        cli_print_json_str(a->dims[d]);
+    }
+    putchar(']');
+}
+
+/* ---- attributes ---- */
+
+/* The attributes of every array of l, as the text of a JSON object each
+ * (NULL where the store could not give them; a note says why). */
+typedef struct info_attrs {
+    int n;
+    char **json;
+} info_attrs;
+
+static void attrs_release(info_attrs *at)
+{
+    for (int i = 0; at->json && i < at->n; i++)
+        free(at->json[i]);
+    free(at->json);
+    memset(at, 0, sizeof *at);
+}
+
+/* Drops xarray's _ARRAY_DIMENSIONS from a Zarr array's attributes: it is
+ * the dims field here, as xarray shows it. */
+static char *without_array_dims(char *json)
+{
+    cJSON *o;
+    char *t;
+
+    if (!strstr(json, "\"_ARRAY_DIMENSIONS\"") || !(o = cJSON_Parse(json)))
+        return json;
+    cJSON_DeleteItemFromObjectCaseSensitive(o, "_ARRAY_DIMENSIONS");
+    t = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    if (!t)
+        return json;
+    free(json);
+    return t;
+}
+
+/* Reads the attributes of l's arrays from the store at target.  The
+ * store's own failures to read one (an attribute JSON cannot hold) are
+ * notes inside get_attrs, not errors. */
+static ck_code attrs_collect(const char *target, const ck_info_list *l,
+                             info_attrs *out, ck_err *err)
+{
+    char path[PATH_MAX], name[512];
+    ck_store *s = NULL;
+    info_attrs at = {0, NULL};
+    ck_code rc = CK_OK;
+
+    CK_TRY(ck_target_split(target, path, name, sizeof path, err));
+    if (!(at.json = calloc(l->n ? (size_t)l->n : 1, sizeof *at.json)))
+        return ck_err_set(err, CK_ENOMEM, "info: out of memory");
+    at.n = l->n;
+    rc = ck_store_open(path, &s, err);
+    for (int i = 0; i < l->n && rc == CK_OK; i++) {
+        rc = ck_store_get_attrs(s, l->v[i].name, &at.json[i], err);
+        if (rc == CK_OK && l->kind == CK_KIND_ZARR)
+            at.json[i] = without_array_dims(at.json[i]);
+    }
+    ck_store_close(s);
+    if (rc != CK_OK) {
+        attrs_release(&at);
+        return rc;
+    }
+    *out = at;
+    return CK_OK;
+}
+
+/* One attribute value as ncdump writes it: text in quotes (with C
+ * escapes), numbers as they are, arrays comma-separated. */
+static void print_value(const cJSON *v)
+{
+    if (cJSON_IsString(v)) {
+        putchar('"');
+        for (const unsigned char *p = (const unsigned char *)v->valuestring; *p;
+             p++) {
+            if (*p == '"' || *p == '\\')
+                printf("\\%c", *p);
+            else if (*p == '\n')
+                printf("\\n");
+            else if (*p == '\t')
+                printf("\\t");
+            else if (*p < 0x20)
+                printf("\\%03o", *p);
+            else
+                putchar(*p);
+        }
+        putchar('"');
+    } else if (cJSON_IsArray(v)) {
+        const cJSON *e;
+        int first = 1;
+        cJSON_ArrayForEach(e, v)
+        {
+            printf("%s", first ? "" : ", ");
+            print_value(e);
+            first = 0;
+        }
+    } else {
+        char *t = cJSON_PrintUnformatted(v);
+        printf("%s", t ? t : "?");
+        free(t);
+    }
+}
+
+/* "    tas:units = "K" ;" for each attribute of array 'name'. */
+static void print_attrs(const char *name, const char *json)
+{
+    const char *slash = strrchr(name, '/');
+    const char *var = slash && slash[1] ? slash + 1 : name;
+    cJSON *o = json ? cJSON_Parse(json) : NULL;
+    const cJSON *v;
+
+    if (!cJSON_IsObject(o)) {
+        cJSON_Delete(o);
+        return;
+    }
+    cJSON_ArrayForEach(v, o)
+    {
+        printf("    %s:%s = ", var, v->string);
+        print_value(v);
+        printf(" ;\n");
+    }
+    cJSON_Delete(o);
+}
+
 /* A Zarr store's version: its arrays' (2 for a store with none). */
 static int zarr_format(const ck_info_list *l)
 {
     return l->n > 0 && l->v[0].zarr_format ? l->v[0].zarr_format : 2;
 }
 
-static void print_json(const char *path, const ck_info_list *l)
+static void print_json(const char *path, const ck_info_list *l,
+                       const info_attrs *at)
 {
     printf("{\"path\": ");
     cli_print_json_str(path);
@@ -114,14 +290,23 @@ static void print_json(const char *path, const ck_info_list *l)
         double raw = raw_bytes(a);
         printf("%s\n  {\"name\": ", i ? "," : "");
         cli_print_json_str(a->name);
+        char ts[16];
+        typestr(a, ts, sizeof ts);
         printf(", \"shape\": ");
         json_ints(a->ndim, a->shape);
-        printf(", \"dtype\": \"%s\", \"chunks\": ", ck_dtype_name(a->dtype));
-        json_ints(a->ndim, a->chunks);
-        printf(", \"nchunks\": %lld, \"chunks_stored\": %lld, "
+        printf(", \"dims\": ");
+        json_dims(a);
+        printf(", \"dtype\": \"%s\", \"typestr\": \"%s\", \"chunks\": ",
+               ck_dtype_name(a->dtype), ts);
+        if (has_file_chunks(a)) {
+            json_ints(a->ndim, a->chunks);
+            printf(", \"nchunks\": %lld", (long long)l->nchunks[i]);
+        } else {
+            printf("null, \"nchunks\": null");
+        }
+        printf(", \"chunks_stored\": %lld, "
                "\"raw_bytes\": %.0f, \"stored_bytes\": %lld, ",
-               (long long)l->nchunks[i], (long long)a->chunks_stored, raw,
-               (long long)a->stored_bytes);
+               (long long)a->chunks_stored, raw, (long long)a->stored_bytes);
         if (a->stored_bytes > 0)
             printf("\"ratio\": %.3f, ", raw / (double)a->stored_bytes);
         else
@@ -145,7 +330,8 @@ static void print_json(const char *path, const ck_info_list *l)
             else
                 printf("null");
         }
-        putchar('}');
+        printf(", \"attrs\": %s}",
+               at->json && at->json[i] ? at->json[i] : "null");
     }
     printf("\n]}\n");
 }
@@ -158,7 +344,8 @@ static char *size_cell(double bytes)
     return fmt("%s", ck_size_str(bytes, b, sizeof b));
 }
 
-static ck_code print_table(const char *path, const ck_info_list *l, ck_err *err)
+static ck_code print_table(const char *path, const ck_info_list *l,
+                           const info_attrs *at, int one, ck_err *err)
 {
     static const char *const head[COLS] = {"name",   "shape",   "dtype",
                                            "chunks", "nchunks", "bytes",
@@ -211,6 +398,18 @@ static ck_code print_table(const char *path, const ck_info_list *l, ck_err *err)
         for (int i = 0; i < l->n; i++)
             if (l->v[i].codecs[0])
                 printf("%s: codecs %s\n", l->v[i].name, l->v[i].codecs);
+        /* Dimension names, "-" for an axis left unnamed. */
+        for (int i = 0; i < l->n; i++) {
+            const ck_array_info *a = &l->v[i];
+            if (!a->has_dims)
+                continue;
+            printf("%s: dims (", a->name);
+            for (int d = 0; d < a->ndim; d++)
+                printf("%s%s", d ? ", " : "", a->dims[d][0] ? a->dims[d] : "-");
+            printf(")\n");
+        }
+        if (one && l->n == 1)
+            print_attrs(l->v[0].name, at->json ? at->json[0] : NULL);
     }
     for (size_t k = 0; cell && k < ncell; k++)
         free(cell[k]);
@@ -232,6 +431,8 @@ ck_code cmd_info(int argc, char **argv, cli_common *c, ck_err *err)
     static const struct option longs[] = {{"json", no_argument, 0, 'j'},
                                           {0, 0, 0, 0}};
     static const cli_cmd_opts opts = {"info", help, NULL, longs, info_opt, 0};
+    char path[PATH_MAX], name[512];
+    info_attrs at = {0, NULL};
     ck_info_list l;
     ck_code rc;
     int json = 0, first;
@@ -243,11 +444,14 @@ ck_code cmd_info(int argc, char **argv, cli_common *c, ck_err *err)
         return ck_err_set(err, CK_EUSAGE,
                           "info: expected one PATH[:DATASET] (see chunkctl "
                           "info --help)");
+    CK_TRY(ck_target_split(argv[first], path, name, sizeof path, err));
     CK_TRY(ck_info_collect(argv[first], &l, err));
-    if (json)
-        print_json(argv[first], &l);
-    else
-        rc = print_table(argv[first], &l, err);
+    rc = attrs_collect(argv[first], &l, &at, err);
+    if (rc == CK_OK && json)
+        print_json(argv[first], &l, &at);
+    else if (rc == CK_OK)
+        rc = print_table(argv[first], &l, &at, name[0] != '\0', err);
+    attrs_release(&at);
     ck_info_release(&l);
     return rc;
 }

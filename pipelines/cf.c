@@ -531,14 +531,17 @@ size_t ck_exec_cf_bytes(const xrun *r, int i, size_t n, int known, int aligned)
         T *o = dst;                                                            \
         const T f = (T)nd->cf_fill, mv = (T)nd->cf_missing;                    \
         const T sc = (T)nd->cf_scale, of = (T)nd->cf_offset;                   \
-        const int hf = nd->cf_has_fill, hm = nd->cf_has_missing;               \
-        const int pack = nd->cf_scale != 1 || nd->cf_offset != 0;              \
-        for (size_t k = 0; k < n; k++) {                                       \
-            T x = o[k];                                                        \
-            int miss = (hf && x == f) || (hm && x == mv);                      \
-            x = pack ? x * sc + of : x;                                        \
-            o[k] = miss ? (T)NAN : x;                                          \
-        }                                                                      \
+        /* one simple loop each, so each vectorises; NaN stays NaN when        \
+         * unpacked */                                                         \
+        if (nd->cf_has_fill)                                                   \
+            for (size_t k = 0; k < n; k++)                                     \
+                o[k] = o[k] == f ? (T)NAN : o[k];                              \
+        if (nd->cf_has_missing)                                                \
+            for (size_t k = 0; k < n; k++)                                     \
+                o[k] = o[k] == mv ? (T)NAN : o[k];                             \
+        if (nd->cf_scale != 1 || nd->cf_offset != 0)                           \
+            for (size_t k = 0; k < n; k++)                                     \
+                o[k] = o[k] * sc + of;                                         \
     } while (0)
 
 ck_code ck_exec_cf_eval(xrun *r, int i, const int64_t *start,

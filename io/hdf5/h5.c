@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -320,26 +321,59 @@ static void h5_close(ck_store *s)
     }
     if (hs->fd >= 0)
         close(hs->fd);
+    free(hs->dimreq);
     free(hs);
     s->impl = NULL;
+}
+
+/* 1 when path names a netCDF file (*.nc, any case). */
+static int is_netcdf_name(const char *path)
+{
+    size_t n = strlen(path);
+    return n >= 3 && strcasecmp(path + n - 3, ".nc") == 0;
+}
+
+/* The file creation plist: netCDF-4 files track the creation order of
+ * links and attributes (netCDF-C refuses to open for writing a file
+ * whose groups do not, and lists variables and attributes in that
+ * order); others keep HDF5's defaults. */
+static hid_t make_fcpl(int netcdf)
+{
+    hid_t fcpl;
+    unsigned order = H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED;
+
+    if (!netcdf)
+        return H5P_DEFAULT;
+    if ((fcpl = H5Pcreate(H5P_FILE_CREATE)) < 0)
+        return -1;
+    if (H5Pset_link_creation_order(fcpl, order) < 0 ||
+        H5Pset_attr_creation_order(fcpl, order) < 0) {
+        H5Pclose(fcpl);
+        return -1;
+    }
+    return fcpl;
 }
 
 static ck_code h5_create(ck_store *s, ck_err *err)
 {
     h5_store *hs = calloc(1, sizeof *hs);
-    hid_t fapl;
+    hid_t fapl, fcpl = -1;
     ck_code rc = CK_OK;
 
     if (!hs)
         return ck_err_set(err, CK_ENOMEM, "out of memory");
     hs->fd = -1; /* written chunks may sit in HDF5's caches: no raw reads */
+    hs->file = -1;
+    hs->netcdf = is_netcdf_name(s->path);
     ck_h5_lock();
     /* Default library version bounds, so that older HDF5 reads the file. */
-    if ((fapl = make_fapl()) < 0 ||
-        (hs->file = H5Fcreate(s->tmp, H5F_ACC_EXCL, H5P_DEFAULT, fapl)) < 0)
+    if ((fapl = make_fapl()) < 0 || (fcpl = make_fcpl(hs->netcdf)) < 0 ||
+        (hs->file = H5Fcreate(s->tmp, H5F_ACC_EXCL, fcpl, fapl)) < 0)
         rc = ck_h5_fail(err, CK_EIO, "%s: cannot create %s", s->path, s->tmp);
     if (fapl >= 0)
         H5Pclose(fapl);
+    if (fcpl >= 0 && fcpl != H5P_DEFAULT)
+        H5Pclose(fcpl);
     ck_h5_unlock();
     if (rc != CK_OK) {
         free(hs);
@@ -357,7 +391,11 @@ static ck_code h5_flush(ck_store *s, ck_err *err)
     if (!hs || hs->file < 0)
         return CK_OK;
     ck_h5_lock();
-    if (H5Fclose(hs->file) < 0)
+    /* Scales are attached last, when every array and coordinate variable
+     * exists, whatever order they were created in. */
+    if (s->writing)
+        rc = ck_h5_write_dims(s, err);
+    if (H5Fclose(hs->file) < 0 && rc == CK_OK)
         rc = ck_h5_fail(err, CK_EIO, "%s: cannot close %s", s->path, s->tmp);
     hs->file = -1;
     ck_h5_unlock();
@@ -388,6 +426,14 @@ static herr_t list_cb(hid_t group, const char *name, const H5L_info_t *li,
     if ((obj = H5Oopen(group, name, H5P_DEFAULT)) < 0)
         return 0;
     if (H5Iget_type(obj) != H5I_DATASET) {
+        H5Oclose(obj);
+        return 0;
+    }
+    /* netCDF-4's dimensions without a variable are datasets that hold no
+     * data; netCDF tools do not show them as variables either. */
+    if (ck_h5_is_nc_dim_only(obj)) {
+        ck_log(CK_LOG_DEBUG, "%s:/%s: skipped (a netCDF dimension, no data)",
+               c->s->path, name);
         H5Oclose(obj);
         return 0;
     }
@@ -485,6 +531,15 @@ static ck_code h5_array_open(ck_store *s, const char *name, ck_array *a,
         rc = ck_err_set(
             err, CK_EFORMAT, "%s: '%s' is %s, not a dataset", s->path, name,
             H5Iget_type(obj) == H5I_GROUP ? "a group" : "a named type");
+        H5Oclose(obj);
+        goto out;
+    }
+    /* Not an array, as ncdump shows no variable: a dimension's length is
+     * all it holds. */
+    if (ck_h5_is_nc_dim_only(obj)) {
+        rc = ck_err_set(err, CK_EFORMAT,
+                        "%s: '%s' is a netCDF dimension without data", s->path,
+                        name);
         H5Oclose(obj);
         goto out;
     }

@@ -15,6 +15,8 @@
 #include <cjson/cJSON.h>
 
 #include "base/ck_log.h"
+#include <hdf5_hl.h>
+
 #include "io/hdf5/h5_impl.h"
 
 /* Attributes larger than this many elements are skipped, not read. */
@@ -215,23 +217,69 @@ static ck_code open_object(ck_store *s, const char *name, hid_t *out,
 typedef struct attr_ctx {
     cJSON *obj;
     const char *where;
+    int scale; /* the object is a dimension scale */
 } attr_ctx;
+
+/* 1 for the attributes that keep HDF5 dimension scales and netCDF-4's
+ * own bookkeeping: they describe the file's structure, not the data
+ * (netCDF-C hides them too), they would be wrong copied onto another
+ * array, and dimension names travel in ck_array_info instead.  CLASS and
+ * NAME are such only on a scale. */
+static int bookkeeping(const char *name, int scale)
+{
+    static const char *const always[] = {
+        "DIMENSION_LIST", "DIMENSION_LABELS",    "REFERENCE_LIST",
+        "_Netcdf4Dimid",  "_Netcdf4Coordinates", "_NCProperties",
+        "_nc3_strict",
+    };
+
+    for (size_t i = 0; i < sizeof always / sizeof always[0]; i++)
+        if (strcmp(name, always[i]) == 0)
+            return 1;
+    return scale && (strcmp(name, "CLASS") == 0 || strcmp(name, "NAME") == 0);
+}
 
 static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *ai,
                       void *data)
 {
     attr_ctx *c = data;
-    hid_t attr = H5Aopen(loc, name, H5P_DEFAULT);
+    hid_t attr;
     cJSON *v;
 
     (void)ai;
-    if (attr < 0)
+    if (bookkeeping(name, c->scale)) {
+        ck_log(CK_LOG_DEBUG,
+               "%s: attribute '%s' left out (dimension "
+               "scale bookkeeping)",
+               c->where, name);
+        return 0;
+    }
+    if ((attr = H5Aopen(loc, name, H5P_DEFAULT)) < 0)
         return 0;
     v = attr_json(attr, name, c->where);
     H5Aclose(attr);
     if (v)
         cJSON_AddItemToObject(c->obj, name, v);
     return 0;
+}
+
+/* The order attributes are listed in: the order they were written where
+ * the object tracks it (netCDF-4 files; what ncdump shows), else by name. */
+static H5_index_t attr_order(hid_t obj)
+{
+    H5I_type_t t = H5Iget_type(obj);
+    hid_t pl = t == H5I_DATASET ? H5Dget_create_plist(obj)
+               : t == H5I_GROUP ? H5Gget_create_plist(obj)
+                                : -1;
+    unsigned flags = 0;
+
+    if (pl >= 0) {
+        if (H5Pget_attr_creation_order(pl, &flags) < 0)
+            flags = 0;
+        H5Pclose(pl);
+    }
+    H5Eclear2(H5E_DEFAULT);
+    return flags & H5P_CRT_ORDER_TRACKED ? H5_INDEX_CRT_ORDER : H5_INDEX_NAME;
 }
 
 ck_code ck_h5_get_attrs(ck_store *s, const char *name, char **json, ck_err *err)
@@ -248,10 +296,14 @@ ck_code ck_h5_get_attrs(ck_store *s, const char *name, char **json, ck_err *err)
         return ck_err_set(err, CK_ENOMEM, "out of memory");
     c.obj = out;
     c.where = where;
+    c.scale = 0;
     ck_h5_lock();
     rc = open_object(s, name, &obj, err);
+    if (rc == CK_OK && H5Iget_type(obj) == H5I_DATASET)
+        c.scale = H5DSis_scale(obj) > 0;
+    H5Eclear2(H5E_DEFAULT);
     if (rc == CK_OK &&
-        H5Aiterate2(obj, H5_INDEX_NAME, H5_ITER_INC, NULL, attr_cb, &c) < 0)
+        H5Aiterate2(obj, attr_order(obj), H5_ITER_INC, NULL, attr_cb, &c) < 0)
         rc = ck_h5_fail(err, CK_EFORMAT, "%s: cannot read attributes", where);
     if (obj >= 0)
         H5Oclose(obj);
@@ -293,7 +345,7 @@ static int integral(double v)
 /* Writes one attribute; returns 0 when the value has no HDF5 form (the
  * caller notes it), -1 on an HDF5 failure. */
 static int write_attr_nd(hid_t obj, const char *name, const cJSON *v, int nd,
-                         const hsize_t *dims);
+                         const hsize_t *dims, int nc);
 
 /* Shape of a rectangular nested JSON array into dims; 0 if ragged or
  * deeper than CK_MAX_DIMS. */
@@ -332,28 +384,159 @@ static void flatten(const cJSON *v, cJSON *flat)
     }
 }
 
-static int write_attr(hid_t obj, const char *name, const cJSON *v)
+static int write_attr(hid_t obj, const char *name, const cJSON *v, int nc)
 {
     hsize_t dims[CK_MAX_DIMS];
     int nd = 0, r;
     cJSON *flat;
 
     if (!cJSON_IsArray(v) || !v->child || !cJSON_IsArray(v->child))
-        return write_attr_nd(obj, name, v, cJSON_IsArray(v), NULL);
+        return write_attr_nd(obj, name, v, cJSON_IsArray(v), NULL, nc);
     if (!json_shape(v, 0, dims, &nd) || nd < 2)
         return 0;
     if (!(flat = cJSON_CreateArray()))
         return -1;
     flatten(v, flat);
-    r = write_attr_nd(obj, name, flat, nd, dims);
+    r = write_attr_nd(obj, name, flat, nd, dims, nc);
     cJSON_Delete(flat);
     return r;
 }
 
+/* ---- netCDF's typing rules ---- */
+
+/* The attributes netCDF wants in the variable's own type: the NUG says so
+ * of _FillValue (netCDF-C refuses another type), the CF conventions of
+ * missing_value, valid_min, valid_max and valid_range (CF 2.5.1). */
+static int cf_typed(const char *key)
+{
+    static const char *const keys[] = {"_FillValue", "missing_value",
+                                       "valid_min", "valid_max", "valid_range"};
+
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (strcmp(key, keys[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* The dtype of dataset obj, with its file type in *ftype (caller closes
+ * it), when attribute 'key' must be written in it; CK_DT_INVALID when not
+ * (another key, a group, a bool dataset). */
+static ck_dtype typed_dtype(hid_t obj, const char *key, hid_t *ftype)
+{
+    char why[64];
+    int be, exact;
+    ck_dtype dt = CK_DT_INVALID;
+    hid_t t;
+
+    *ftype = -1;
+    if (!cf_typed(key) || H5Iget_type(obj) != H5I_DATASET ||
+        (t = H5Dget_type(obj)) < 0)
+        return CK_DT_INVALID;
+    dt = ck_h5_map_type(t, &be, &exact, why, sizeof why);
+    if (dt == CK_DT_INVALID || dt == CK_BOOL || !exact) {
+        H5Tclose(t);
+        return CK_DT_INVALID;
+    }
+    *ftype = t;
+    return dt;
+}
+
+/* Converts n values (f64, or i64 when 'ints') to dt into out; 0 when one
+ * does not fit: an integer dtype takes only whole numbers in its range, a
+ * float one any number that does not overflow to infinity. */
+static int to_dtype(ck_dtype dt, const double *f, const int64_t *i, int ints,
+                    int n, void *out)
+{
+    size_t es = ck_dtype_size(dt);
+
+    for (int k = 0; k < n; k++) {
+        void *p = (char *)out + (size_t)k * es;
+        if (ints) {
+            int64_t back;
+            ck_dtype_convert(dt, p, CK_I64, &i[k], 1);
+            ck_dtype_convert(CK_I64, &back, dt, p, 1);
+            if (!ck_dtype_is_float(dt) && back != i[k])
+                return 0;
+            if (dt == CK_U64 && i[k] < 0)
+                return 0;
+        } else {
+            double back;
+            ck_dtype_convert(dt, p, CK_F64, &f[k], 1);
+            ck_dtype_convert(CK_F64, &back, dt, p, 1);
+            if (ck_dtype_is_float(dt) ? isfinite(f[k]) && !isfinite(back)
+                                      : back != f[k])
+                return 0;
+        }
+    }
+    return 1;
+}
+
+/* Writes attribute 'name' of obj as n values of dt (file type ftype),
+ * from f64 or i64 values; 0 when they do not fit dt, -1 on an HDF5
+ * failure, 1 done.  'scalar': a scalar dataspace, else 1-D. */
+static int write_typed(hid_t obj, const char *name, ck_dtype dt, hid_t ftype,
+                       const double *f, const int64_t *i, int ints, int n,
+                       int scalar)
+{
+    hsize_t dim = (hsize_t)n;
+    hid_t mtype = -1, space = -1, attr = -1;
+    void *buf = calloc((size_t)(n ? n : 1), 8);
+    int ok = -1;
+
+    if (!buf)
+        return -1;
+    if (!to_dtype(dt, f, i, ints, n, buf)) {
+        free(buf);
+        return 0;
+    }
+    if ((mtype = ck_h5_make_type(dt, 0)) < 0 ||
+        (space = scalar ? H5Screate(H5S_SCALAR)
+                        : H5Screate_simple(1, &dim, NULL)) < 0 ||
+        (H5Aexists(obj, name) > 0 && H5Adelete(obj, name) < 0) ||
+        (attr = H5Acreate2(obj, name, ftype, space, H5P_DEFAULT, H5P_DEFAULT)) <
+            0 ||
+        H5Awrite(attr, mtype, buf) < 0)
+        goto out;
+    ok = 1;
+out:
+    if (attr >= 0)
+        H5Aclose(attr);
+    if (space >= 0)
+        H5Sclose(space);
+    if (mtype >= 0)
+        H5Tclose(mtype);
+    free(buf);
+    return ok;
+}
+
+/* A fixed-length string type of s's length (at least 1), NUL-terminated:
+ * what netCDF reads as NC_CHAR text (ncdump: units = "K"), where a
+ * variable-length string is NC_STRING (string units = "K"), which older
+ * netCDF tools do not take.  ASCII unless s is not. */
+static hid_t char_type(const char *str)
+{
+    size_t len = strlen(str);
+    int ascii = 1;
+    hid_t t;
+
+    for (const unsigned char *p = (const unsigned char *)str; *p; p++)
+        ascii &= *p < 0x80;
+    if ((t = H5Tcopy(H5T_C_S1)) < 0)
+        return -1;
+    if (H5Tset_size(t, len ? len : 1) < 0 ||
+        H5Tset_strpad(t, H5T_STR_NULLTERM) < 0 ||
+        H5Tset_cset(t, ascii ? H5T_CSET_ASCII : H5T_CSET_UTF8) < 0) {
+        H5Tclose(t);
+        return -1;
+    }
+    return t;
+}
+
 /* Writes a scalar (nd 0) or a flat array holding an N-d attribute of shape
- * dims (NULL: 1-D of its length). */
+ * dims (NULL: 1-D of its length).  nc: a netCDF file (a scalar string is
+ * NC_CHAR text, netCDF's typed attributes take the variable's type). */
 static int write_attr_nd(hid_t obj, const char *name, const cJSON *v, int nd,
-                         const hsize_t *dims)
+                         const hsize_t *dims, int nc)
 {
     int isarr = cJSON_IsArray(v), n = isarr ? cJSON_GetArraySize(v) : 1;
     int nnum = 0, nstr = 0, nbool = 0, nreal = 0, ok = -1;
@@ -382,6 +565,8 @@ static int write_attr_nd(hid_t obj, const char *name, const cJSON *v, int nd,
     if (nnum == n && (nreal > 0 || n == 0)) {
         int allint = 1;
         size_t k = 0;
+        ck_dtype dt;
+        hid_t dft;
         if (!(buf = calloc((size_t)(n ? n : 1), 8)))
             return -1;
         if (isarr) {
@@ -396,6 +581,17 @@ static int write_attr_nd(hid_t obj, const char *name, const cJSON *v, int nd,
             ((double *)buf)[0] = d;
             allint = integral(d);
         }
+        /* _FillValue and co. in the variable's type; a value that does
+         * not fit it keeps the generic type below. */
+        if (n > 0 && nd <= 1 &&
+            (dt = typed_dtype(obj, name, &dft)) != CK_DT_INVALID) {
+            int r = write_typed(obj, name, dt, dft, buf, NULL, 0, n, !isarr);
+            H5Tclose(dft);
+            if (r != 0) {
+                free(buf);
+                return r;
+            }
+        }
         if (allint && n > 0) {
             for (int i = 0; i < n; i++)
                 ((int64_t *)buf)[i] = (int64_t)((double *)buf)[i];
@@ -403,6 +599,13 @@ static int write_attr_nd(hid_t obj, const char *name, const cJSON *v, int nd,
         } else {
             type = H5Tcopy(H5T_NATIVE_DOUBLE);
         }
+    } else if (nc && nstr == 1 && !isarr) {
+        /* Text as netCDF writes it: the bytes themselves, NUL-ended. */
+        size_t len = strlen(v->valuestring);
+        if (!(buf = calloc(len + 1, 1)))
+            return -1;
+        memcpy(buf, v->valuestring, len);
+        type = char_type(v->valuestring);
     } else if (nstr == n && n > 0) {
         size_t k = 0;
         if (!(buf = calloc((size_t)n, sizeof(char *))))
@@ -472,7 +675,7 @@ ck_code ck_h5_set_attrs(ck_store *s, const char *name, const char *json,
     ck_h5_lock();
     rc = open_object(s, name, &obj, err);
     for (v = root->child; rc == CK_OK && v; v = v->next) {
-        int r = write_attr(obj, v->string, v);
+        int r = write_attr(obj, v->string, v, ((h5_store *)s->impl)->netcdf);
         if (r < 0)
             rc = ck_h5_fail(err, CK_EIO, "%s: cannot write attribute '%s'",
                             where, v->string);
@@ -492,21 +695,49 @@ ck_code ck_h5_set_attrs(ck_store *s, const char *name, const char *json,
 
 /* Writes a scalar attribute.  Strings are variable-length UTF-8, what h5py
  * writes for a Python str and hands back as one (fixed-length ASCII comes
- * back as bytes in h5py 3).  Numbers are stored little-endian whatever the
- * host, as h5py does on the machines it runs on. */
+ * back as bytes in h5py 3); in a netCDF file fixed-length text, netCDF's
+ * NC_CHAR.  Numbers are stored little-endian whatever the host, as h5py
+ * does on the machines it runs on, except that _FillValue, missing_value,
+ * valid_min and valid_max of a numeric dataset take the dataset's type,
+ * as netCDF requires (CK_EUSAGE when the value does not fit it). */
 ck_code ck_h5_set_attr(ck_store *s, const char *name, const char *key,
                        const ck_attr *v, ck_err *err)
 {
+    h5_store *hs = s->impl;
     hid_t obj = -1, ftype = -1, mtype = -1, space = -1, attr = -1;
     const char *str = v->str;
     const void *buf = &str;
+    ck_dtype dt;
     htri_t ex;
     ck_code rc;
 
     ck_h5_lock();
     if ((rc = open_object(s, name, &obj, err)) != CK_OK)
         goto out;
-    if (v->kind == CK_ATTR_STR) {
+    if (v->kind != CK_ATTR_STR &&
+        (dt = typed_dtype(obj, key, &ftype)) != CK_DT_INVALID) {
+        int r = write_typed(obj, key, dt, ftype, &v->f64, &v->i64,
+                            v->kind == CK_ATTR_I64, 1, 1);
+        if (r < 0)
+            goto fail;
+        if (r == 0) {
+            char num[40];
+            if (v->kind == CK_ATTR_I64)
+                snprintf(num, sizeof num, "%lld", (long long)v->i64);
+            else
+                snprintf(num, sizeof num, "%.17g", v->f64);
+            rc = ck_err_set(err, CK_EUSAGE,
+                            "%s:%s: attribute '%s': %s does not fit the "
+                            "array's %s",
+                            s->path, name, key, num, ck_dtype_name(dt));
+        }
+        goto out;
+    }
+    if (v->kind == CK_ATTR_STR && hs->netcdf) {
+        ftype = char_type(v->str);
+        mtype = ftype >= 0 ? H5Tcopy(ftype) : -1;
+        buf = v->str;
+    } else if (v->kind == CK_ATTR_STR) {
         ftype = H5Tcopy(H5T_C_S1);
         if (ftype >= 0 && (H5Tset_size(ftype, H5T_VARIABLE) < 0 ||
                            H5Tset_cset(ftype, H5T_CSET_UTF8) < 0)) {

@@ -1,10 +1,11 @@
 /*
  * io/hdf5/h5_impl.h - what the files of io/hdf5/ share (private to them).
  * The HDF5 store is one ck_store_ops table (ck_h5_ops, in h5.c) spread
- * over five files: h5.c (the lock, HDF5's errors, files, listing, arrays
+ * over six files: h5.c (the lock, HDF5's errors, files, listing, arrays
  * opened and closed), h5_types.c (HDF5 types and dataset layouts as a
  * ck_array_info), h5_read.c (chunks read), h5_write.c (datasets created,
- * chunks written) and h5_attrs.c (attributes).  Nothing outside io/hdf5/
+ * chunks written), h5_attrs.c (attributes) and h5_dims.c (dimension
+ * names as dimension scales).  Nothing outside io/hdf5/
  * includes this header: the rest of io/ sees only ck_h5_ops and
  * ck_h5_sniff, through io/store_impl.h.
  */
@@ -30,10 +31,27 @@ typedef enum read_path {
     PATH_H5READ,     /* anything else: H5Dread under the ck_h5_lock */
 } read_path;
 
+/* The NAME netCDF-C gives a dimension scale that is not a variable
+ * (followed by the length, "%10d"); such datasets hold no data. */
+#define CK_NC_DIM_ONLY "This is a netCDF dimension but not a netCDF variable."
+
+/* An array created with dimension names, to be given scales at flush. */
+typedef struct h5_dimreq {
+    char name[512]; /* "/g/x" */
+    int ndim;
+    int64_t shape[CK_MAX_DIMS];
+    char dims[CK_MAX_DIMS][CK_DIM_NAME_MAX]; /* "": named at flush */
+} h5_dimreq;
+
 typedef struct h5_store {
     hid_t file;    /* -1 once flush() closed it */
     int fd;        /* read-only fd for contiguous data; -1 when writing */
     uint64_t size; /* of the file when opened, for views */
+    /* Writing a *.nc file: netCDF-4's conventions (creation order
+     * tracked, every axis a dimension, strings as NC_CHAR). */
+    int netcdf;
+    h5_dimreq *dimreq; /* arrays whose axes get scales at flush */
+    int ndimreq, capdimreq;
 } h5_store;
 
 typedef struct h5_array {
@@ -118,6 +136,21 @@ ck_dtype ck_h5_map_type(hid_t t, int *big_endian, int *exact, char *why,
 /* Fills a->info and ha from dataset dset.  Lock held. */
 ck_code ck_h5_describe(ck_store *s, const char *name, hid_t dset, ck_array *a,
                        h5_array *ha, ck_err *err);
+
+/* ---- h5_dims.c (lock held) ---- */
+
+/* Fills info->dims and has_dims of dataset dset ('name' its path) from
+ * its dimension scales, else its DIMENSION_LABELS. */
+void ck_h5_read_dims(hid_t dset, const char *name, ck_array_info *info);
+/* 1 if dset is netCDF-4's dimension-only placeholder (no data). */
+int ck_h5_is_nc_dim_only(hid_t dset);
+/* Notes an array being created whose axes need scales (spec->has_dims,
+ * or any array of a netCDF file).  netCDF files: CK_EUSAGE for a
+ * dimension name HDF5 cannot hold or one whose length disagrees with an
+ * earlier array's. */
+ck_code ck_h5_note_dims(ck_store *s, const ck_array_spec *spec, ck_err *err);
+/* Gives every noted array's axes their scales; before the file closes. */
+ck_code ck_h5_write_dims(ck_store *s, ck_err *err);
 
 /* ---- the ck_h5_ops slots of h5_read.c, h5_write.c and h5_attrs.c ---- */
 

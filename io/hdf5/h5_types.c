@@ -515,6 +515,7 @@ ck_code ck_h5_describe(ck_store *s, const char *name, hid_t dset, ck_array *a,
         }
     }
     info->stored_bytes = (int64_t)H5Dget_storage_size(dset);
+    ck_h5_read_dims(dset, name, info);
 out:
     if (dcpl >= 0)
         H5Pclose(dcpl);

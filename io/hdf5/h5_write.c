@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <blosc.h>
 
@@ -99,6 +100,36 @@ fail:
                       spec->name);
 }
 
+/* Creates the missing parent groups of 'name' ("/a/b/x": /a, /a/b) with
+ * link and attribute creation order tracked, as netCDF-4 groups are. */
+static herr_t make_nc_groups(hid_t file, const char *name)
+{
+    unsigned order = H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED;
+    char path[512];
+    hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
+    herr_t r = 0;
+
+    if (gcpl < 0 || H5Pset_link_creation_order(gcpl, order) < 0 ||
+        H5Pset_attr_creation_order(gcpl, order) < 0)
+        r = -1;
+    snprintf(path, sizeof path, "%s", name);
+    for (char *p = strchr(path + 1, '/'); r >= 0 && p; p = strchr(p + 1, '/')) {
+        hid_t g;
+        *p = '\0';
+        if (H5Lexists(file, path, H5P_DEFAULT) <= 0) {
+            if ((g = H5Gcreate2(file, path, H5P_DEFAULT, gcpl, H5P_DEFAULT)) <
+                0)
+                r = -1;
+            else
+                H5Gclose(g);
+        }
+        *p = '/';
+    }
+    if (gcpl >= 0)
+        H5Pclose(gcpl);
+    return r;
+}
+
 ck_code ck_h5_array_create(ck_store *s, const ck_array_spec *spec, ck_array *a,
                            ck_err *err)
 {
@@ -108,6 +139,7 @@ ck_code ck_h5_array_create(ck_store *s, const ck_array_spec *spec, ck_array *a,
     hsize_t dims[CK_MAX_DIMS], maxd[CK_MAX_DIMS], cdims[CK_MAX_DIMS];
     size_t esize = ck_dtype_size(spec->dtype);
     int64_t cb = (int64_t)esize;
+    int nreq;
     ck_code rc = CK_OK;
 
     if (!ha)
@@ -135,8 +167,15 @@ ck_code ck_h5_array_create(ck_store *s, const ck_array_spec *spec, ck_array *a,
         cb *= c;
     }
     ck_h5_lock();
+    nreq = hs->ndimreq;
+    if ((rc = ck_h5_note_dims(s, spec, err)) != CK_OK)
+        goto out;
     if ((ftype = ck_h5_make_type(spec->dtype, 1)) < 0 ||
         (dcpl = H5Pcreate(H5P_DATASET_CREATE)) < 0 ||
+        (hs->netcdf &&
+         (H5Pset_attr_creation_order(dcpl, H5P_CRT_ORDER_TRACKED |
+                                               H5P_CRT_ORDER_INDEXED) < 0 ||
+          make_nc_groups(hs->file, spec->name) < 0)) ||
         (lcpl = H5Pcreate(H5P_LINK_CREATE)) < 0 ||
         H5Pset_create_intermediate_group(lcpl, 1) < 0 ||
         (dapl = ck_h5_make_dapl()) < 0 ||
@@ -183,6 +222,11 @@ ck_code ck_h5_array_create(ck_store *s, const ck_array_spec *spec, ck_array *a,
     ha->mtype = -1;
     if ((rc = ck_h5_describe(s, spec->name, ha->dset, a, ha, err)) != CK_OK)
         goto out;
+    /* The scales come at flush; the names are known now. */
+    if (spec->has_dims && spec->ndim > 0) {
+        a->info.has_dims = 1;
+        memcpy(a->info.dims, spec->dims, sizeof a->info.dims);
+    }
     ha->writing = 1;
     ha->path = PATH_H5READ;
 out:
@@ -196,8 +240,10 @@ out:
         H5Sclose(space);
     if (ftype >= 0)
         H5Tclose(ftype);
-    if (rc != CK_OK)
+    if (rc != CK_OK) {
+        hs->ndimreq = nreq; /* no array, no scales for it */
         ck_h5_array_free(ha);
+    }
     ck_h5_unlock();
     if (rc == CK_OK)
         a->impl = ha;
