@@ -544,6 +544,14 @@ size_t ck_exec_cf_bytes(const xrun *r, int i, size_t n, int known, int aligned)
                 o[k] = o[k] * sc + of;                                         \
     } while (0)
 
+void ck_cf_decode(const ck_node *nd, void *dst, size_t n)
+{
+    if (nd->dtype == CK_F32)
+        DECODE(float);
+    else
+        DECODE(double);
+}
+
 ck_code ck_exec_cf_eval(xrun *r, int i, const int64_t *start,
                         const int64_t *shape, void *dst, ck_arena *a,
                         const memo *mm, ck_err *err)
@@ -562,10 +570,7 @@ ck_code ck_exec_cf_eval(xrun *r, int i, const int64_t *start,
         CK_TRY(ck_exec_eval(r, nd->arg[0], start, shape, raw, a, err));
         ck_dtype_convert(nd->dtype, dst, m->dtype, raw, n);
     }
-    if (nd->dtype == CK_F32)
-        DECODE(float);
-    else
-        DECODE(double);
+    ck_cf_decode(nd, dst, n);
     return CK_OK;
 }
 

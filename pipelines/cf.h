@@ -40,7 +40,12 @@ ck_code ck_cf_plan_axis_names(const ck_plan *p, const char *path,
 ck_code ck_cf_plan_step(ck_plan *p, const char *path, const char *where, int i,
                         const cJSON *step, ck_err *err);
 
-/* ---- outputs (exec.c) ---- */
+/* ---- decoding and outputs (exec.c) ---- */
+
+/* Decodes n values of CF node nd in place: dst holds them as stored,
+ * converted to nd->dtype. */
+void ck_cf_decode(const ck_node *nd, void *dst, size_t n);
+
 struct xrun;
 
 /* The dimension names of node i for a new array's spec (of a store of

@@ -810,6 +810,8 @@ typedef struct fold {
     int operand;                 /* the values folded */
     int cond;                    /* >= 0: only where this is true (a mask) */
     ck_array *direct;            /* operand read in place, chunk by chunk */
+    const ck_node *decode;       /* a CF node over 'direct': its values are
+                                    the chunks decoded where they are read */
     ck_grid g;                   /* the operand's chunks */
     /* Tasks: runs of up to 'run' chunks along grid axis 'axis' that all
      * fold into one partial (see run_fold); 'run' 1: a task per chunk. */
@@ -1010,7 +1012,8 @@ static ck_code fold_chunk(fold *f, const ck_chunk *c, char *part, int init,
         if (!(buf = ck_arena_alloc(a, n * esz)))
             return ck_exec_no_room(err);
         CK_TRY(ck_exec_eval(r, f->operand, c->start, c->shape, buf, a, err));
-    } else if (f->direct && f->cond < 0 && n == (size_t)f->g.chunk_nelem &&
+    } else if (f->direct && !f->decode && f->cond < 0 &&
+               n == (size_t)f->g.chunk_nelem &&
                ck_array_view_chunk(f->direct, c->coords, &view)) {
         /* a whole chunk stored raw: folded where it lies, no copy */
         buf = (void *)(uintptr_t)view.data; /* only read: no mask */
@@ -1026,6 +1029,10 @@ static ck_code fold_chunk(fold *f, const ck_chunk *c, char *part, int init,
             return ck_exec_no_room(err);
         CK_TRY(ck_exec_eval(r, f->operand, c->start, c->shape, buf, a, err));
     }
+    /* read in place under a CF decoding: decoded here (evaluated boxes of
+     * the CF node came decoded) */
+    if (f->decode && (f->slices || !f->stacked))
+        ck_cf_decode(f->decode, buf, n);
     if (f->cond >= 0) {
         /* x[cond]: the selected values, in C order, at the front of buf;
          * the condition usually reads the values (x < 10), given as the
@@ -1358,14 +1365,23 @@ static ck_code run_fold(fold *f, ck_err *err)
     int own = first->kind != CK_NODE_MASK;
     /* An input folded over its own chunks in its own dtype is read in
      * place: no copy, no chunk buffer besides the values. */
-    if (m->kind == CK_NODE_INPUT) {
-        ck_array *arr = r->x[f->operand].arr;
+    /* So is the input under a CF decoding of the same dtype (a float
+     * variable with a _FillValue), decoded in the buffer it is read into. */
+    int in = m->kind == CK_NODE_INPUT ? f->operand
+             : m->kind == CK_NODE_CF &&
+                     r->p->node[m->arg[0]].kind == CK_NODE_INPUT &&
+                     r->p->node[m->arg[0]].dtype == m->dtype
+                 ? m->arg[0]
+                 : -1;
+    if (in >= 0) {
+        ck_array *arr = r->x[in].arr;
         const ck_grid *ag = ck_array_grid(arr);
         int same =
             ck_array_info_of(arr)->dtype == m->dtype && ag->ndim == f->g.ndim;
         for (int d = 0; d < f->g.ndim && same; d++)
             same = ag->chunk[d] == f->g.chunk[d];
         f->direct = same ? arr : NULL;
+        f->decode = same && m->kind == CK_NODE_CF ? m : NULL;
     }
     /* A stacked run of an input read in place whose chunks span every
      * other axis whole, with nothing before the run's axis: each chunk is

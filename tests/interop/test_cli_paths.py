@@ -97,7 +97,7 @@ class LongPaths(C.InteropCase):
                 (("histogram", x, "--range", junk),
                  ("histogram: --range 'xxx", "expected LO,HI")),
                 (("reduce", "sum", x, "--axis", "0," + junk),
-                 ("reduce: --axis '0,xxx", "expected integers")),
+                 ("reduce: --axis '0,xxx", "expected axes like")),
                 (("glm-fit", x, x, "--lambda", junk),
                  ("glm-fit: --lambda 'xxx", "expected a number")),
                 (("glm-fit", x, x, "--family", junk), ("glm-fit",)),
