@@ -646,8 +646,7 @@ ck_code ck_store_set_attrs(ck_store *s, const char *name, const char *json,
                            ck_err *err)
 {
     if (!s->writing || s->committed)
-        return ck_err_set(err, CK_EUSAGE, "%s: not open for writing",
-                          s->path);
+        return ck_err_set(err, CK_EUSAGE, "%s: not open for writing", s->path);
     return s->ops->set_attrs(s, name && *name ? name : "/", json, err);
 }
 
