@@ -486,6 +486,8 @@ ck_code ck_cf_plan_step(ck_plan *p, const char *path, const char *where, int i,
             n->missing = 1;
     if (n->kind == CK_NODE_REDUCE && n->missing)
         n->red = nan_form(n->red);
+    if (n->kind == CK_NODE_QUANTILE && n->missing)
+        n->sub |= CK_Q_NAN; /* median -> nanmedian, ... */
     step_dims(p, n);
     step_attrs(p, n);
     if (!dims)
