@@ -10,14 +10,20 @@
 #include "io/oserr.h"
 #include "io/store_impl.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <libgen.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/ck_log.h"
@@ -97,6 +103,8 @@ ck_code ck_store_open(const char *path, ck_store **out, ck_err *err)
      * a store it can read (no .zarray, or a Zarr v3 zarr.json). */
     if (S_ISDIR(st.st_mode))
         kind = CK_KIND_ZARR;
+    else if (access(path, R_OK) != 0) /* unreadable is not "not HDF5" */
+        return ck_os_fail(err, CK_EIO, errno, "%s", path);
     else if (ck_h5_sniff(path))
         kind = CK_KIND_HDF5;
     else
@@ -135,6 +143,225 @@ static int remove_tree(const char *path)
     if (!S_ISDIR(st.st_mode))
         return unlink(path);
     return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* ---- temporary names and their owners ----
+ *
+ * A store being written lives at ".BASE.ck-tmp-PID-START@HOST" beside
+ * the target: the writer's process id, its start time (field 22 of
+ * /proc/PID/stat, clock ticks since boot) and its host name.  A kill -9
+ * leaves it behind; a later run to the same target reads the owner back
+ * from the name and removes the temporary once that owner is gone (same
+ * host, and no process PID or one started at another time, so a reused
+ * pid is not taken for the owner).  One on another host, or whose owner
+ * cannot be told dead, is left alone.  The name alone carries it, so an
+ * HDF5 file and a Zarr directory are handled alike, and there is no
+ * window in which a temporary exists without its owner. */
+
+/* The start time of process pid in clock ticks after boot, 0 if unknown
+ * (no /proc).  The command name (field 2) may hold spaces and ')': the
+ * fields are counted from the last ')'. */
+static unsigned long long proc_start(long pid)
+{
+    char path[64], buf[1024];
+    unsigned long long v = 0;
+    ssize_t n;
+    int fd;
+
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return 0;
+    n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')');
+    /* after ')': field 3 (state) is the 1st, field 22 the 20th */
+    for (int f = 3; p && f <= 22; f++) {
+        while (*p && *p != ' ')
+            p++;
+        while (*p == ' ')
+            p++;
+        if (!*p)
+            return 0;
+        if (f == 22)
+            v = strtoull(p, NULL, 10);
+    }
+    return v;
+}
+
+/* This host's name as temporary names carry it: characters other than
+ * letters, digits, '.', '-' and '_' become '_' (never a '/'). */
+static void host_name(char *buf, size_t n)
+{
+    if (gethostname(buf, n) != 0 || !buf[0])
+        snprintf(buf, n, "localhost");
+    buf[n - 1] = '\0';
+    for (char *c = buf; *c; c++)
+        if (!isalnum((unsigned char)*c) && !strchr(".-_", *c))
+            *c = '_';
+}
+
+typedef struct tmp_owner {
+    long pid;
+    unsigned long long start; /* 0: not recorded (an older chunkctl) */
+    char host[256];           /* "" when not recorded */
+    int old;                  /* an output moved aside by a commit */
+} tmp_owner;
+
+/* Reads the owner from what follows ".BASE.ck-tmp-" in a directory
+ * entry: "PID-START@HOST", or "PID" as earlier chunkctl named them,
+ * either with ".ck-old" after it.  0 if the entry is not one of ours. */
+static int parse_owner(const char *s, tmp_owner *o)
+{
+    static const char old[] = ".ck-old";
+    char *end;
+    size_t n = strlen(s), k = sizeof old - 1;
+
+    memset(o, 0, sizeof *o);
+    if (n > k && strcmp(s + n - k, old) == 0) {
+        o->old = 1;
+        n -= k;
+    }
+    if (!isdigit((unsigned char)s[0]))
+        return 0;
+    errno = 0;
+    o->pid = strtol(s, &end, 10);
+    if (errno || o->pid <= 0 || o->pid > INT_MAX) /* not a pid_t */
+        return 0;
+    if ((size_t)(end - s) == n) /* the older form: a pid alone */
+        return 1;
+    if (*end != '-' || !isdigit((unsigned char)end[1]))
+        return 0;
+    o->start = strtoull(end + 1, &end, 10);
+    if (*end != '@' || end[1] == '\0' || (size_t)(end + 1 - s) >= n)
+        return 0;
+    size_t hl = n - (size_t)(end + 1 - s);
+    if (hl >= sizeof o->host)
+        return 0;
+    memcpy(o->host, end + 1, hl);
+    o->host[hl] = '\0';
+    return 1;
+}
+
+/* 1 when the owner is certainly gone: no process pid, or one that started
+ * at another time than the name says. */
+static int owner_gone(const tmp_owner *o)
+{
+    unsigned long long now;
+
+    if (kill((pid_t)o->pid, 0) != 0 && errno == ESRCH)
+        return 1;
+    if (!o->start)
+        return 0; /* alive as far as we can tell */
+    now = proc_start(o->pid);
+    return now != 0 && now != o->start;
+}
+
+/* "2024-05-01 12:00:03" for a start time in ticks after boot (btime in
+ * /proc/stat), or "at tick N" when the boot time is not known. */
+static void start_str(unsigned long long ticks, char *buf, size_t n)
+{
+    char line[256];
+    long long btime = -1;
+    long hz = sysconf(_SC_CLK_TCK);
+    FILE *f = fopen("/proc/stat", "re");
+
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "btime %lld", &btime) == 1)
+            break;
+    if (f)
+        fclose(f);
+    struct tm tm;
+    time_t t = (time_t)(btime + (long long)(ticks / (hz > 0 ? hz : 100)));
+    if (btime < 0 || !localtime_r(&t, &tm) ||
+        !strftime(buf, n, "%Y-%m-%d %H:%M:%S", &tm))
+        snprintf(buf, n, "at tick %llu", ticks);
+}
+
+/* The leaf of a temporary's name, ".BASE.ck-tmp-PID-START@HOST", into
+ * buf (NAME_MAX + 1 long).  The host is cut short when the whole would
+ * leave no room for the ".ck-old" a commit may append; -1 when even one
+ * character of it does not fit. */
+static int tmp_leaf(char *buf, const char *base, long pid,
+                    unsigned long long start, const char *host)
+{
+    enum { ROOM = NAME_MAX - (sizeof ".ck-old" - 1) };
+    int head =
+        snprintf(buf, NAME_MAX + 1, ".%s.ck-tmp-%ld-%llu@", base, pid, start);
+
+    if (head < 0 || head + 1 > ROOM)
+        return -1;
+    snprintf(buf + head, (size_t)(ROOM - head) + 1, "%s", host);
+    return 0;
+}
+
+/* Removes the temporaries of target dir/base whose owner is gone, each
+ * with one line on stderr, and puts back an output that a killed run had
+ * moved aside to replace (so that the target reads as if the killed run
+ * never touched it).  What it cannot remove is left as it is: this run's
+ * temporary has a name of its own. */
+static void remove_stale(const char *dir, const char *base)
+{
+    char prefix[NAME_MAX + 16], host[256], full[PATH_MAX], target[PATH_MAX],
+        mine[NAME_MAX + 1];
+    size_t np;
+    int here;
+    struct dirent *e;
+    struct stat st;
+    DIR *d;
+
+    if (snprintf(prefix, sizeof prefix, ".%s.ck-tmp-", base) >=
+            (int)sizeof prefix ||
+        !(d = opendir(dir)))
+        return;
+    np = strlen(prefix);
+    here = strcmp(dir, ".") == 0; /* names as the user gave them */
+    host_name(host, sizeof host);
+    snprintf(target, sizeof target, "%s%s%s", here ? "" : dir, here ? "" : "/",
+             base);
+    while ((e = readdir(d)) != NULL) {
+        tmp_owner o;
+        char when[64];
+        if (strncmp(e->d_name, prefix, np) != 0 ||
+            !parse_owner(e->d_name + np, &o) ||
+            snprintf(full, sizeof full, "%s%s%s", here ? "" : dir,
+                     here ? "" : "/", e->d_name) >= (int)sizeof full)
+            continue;
+        if (!o.host[0]) {
+            /* An older chunkctl's: it may be another machine's. */
+            if (kill((pid_t)o.pid, 0) != 0 && errno == ESRCH)
+                ck_log(CK_LOG_NOTE,
+                       "%s looks like the temporary of a killed chunkctl "
+                       "(pid %ld); remove it if no chunkctl on another "
+                       "machine is writing %s",
+                       full, o.pid, target);
+            continue;
+        }
+        /* Same host: the name this host would give the owner is the
+         * entry's (so a host cut short in a long name still matches). */
+        size_t nl = strlen(e->d_name) - (o.old ? sizeof ".ck-old" - 1 : 0);
+        if (tmp_leaf(mine, base, o.pid, o.start, host) != 0 ||
+            strlen(mine) != nl || strncmp(mine, e->d_name, nl) != 0 ||
+            !owner_gone(&o))
+            continue;
+        start_str(o.start, when, sizeof when);
+        if (o.old && lstat(target, &st) != 0 && errno == ENOENT) {
+            if (rename(full, target) == 0)
+                ck_log(CK_LOG_NOTE,
+                       "put back %s, which a killed run (pid %ld on %s, "
+                       "started %s) had moved aside to replace it",
+                       target, o.pid, o.host, when);
+            continue;
+        }
+        if (remove_tree(full) == 0)
+            ck_log(CK_LOG_NOTE,
+                   "removed a stale temporary %s (pid %ld on %s, started %s, "
+                   "is gone)",
+                   full, o.pid, o.host, when);
+    }
+    closedir(d);
 }
 
 /* Temporary outputs in progress, for ck_store_abandon_all().  A slot holds
@@ -570,27 +797,34 @@ ck_code ck_store_create(const char *path, ck_store_kind kind, int force,
                         ck_store **out, ck_err *err)
 {
     struct stat st;
-    char dir[PATH_MAX], base[PATH_MAX], tmp[PATH_MAX + 64];
+    char dir[PATH_MAX], base[PATH_MAX], tmp[PATH_MAX + 64], host[256],
+        leaf[NAME_MAX + 1];
+    const char *d, *b;
     ck_store *s;
     ck_code rc;
     size_t n = strlen(path);
 
     if (n == 0 || n >= PATH_MAX - 64)
         return ck_err_set(err, CK_EUSAGE, "'%s': bad output name", path);
-    if (lstat(path, &st) == 0 && !force)
-        return ck_err_set(err, CK_EEXIST,
-                          "%s exists (use --force to overwrite it)", path);
     snprintf(dir, sizeof dir, "%s", path);
     snprintf(base, sizeof base, "%s", path);
     while (n > 1 && base[n - 1] == '/') {
         n--;
         base[n] = dir[n] = '\0';
     }
-    snprintf(tmp, sizeof tmp, "%s/.%s.ck-tmp-%ld", dirname(dir), basename(base),
-             (long)getpid());
-    if (strlen(tmp) >= PATH_MAX)
+    d = dirname(dir);
+    b = basename(base);
+    /* Before the existence check: a killed run may have moved the
+     * target aside, and this puts it back. */
+    remove_stale(d, b);
+    if (lstat(path, &st) == 0 && !force)
+        return ck_err_set(err, CK_EEXIST,
+                          "%s exists (use --force to overwrite it)", path);
+    host_name(host, sizeof host);
+    if (tmp_leaf(leaf, b, (long)getpid(), proc_start((long)getpid()), host) !=
+            0 ||
+        snprintf(tmp, sizeof tmp, "%s/%s", d, leaf) >= PATH_MAX)
         return ck_err_set(err, CK_EUSAGE, "'%s': name too long", path);
-    remove_tree(tmp); /* a stale one from a killed run with our pid */
     if (!(s = calloc(1, sizeof *s)))
         return ck_err_set(err, CK_ENOMEM, "out of memory");
     s->kind = kind;
@@ -776,7 +1010,9 @@ ck_code ck_store_commit(ck_store *s, ck_err *err)
      * into one: move the old output aside first, and drop it only once the
      * new one is in place. */
     if (lstat(s->path, &st) == 0) {
-        snprintf(old, sizeof old, "%s.ck-old-%ld", s->tmp, (long)getpid());
+        /* ".ck-old" after the temporary's name: owned by this run, as
+         * remove_stale() reads it should the run die here. */
+        snprintf(old, sizeof old, "%s.ck-old", s->tmp);
         if (rename(s->path, old) != 0)
             return ck_os_fail(err, CK_EIO, errno, "%s: cannot replace",
                               s->path);

@@ -109,7 +109,10 @@ ck_code ck_array_read_region(ck_array *a, const int64_t *start,
 
 /* Creates a new store of 'kind' that will appear at path on commit.
  * CK_EEXIST when path exists and force is 0.  The store is written under
- * a temporary name in the same directory. */
+ * a temporary name in the same directory that names its owner
+ * (".BASE.ck-tmp-PID-START@HOST"); temporaries of path whose owner is
+ * gone (this host, no such process or one started at another time) are
+ * removed first, with a note each. */
 ck_code ck_store_create(const char *path, ck_store_kind kind, int force,
                         ck_store **out, ck_err *err);
 /* Creates an array (and its parent groups) in a store being written. */

@@ -114,6 +114,11 @@ static const H5Z_class2_t blosc_class = {
 /* Runs once, under h5_mutex (ck_h5_lock() calls it). */
 static void h5_init(void)
 {
+    /* No H5_term_library at exit: when H5Fclose fails (a full disk while
+     * the metadata is flushed), HDF5 1.10 frees the file but keeps its id,
+     * and the teardown at exit then crashes on it.  Every file chunkctl
+     * opens is closed by then, and the process's end frees the rest. */
+    H5dont_atexit();
     H5open();
     h5_filters_ok =
         ck_h5_zstd_register() >= 0 && H5Zregister(&blosc_class) >= 0;
@@ -126,11 +131,12 @@ void ck_h5_lock(void)
     static _Thread_local int silenced;
 
     pthread_mutex_lock(&h5_mutex);
+    /* h5_init first: it must run before any call that starts HDF5. */
+    pthread_once(&h5_once, h5_init);
     if (!silenced) {
         H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
         silenced = 1;
     }
-    pthread_once(&h5_once, h5_init);
 }
 
 void ck_h5_unlock(void)
@@ -145,6 +151,7 @@ typedef struct h5_why {
     int pline;      /* some entry came from the filter pipeline */
     int missing;    /* a filter is not available */
     int errnum;     /* the errno a file driver reported, 0 if none */
+    int show;       /* --verbose: log each entry (ck_log's debug level) */
 } h5_why;
 
 /* The errno in a file driver's message: HDF5's sec2 and core drivers
@@ -165,7 +172,18 @@ static herr_t why_cb(unsigned n, const H5E_error2_t *e, void *data)
 {
     h5_why *w = data;
 
-    (void)n;
+    if (w->show) {
+        /* One line per entry: the sec2 driver's text holds a ctime()
+         * with its newline. */
+        char line[600];
+        snprintf(line, sizeof line, "%s", e->desc ? e->desc : "");
+        for (char *c = line; *c; c++)
+            if ((unsigned char)*c < ' ')
+                *c = ' ';
+        ck_log(CK_LOG_DEBUG, "hdf5 error #%03u: %s line %u in %s(): %s", n,
+               e->file_name ? e->file_name : "?", e->line,
+               e->func_name ? e->func_name : "?", line);
+    }
     /* The innermost entry, past the plugin search's own complaints ("can't
      * open directory"), which only say where HDF5 looked. */
     if (!w->desc[0] && e->desc && e->maj_num != H5E_PLUGIN)
@@ -183,7 +201,7 @@ static herr_t why_cb(unsigned n, const H5E_error2_t *e, void *data)
 
 ck_code ck_h5_fail(ck_err *err, ck_code code, const char *fmt, ...)
 {
-    h5_why w = {"", 0, 0, 0};
+    h5_why w = {"", 0, 0, 0, ck_log_get_level() >= CK_LOG_DEBUG};
     char head[400];
     va_list ap;
 
@@ -215,7 +233,7 @@ const char *ck_h5_chunk_str(const ck_array *a, const int64_t *coords, char *buf,
  * (later releases return a size of 0). */
 int ck_h5_chunk_not_allocated(void)
 {
-    h5_why w = {"", 0, 0, 0};
+    h5_why w = {"", 0, 0, 0, 0};
 
     H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, why_cb, &w);
     /* An error stack left standing leaks its strings in HDF5 1.10 (LSan
