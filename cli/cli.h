@@ -24,6 +24,7 @@ typedef struct cli_common {
     const char *cmdline;   /* the command line, for outputs' history */
     int shards_ndim;       /* --shards */
     int64_t shards[32];
+    int resume; /* --resume */
 } cli_common;
 
 /* Option values of --zarr-format and --shards, which every command that
@@ -32,8 +33,17 @@ typedef struct cli_common {
 enum {
     CLI_OPT_ZARR_FORMAT = 0x200,
     CLI_OPT_SHARDS = 0x201,
-    CLI_OPT_RAW = 0x202
+    CLI_OPT_RAW = 0x202,
+    CLI_OPT_RESUME = 0x203
 };
+
+/* The help line of --resume (commands that write outputs). */
+#define CLI_HELP_RESUME                                                        \
+    "  --resume             go on with a run of the same command that was "    \
+    "killed:\n"                                                                \
+    "                       keep the zarr chunks it wrote, compute the rest "  \
+    "(see\n"                                                                   \
+    "                       chunkctl(1), RESUMING)\n"
 
 /* The help line of --raw, which commands that compute take. */
 #define CLI_HELP_RAW                                                           \

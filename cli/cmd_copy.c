@@ -38,7 +38,7 @@ static const char help[] =
     "  --memory SIZE        peak memory bound, e.g. 512M (default: 1/4 of "
     "RAM)\n"
     "  --threads N          worker threads (default: all cores)\n"
-    "  --force              replace DST if it exists\n"
+    "  --force              replace DST if it exists\n" CLI_HELP_RESUME
     "  --quiet              no progress bar or notes\n"
     "  --help               this text\n\n"
     "example: chunkctl copy data.h5:/x x.zarr --chunks 1000,1000 "
@@ -77,6 +77,7 @@ ck_code cmd_copy(int argc, char **argv, cli_common *c, ck_err *err)
         {"dtype", required_argument, 0, 'd'},
         {"zarr-format", required_argument, 0, CLI_OPT_ZARR_FORMAT},
         {"shards", required_argument, 0, CLI_OPT_SHARDS},
+        {"resume", no_argument, 0, CLI_OPT_RESUME},
         {0, 0, 0, 0}};
     static const cli_cmd_opts opts = {"copy", help, NULL, longs, copy_opt, 0};
     ck_copy_opts o;
@@ -94,6 +95,7 @@ ck_code cmd_copy(int argc, char **argv, cli_common *c, ck_err *err)
     o.src = argv[first];
     o.dst = argv[first + 1];
     o.force = c->force;
+    o.resume = c->resume;
     o.zarr_format = c->zarr_format;
     o.cmdline = c->cmdline;
     o.shards_ndim = c->shards_ndim;

@@ -146,7 +146,7 @@ static const char op_help[] =
     "  -o, --output DST   write the result to DST[:DATASET]\n"
     "  --json             print the result as JSON\n"
     "  --backend NAME     auto, cpu or cuda (default: auto)\n" CLI_HELP_ZARR
-        CLI_HELP_RAW
+        CLI_HELP_RAW CLI_HELP_RESUME
     "  --memory SIZE, --threads N, --force, --quiet, --verbose, --help\n\n"
     "examples:\n"
     "  chunkctl reshape data.h5:/x --shape 1000,5000,5 -o out.zarr\n"
@@ -184,6 +184,10 @@ ck_code cmd_op(int argc, char **argv, cli_common *c, ck_err *err)
         }
         if (!strcmp(a, "--raw")) {
             c->raw = 1;
+            continue;
+        }
+        if (!strcmp(a, "--resume")) {
+            c->resume = 1;
             continue;
         }
         if (!strcmp(a, "--quiet") || !strcmp(a, "--force") ||

@@ -25,7 +25,7 @@ static const char help[] =
     "  --memory SIZE      peak memory bound, e.g. 512M (default: 1/4 of "
     "RAM)\n"
     "  --threads N        worker threads (default: all cores)\n"
-    "  --force            replace outputs that exist\n"
+    "  --force            replace outputs that exist\n" CLI_HELP_RESUME
     "  --quiet            no progress bar or notes\n"
     "  --help             this text\n";
 
@@ -74,6 +74,7 @@ ck_code cmd_run(int argc, char **argv, cli_common *c, ck_err *err)
     o.memory = c->memory;
     o.threads = c->threads;
     o.force = c->force;
+    o.resume = c->resume;
     o.zarr_format = c->zarr_format;
     o.has_codec = rc_opts.has_codec;
     o.codec = rc_opts.codec;

@@ -108,6 +108,9 @@ int cli_common_opt(int opt, const char *arg, cli_common *c, ck_code *rc,
     case CLI_OPT_RAW:
         c->raw = 1;
         return 1;
+    case CLI_OPT_RESUME:
+        c->resume = 1;
+        return 1;
     case CLI_OPT_SHARDS:
         *rc = ck_parse_ints(arg, "--shards", c->shards, CK_MAX_DIMS,
                             &c->shards_ndim, err);

@@ -113,6 +113,7 @@ ck_code cli_step_run(cli_step *s, const char *label, cli_common *c,
     o.memory = c->memory;
     o.threads = c->threads;
     o.force = c->force;
+    o.resume = c->resume;
     o.zarr_format = c->zarr_format;
     o.cmdline = c->cmdline;
     o.shards_ndim = c->shards_ndim;

@@ -24,11 +24,12 @@ static const struct option common[] = {
     {"zarr-format", required_argument, 0, CLI_OPT_ZARR_FORMAT},
     {"shards", required_argument, 0, CLI_OPT_SHARDS},
     {"raw", no_argument, 0, CLI_OPT_RAW},
+    {"resume", no_argument, 0, CLI_OPT_RESUME},
 };
 
 enum {
     NCOMMON = sizeof common / sizeof common[0],
-    NCOMPUTE = 5, /* the last NCOMPUTE of common[] */
+    NCOMPUTE = 6, /* the last NCOMPUTE of common[] */
     MAX_LONGS = 32
 };
 

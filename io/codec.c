@@ -408,6 +408,13 @@ static ck_code lz4_decode(const void *src, size_t n, void *dst, size_t want,
     return CK_OK;
 }
 
+/* The most memory an xz or lzma-alone decoder may take.  Those headers
+ * choose the dictionary size, which liblzma allocates before decoding a
+ * byte: a damaged one asked for 3 GiB (found by tests/fuzz/fuzz_codec).
+ * Every preset fits (9e: a 64 MiB dictionary); over it, the chunk is
+ * refused as corrupt ("memory limit reached"). */
+#define LZMA_DECODE_MEMLIMIT ((uint64_t)256 << 20)
+
 /* Python's lzma module: check -1 is CRC64 for xz, none otherwise; preset
  * null is 6; a filter chain is one LZMA1 or LZMA2 filter. */
 static ck_code lzma_setup(const ck_codec_spec *c, int decoding, lzma_stream *z,
@@ -435,14 +442,14 @@ static ck_code lzma_setup(const ck_codec_spec *c, int decoding, lzma_stream *z,
         if (!decoding)
             return ck_err_set(err, CK_ENOTSUP,
                               "lzma: format auto (0) only decodes");
-        r = lzma_auto_decoder(z, UINT64_MAX, 0);
+        r = lzma_auto_decoder(z, LZMA_DECODE_MEMLIMIT, 0);
         break;
     case CK_LZMA_XZ:
-        r = decoding ? lzma_stream_decoder(z, UINT64_MAX, 0)
+        r = decoding ? lzma_stream_decoder(z, LZMA_DECODE_MEMLIMIT, 0)
                      : lzma_stream_encoder(z, f, check);
         break;
     case CK_LZMA_ALONE:
-        r = decoding ? lzma_alone_decoder(z, UINT64_MAX)
+        r = decoding ? lzma_alone_decoder(z, LZMA_DECODE_MEMLIMIT)
                      : lzma_alone_encoder(z, opt);
         break;
     case CK_LZMA_RAW:

@@ -28,6 +28,7 @@
 
 #include "base/ck_log.h"
 #include "io/cache.h"
+#include "io/journal.h"
 
 ck_code ck_target_split(const char *target, char *path, char *dataset, size_t n,
                         ck_err *err)
@@ -143,6 +144,71 @@ static int remove_tree(const char *path)
     if (!S_ISDIR(st.st_mode))
         return unlink(path);
     return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* ---- durability ----
+ *
+ * ck_store_commit fsyncs the temporary (an HDF5 file; a Zarr directory:
+ * each file and each directory in it) before the rename, and the parent
+ * directory after it, so that a committed output survives a power cut
+ * whole: without it, a rename can reach the disk before the data it
+ * names.  Cost measured on bench/copy_bench's 1 GiB copy: about 10% (see
+ * tests/fault/README.md). */
+
+static _Thread_local int sync_errno;
+static _Thread_local char sync_path[PATH_MAX];
+
+static int sync_one(const char *p, int dir)
+{
+    int fd = open(p, O_RDONLY | O_CLOEXEC | (dir ? O_DIRECTORY : 0));
+    int e;
+
+    if (fd < 0 || fsync(fd) != 0) {
+        e = errno;
+        if (fd >= 0)
+            close(fd);
+        snprintf(sync_path, sizeof sync_path, "%s", p);
+        sync_errno = e;
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
+static int sync_entry(const char *p, const struct stat *sb, int flag,
+                      struct FTW *ftw)
+{
+    (void)sb;
+    (void)ftw;
+    if (flag == FTW_F || flag == FTW_DP)
+        return sync_one(p, flag == FTW_DP);
+    return 0; /* a link: not followed, nothing of ours */
+}
+
+/* fsyncs a file, or a directory tree (files, then their directory). */
+static ck_code sync_tree(const char *path, ck_err *err)
+{
+    struct stat st;
+    int r;
+
+    sync_errno = 0;
+    if (lstat(path, &st) != 0)
+        return ck_os_fail(err, CK_EIO, errno, "%s", path);
+    r = S_ISDIR(st.st_mode) ? nftw(path, sync_entry, 16, FTW_DEPTH | FTW_PHYS)
+                            : sync_one(path, 0);
+    if (r != 0)
+        return ck_os_fail(err, CK_EIO, sync_errno ? sync_errno : errno,
+                          "%s: cannot sync", sync_errno ? sync_path : path);
+    return CK_OK;
+}
+
+/* fsyncs the directory that holds path, so a rename there is on disk. */
+static int sync_parent(const char *path)
+{
+    char dir[PATH_MAX];
+
+    snprintf(dir, sizeof dir, "%s", path);
+    return sync_one(dirname(dir), 1);
 }
 
 /* ---- temporary names and their owners ----
@@ -302,7 +368,7 @@ static int tmp_leaf(char *buf, const char *base, long pid,
  * moved aside to replace (so that the target reads as if the killed run
  * never touched it).  What it cannot remove is left as it is: this run's
  * temporary has a name of its own. */
-static void remove_stale(const char *dir, const char *base)
+static void remove_stale(const char *dir, const char *base, const char *skip)
 {
     char prefix[NAME_MAX + 16], host[256], full[PATH_MAX], target[PATH_MAX],
         mine[NAME_MAX + 1];
@@ -325,6 +391,7 @@ static void remove_stale(const char *dir, const char *base)
         tmp_owner o;
         char when[64];
         if (strncmp(e->d_name, prefix, np) != 0 ||
+            (skip && strcmp(e->d_name, skip) == 0) ||
             !parse_owner(e->d_name + np, &o) ||
             snprintf(full, sizeof full, "%s%s%s", here ? "" : dir,
                      here ? "" : "/", e->d_name) >= (int)sizeof full)
@@ -407,6 +474,8 @@ void ck_store_close(ck_store *s)
         s->ops->close(s);
     if (s->writing && !s->committed && s->tmp[0])
         remove_tree(s->tmp);
+    ck_journal_close(s->journal);
+    ck_journal_close(s->kept);
     free(s);
 }
 
@@ -793,8 +862,11 @@ ck_code ck_array_read_region(ck_array *a, const int64_t *start,
     return CK_OK;
 }
 
-ck_code ck_store_create(const char *path, ck_store_kind kind, int force,
-                        ck_store **out, ck_err *err)
+/* ck_store_create, leaving the stale temporary 'skip' (a leaf in the
+ * target's directory, or NULL) where it is: a resumed run takes its
+ * units. */
+static ck_code create_in(const char *path, ck_store_kind kind, int force,
+                         const char *skip, ck_store **out, ck_err *err)
 {
     struct stat st;
     char dir[PATH_MAX], base[PATH_MAX], tmp[PATH_MAX + 64], host[256],
@@ -816,7 +888,7 @@ ck_code ck_store_create(const char *path, ck_store_kind kind, int force,
     b = basename(base);
     /* Before the existence check: a killed run may have moved the
      * target aside, and this puts it back. */
-    remove_stale(d, b);
+    remove_stale(d, b, skip);
     if (lstat(path, &st) == 0 && !force)
         return ck_err_set(err, CK_EEXIST,
                           "%s exists (use --force to overwrite it)", path);
@@ -1006,6 +1078,17 @@ ck_code ck_store_commit(ck_store *s, ck_err *err)
     int replaced = 0;
 
     CK_TRY(s->ops->flush(s, err));
+    CK_TRY(sync_tree(s->tmp, err));
+    /* The journal is the run's, not the output's. */
+    if (s->journal) {
+        char jp[PATH_MAX];
+        snprintf(jp, sizeof jp, "%s", ck_journal_path(s->journal));
+        ck_journal_close(s->journal);
+        s->journal = NULL;
+        if (unlink(jp) != 0 && errno != ENOENT)
+            return ck_os_fail(err, CK_EIO, errno, "%s: cannot remove %s",
+                              s->path, jp);
+    }
     /* rename() cannot replace a directory (a Zarr store) or change a file
      * into one: move the old output aside first, and drop it only once the
      * new one is in place. */
@@ -1025,9 +1108,217 @@ ck_code ck_store_commit(ck_store *s, ck_err *err)
         return ck_os_fail(err, CK_EIO, e, "%s: cannot rename from %s", s->path,
                           s->tmp);
     }
+    /* The rename is durable only once its directory is: if that fails,
+     * take it back (ck_store_close then drops the temporary). */
+    if (sync_parent(s->path) != 0) {
+        int e = sync_errno;
+        if (rename(s->path, s->tmp) == 0 && replaced)
+            rename(old, s->path);
+        return ck_os_fail(err, CK_EIO, e, "%s: cannot sync its directory",
+                          s->path);
+    }
     s->committed = 1;
+    /* What the killed run left that this one did not take is stale. */
+    if (s->from[0] && remove_tree(s->from) != 0)
+        ck_log(CK_LOG_WARN, "could not remove %s, the killed run's temporary",
+               s->from);
     if (replaced && remove_tree(old) != 0)
         ck_log(CK_LOG_WARN, "could not remove the old %s (left as %s)", s->path,
                old);
     return CK_OK;
+}
+
+void ck_store_uncommit(ck_store *s)
+{
+    if (s && s->committed && rename(s->path, s->tmp) == 0)
+        s->committed = 0;
+}
+
+ck_code ck_store_create(const char *path, ck_store_kind kind, int force,
+                        ck_store **out, ck_err *err)
+{
+    return create_in(path, kind, force, NULL, out, err);
+}
+
+/* ---- resuming (see io/journal.h) ----
+ *
+ * A Zarr output's temporary holds JOURNAL, the record of its units that
+ * are written whole.  A resumed run creates a temporary of its own as
+ * any run does, and moves into it each unit the killed run recorded whose
+ * stored bytes still check, so that what it takes over is its own (and
+ * recorded in its own journal) before anything else happens: killed
+ * again, it can be resumed again.  The killed run's temporary is removed
+ * when the resumed run commits. */
+#define JOURNAL ".ck-journal"
+
+/* The dead owner's temporary of dir/base that holds the longest journal:
+ * its leaf into leaf (NAME_MAX + 1), its owner into *who; 0 when there
+ * is none. */
+static int find_resumable(const char *dir, const char *base, char *leaf,
+                          tmp_owner *who)
+{
+    char prefix[NAME_MAX + 16], host[256], mine[NAME_MAX + 1],
+        jp[PATH_MAX + NAME_MAX + 32];
+    off_t best = -1;
+    struct dirent *e;
+    DIR *d;
+
+    if (snprintf(prefix, sizeof prefix, ".%s.ck-tmp-", base) >=
+            (int)sizeof prefix ||
+        !(d = opendir(dir)))
+        return 0;
+    host_name(host, sizeof host);
+    while ((e = readdir(d)) != NULL) {
+        size_t np = strlen(prefix);
+        struct stat st;
+        tmp_owner o;
+        if (strncmp(e->d_name, prefix, np) != 0 ||
+            !parse_owner(e->d_name + np, &o) || o.old || !o.host[0] ||
+            tmp_leaf(mine, base, o.pid, o.start, host) != 0 ||
+            strcmp(mine, e->d_name) != 0 || !owner_gone(&o))
+            continue;
+        snprintf(jp, sizeof jp, "%s/%s/" JOURNAL, dir, e->d_name);
+        if (lstat(jp, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= best)
+            continue;
+        best = st.st_size;
+        snprintf(leaf, NAME_MAX + 1, "%s", e->d_name);
+        *who = o;
+    }
+    closedir(d);
+    return best >= 0;
+}
+
+ck_code ck_store_create_resumable(const char *path, ck_store_kind kind,
+                                  int force, const ck_journal_key *key,
+                                  int resume, ck_store **out, ck_err *err)
+{
+    char dir[PATH_MAX], base[PATH_MAX], leaf[NAME_MAX + 1], from[PATH_MAX],
+        jp[PATH_MAX + 32], when[64];
+    ck_journal *kept = NULL;
+    ck_store *s = NULL;
+    tmp_owner who;
+    int found = 0;
+    size_t n = strlen(path);
+    ck_code rc;
+
+    if (kind != CK_KIND_ZARR || key->overflow) {
+        if (resume)
+            ck_log(CK_LOG_NOTE,
+                   "%s: %s outputs are not resumed (a file killed while HDF5 "
+                   "wrote it cannot be trusted); starting afresh",
+                   path, kind == CK_KIND_ZARR ? "these" : "hdf5");
+        return ck_store_create(path, kind, force, out, err);
+    }
+    if (n == 0 || n >= PATH_MAX - 64)
+        return ck_err_set(err, CK_EUSAGE, "'%s': bad output name", path);
+    snprintf(dir, sizeof dir, "%s", path);
+    snprintf(base, sizeof base, "%s", path);
+    while (n > 1 && base[n - 1] == '/') {
+        n--;
+        base[n] = dir[n] = '\0';
+    }
+    const char *d = dirname(dir), *b = basename(base);
+    if (resume && (found = find_resumable(d, b, leaf, &who))) {
+        int here = strcmp(d, ".") == 0;
+        snprintf(from, sizeof from, "%s%s%s", here ? "" : d, here ? "" : "/",
+                 leaf);
+        snprintf(jp, sizeof jp, "%s/" JOURNAL, from);
+        CK_TRY(ck_journal_read(jp, key, path, &kept, err));
+        found = kept != NULL;
+    }
+    if (resume && !found)
+        ck_log(CK_LOG_NOTE, "%s: nothing to resume; starting afresh", path);
+    if ((rc = create_in(path, kind, force, found ? leaf : NULL, &s, err)) !=
+        CK_OK) {
+        ck_journal_close(kept);
+        return rc;
+    }
+    snprintf(jp, sizeof jp, "%s/" JOURNAL, s->tmp);
+    if ((rc = ck_journal_create(jp, key, path, &s->journal, err)) != CK_OK) {
+        ck_journal_close(kept);
+        ck_store_close(s);
+        return rc;
+    }
+    if (found) {
+        s->kept = kept;
+        snprintf(s->from, sizeof s->from, "%s", from);
+        start_str(who.start, when, sizeof when);
+        ck_log(CK_LOG_NOTE,
+               "%s: resuming the run killed as pid %ld (started %s): %lld "
+               "units recorded in %s",
+               path, who.pid, when, (long long)ck_journal_count(kept), from);
+    }
+    *out = s;
+    return CK_OK;
+}
+
+int ck_array_units(const ck_array *a, ck_grid *units)
+{
+    const ck_store *s = a->store;
+    ck_err e;
+
+    if (!s->journal || !s->ops->unit_sum || !s->ops->take_unit)
+        return 0;
+    if (a->info.ndim > 0 && a->info.shards[0] > 0)
+        return ck_grid_init(units, a->info.ndim, a->info.shape, a->info.shards,
+                            1, &e) == CK_OK;
+    *units = a->grid;
+    return 1;
+}
+
+enum { REC_BATCH = 64 };
+
+ck_code ck_array_resume(ck_array *a, const ck_grid *units, unsigned char *kept,
+                        int64_t *nkept, ck_err *err)
+{
+    ck_store *s = a->store;
+    ck_journal_entry rec[REC_BATCH];
+    int nrec = 0;
+
+    *nkept = 0;
+    if (!s->kept || !s->from[0])
+        return CK_OK;
+    for (int64_t i = 0; i < ck_journal_count(s->kept); i++) {
+        const ck_journal_entry *e = ck_journal_at(s->kept, i);
+        ck_chunk c;
+        int taken = 0;
+        if (e->unit >= units->total_chunks || kept[e->unit] ||
+            strcmp(ck_journal_array(s->kept, e), a->info.name) != 0)
+            continue;
+        ck_grid_chunk(units, e->unit, &c);
+        CK_TRY(s->ops->take_unit(a, s->from, c.coords, e->len, e->sum, &taken,
+                                 err));
+        if (!taken)
+            continue;
+        kept[e->unit] = 1;
+        ++*nkept;
+        rec[nrec++] = *e;
+        if (nrec == REC_BATCH) {
+            CK_TRY(ck_journal_append(s->journal, a->info.name, rec, nrec, err));
+            nrec = 0;
+        }
+    }
+    return ck_journal_append(s->journal, a->info.name, rec, nrec, err);
+}
+
+ck_code ck_array_record(ck_array *a, const ck_grid *units, const int64_t *u,
+                        int n, ck_err *err)
+{
+    ck_store *s = a->store;
+    ck_journal_entry rec[REC_BATCH];
+    int nrec = 0;
+
+    for (int i = 0; i < n; i++) {
+        ck_chunk c;
+        int found = 0;
+        ck_grid_chunk(units, u[i], &c);
+        rec[nrec] = (ck_journal_entry){.unit = u[i]};
+        CK_TRY(s->ops->unit_sum(a, c.coords, &found, &rec[nrec].len,
+                                &rec[nrec].sum, err));
+        if (found && ++nrec == REC_BATCH) {
+            CK_TRY(ck_journal_append(s->journal, a->info.name, rec, nrec, err));
+            nrec = 0;
+        }
+    }
+    return ck_journal_append(s->journal, a->info.name, rec, nrec, err);
 }

@@ -115,6 +115,37 @@ ck_code ck_array_read_region(ck_array *a, const int64_t *start,
  * removed first, with a note each. */
 ck_code ck_store_create(const char *path, ck_store_kind kind, int force,
                         ck_store **out, ck_err *err);
+/* ck_store_create for an output a later run may resume (--resume; see
+ * io/journal.h): the temporary keeps a journal of its written units
+ * under key, the identity of this run.  With resume, a temporary of path
+ * left by a killed run (owner gone, as above) whose journal has this key
+ * is not removed: the units it recorded are taken over, each when its
+ * stored bytes still check (ck_array_resume), and it is removed once
+ * this run commits.  CK_EUSAGE, naming what differs, when its journal
+ * has another key; the temporary is then left as it is.  HDF5 outputs
+ * are not resumed (a file killed while HDF5 was writing it cannot be
+ * trusted): they start afresh, with a note.  Nothing to resume: a note,
+ * and the run goes on as ck_store_create. */
+struct ck_journal_key;
+ck_code ck_store_create_resumable(const char *path, ck_store_kind kind,
+                                  int force, const struct ck_journal_key *key,
+                                  int resume, ck_store **out, ck_err *err);
+
+/* The unit grid of an array written under a journal: its chunk grid, or
+ * for a sharded Zarr array the grid of its shards.  0 when a is not
+ * journaled (ck_store_create, or an HDF5 output). */
+int ck_array_units(const ck_array *a, ck_grid *units);
+/* Takes over the units of a that the killed run recorded and whose stored
+ * bytes check: kept[u] set to 1 for each (kept holds units->total_chunks
+ * bytes, zeroed), *nkept their count; they are recorded in this run's
+ * journal too. */
+ck_code ck_array_resume(ck_array *a, const ck_grid *units, unsigned char *kept,
+                        int64_t *nkept, ck_err *err);
+/* Records units u[0..n) of a (linear numbers in units), written whole,
+ * in the journal, with their stored bytes' checksums. */
+ck_code ck_array_record(ck_array *a, const ck_grid *units, const int64_t *u,
+                        int n, ck_err *err);
+
 /* Creates an array (and its parent groups) in a store being written. */
 ck_code ck_array_create(ck_store *s, const ck_array_spec *spec, ck_array **out,
                         ck_err *err);
@@ -177,5 +208,11 @@ void ck_store_abandon_all(void);
 /* Flushes and renames the temporary store over path.  After it the store
  * may only be closed. */
 ck_code ck_store_commit(ck_store *s, ck_err *err);
+
+/* Undoes a ck_store_commit of this run: the output goes back to its
+ * temporary name, so ck_store_close drops it.  For a run with several
+ * outputs whose later commit failed: none of them is left.  An older
+ * output that the commit replaced (--force) is gone already. */
+void ck_store_uncommit(ck_store *s);
 
 #endif

@@ -26,6 +26,12 @@ struct ck_store {
     int writing;
     int committed;
     void *impl;
+    /* --resume (io/journal.h): this run's journal of written units, and
+     * the killed run's temporary (from) and journal (kept) it takes its
+     * recorded units from; NULL / "" when there is none. */
+    struct ck_journal *journal;
+    struct ck_journal *kept;
+    char from[PATH_MAX];
 };
 
 struct ck_array {
@@ -85,6 +91,19 @@ struct ck_store_ops {
                         const ck_attr *v, ck_err *err);
     ck_code (*get_attr)(ck_store *s, const char *name, const char *key,
                         ck_attr *v, ck_err *err);
+    /* Optional (NULL: outputs of this kind are not resumed).  A unit is
+     * a chunk, or for a sharded array (info.shards set) a whole shard, at
+     * unit coordinates 'coords'.  unit_sum: its stored bytes' length and
+     * checksum (io/journal.h) as they are now at s->tmp; *found 0 when
+     * it is not stored. */
+    ck_code (*unit_sum)(ck_array *a, const int64_t *coords, int *found,
+                        uint64_t *len, uint64_t *sum, ck_err *err);
+    /* Moves unit 'coords' of the same array in the store tree at 'from'
+     * (a killed run's temporary) into a, when its stored bytes there are
+     * len long with checksum sum; *taken 0 (and nothing moved) when they
+     * are not, or it is not there. */
+    ck_code (*take_unit)(ck_array *a, const char *from, const int64_t *coords,
+                         uint64_t len, uint64_t sum, int *taken, ck_err *err);
     /* Makes everything durable at s->tmp (HDF5: close the file) before
      * the rename. */
     ck_code (*flush)(ck_store *s, ck_err *err);

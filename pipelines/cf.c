@@ -795,21 +795,30 @@ ck_code ck_cf_history(ck_store *s, ck_store *in, const char *cmd, ck_err *err)
     time_t now = time(NULL);
     struct tm tm;
     ck_code rc = CK_OK;
-    ck_err e = {0};
     size_t n;
 
     /* A Zarr store that is one array has no global attributes, only the
      * array's: it gets no history. */
     ck_names names = {0};
     int root_array = 0;
-    if (ck_store_list(s, &names, &e) == CK_OK)
-        for (int k = 0; k < names.n; k++)
-            root_array |= strcmp(names.v[k], "/") == 0;
+    /* A listing that fails (out of memory, a failed open) must fail the
+     * run: taken as "not a root array" it wrote a history attribute where
+     * none belongs (found by the fault walk, tests/fault). */
+    if ((rc = ck_store_list(s, &names, err)) != CK_OK) {
+        ck_names_release(&names);
+        return rc;
+    }
+    for (int k = 0; k < names.n; k++)
+        root_array |= strcmp(names.v[k], "/") == 0;
     ck_names_release(&names);
     if (root_array)
         return CK_OK;
-    /* The input's history goes on below ours. */
-    if (in && ck_store_get_attrs(in, "/", &old, &e) == CK_OK) {
+    /* The input's history goes on below ours.  get_attrs gives "{}" when
+     * there are none: a failure is a read error, not "no history" (the
+     * fault walk, tests/fault, saw the input's history silently dropped). */
+    if (in) {
+        if ((rc = ck_store_get_attrs(in, "/", &old, err)) != CK_OK)
+            return rc;
         src = cJSON_Parse(old);
         free(old);
     }
@@ -827,8 +836,10 @@ ck_code ck_cf_history(ck_store *s, ck_store *in, const char *cmd, ck_err *err)
              prev[0] ? "\n" : "", prev);
     cJSON_Delete(src);
     /* Keep what the output's root has (a Zarr root array's attributes). */
-    if (ck_store_get_attrs(s, "/", &txt, &e) != CK_OK)
-        txt = NULL;
+    if ((rc = ck_store_get_attrs(s, "/", &txt, err)) != CK_OK) {
+        free(line);
+        return rc;
+    }
     mine = txt ? cJSON_Parse(txt) : NULL;
     free(txt);
     txt = NULL;

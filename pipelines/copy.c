@@ -291,6 +291,42 @@ static ck_code copy_group_attrs(ck_store *in, ck_store *out,
     return rc;
 }
 
+#define HASH(h, x) ck_journal_hash((h), &(x), sizeof(x))
+
+/* What a resumed copy must share with the killed one: the version, every
+ * option that changes the output's bytes (not --threads, --memory or
+ * --force), and the source's identity. */
+static void copy_key(const ck_copy_opts *o, const char *spath,
+                     ck_journal_key *k)
+{
+    uint64_t h = CK_JOURNAL_HASH_INIT;
+
+    h = ck_journal_hash(h, o->src, strlen(o->src) + 1);
+    h = ck_journal_hash(h, o->dst, strlen(o->dst) + 1);
+    h = HASH(h, o->chunks_ndim);
+    for (int d = 0; d < o->chunks_ndim && d < CK_MAX_DIMS; d++)
+        h = HASH(h, o->chunks[d]);
+    h = HASH(h, o->has_codec);
+    if (o->has_codec)
+        h = ck_stream_hash_codec(h, &o->codec);
+    h = HASH(h, o->has_filters);
+    h = HASH(h, o->nfilters);
+    if (o->has_filters) {
+        ck_codec_spec f = {0};
+        f.nfilters = o->nfilters;
+        memcpy(f.filters, o->filters, sizeof(ck_filter) * (size_t)o->nfilters);
+        h = ck_stream_hash_codec(h, &f);
+    }
+    h = HASH(h, o->dtype);
+    h = HASH(h, o->zarr_format);
+    h = HASH(h, o->shards_ndim);
+    for (int d = 0; d < o->shards_ndim && d < CK_MAX_DIMS; d++)
+        h = HASH(h, o->shards[d]);
+    ck_journal_key_init(k);
+    ck_journal_key_command(k, &h, sizeof h);
+    ck_journal_key_input(k, spath);
+}
+
 /* 1 if a and b name the same existing file or directory. */
 static int same_file(const char *a, const char *b)
 {
@@ -340,7 +376,10 @@ ck_code ck_copy(const ck_copy_opts *o, ck_err *err)
                         spath, names.n, spath);
         goto out;
     }
-    if ((rc = ck_store_create(dpath, kind, o->force, &out, err)) != CK_OK)
+    ck_journal_key key;
+    copy_key(o, spath, &key);
+    if ((rc = ck_store_create_resumable(dpath, kind, o->force, &key, o->resume,
+                                        &out, err)) != CK_OK)
         goto out;
     for (int i = 0; i < names.n && rc == CK_OK; i++) {
         dst_name(dname, names.v[i], kind, names.n > 1, oname, sizeof oname);

@@ -33,6 +33,7 @@ typedef struct ck_copy_opts {
     int shards_ndim; /* --shards (v3); 0: the source's, when kept */
     int64_t shards[CK_MAX_DIMS];
     int force;           /* replace an existing dst */
+    int resume;          /* --resume: a killed copy's chunks */
     const char *cmdline; /* for the output's history; NULL: "chunkctl copy" */
     int64_t memory;      /* the --memory budget, bytes */
     int threads;         /* 0: all cores */

@@ -2059,6 +2059,35 @@ static ck_code open_backend(xrun *r, const char *want, const ck_be_opts *bo,
     return CK_OK;
 }
 
+/* What a resumed run must share with the killed one (--resume, see
+ * io/journal.h): the version, the pipeline and the options that change
+ * outputs' bytes, and the inputs' identity. */
+static void run_key(const ck_plan *p, const ck_exec_opts *o, ck_journal_key *k)
+{
+    uint64_t h = CK_JOURNAL_HASH_INIT;
+    const char *be = o->backend ? o->backend : p->backend;
+
+    if (p->text)
+        h = ck_journal_hash(h, p->text, strlen(p->text) + 1);
+    h = ck_journal_hash(h, be, strlen(be) + 1);
+    h = ck_journal_hash(h, &p->raw, sizeof p->raw);
+    h = ck_journal_hash(h, &o->has_codec, sizeof o->has_codec);
+    if (o->has_codec)
+        h = ck_stream_hash_codec(h, &o->codec);
+    h = ck_journal_hash(h, &o->zarr_format, sizeof o->zarr_format);
+    h = ck_journal_hash(h, &o->shards_ndim, sizeof o->shards_ndim);
+    h = ck_journal_hash(h, o->shards, sizeof(int64_t) * (size_t)o->shards_ndim);
+    ck_journal_key_init(k);
+    ck_journal_key_command(k, &h, sizeof h);
+    for (int i = 0; i < p->n; i++) {
+        char sp[PATH_MAX], sn[512];
+        if (p->node[i].kind == CK_NODE_INPUT &&
+            ck_target_split(p->node[i].source, sp, sn, sizeof sp, NULL) ==
+                CK_OK)
+            ck_journal_key_input(k, sp);
+    }
+}
+
 ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
                     ck_err *err)
 {
@@ -2069,6 +2098,7 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
     char names[CK_MAX_NODES][512];
     int nstores = 0, which[CK_MAX_NODES];
     ck_be_opts bo = {o->threads};
+    ck_journal_key *key = NULL; /* made with the first output store */
     ck_code rc = CK_OK;
 
     if (!r || !(r->p = malloc(sizeof *p))) {
@@ -2139,7 +2169,16 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
             break;
         }
         snprintf(paths[nstores], PATH_MAX, "%s", dp);
-        rc = ck_store_create(dp, kind, o->force, &stores[nstores], err);
+        if (!key) {
+            key = malloc(sizeof *key);
+            if (!key) {
+                rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+                break;
+            }
+            run_key(p, o, key);
+        }
+        rc = ck_store_create_resumable(dp, kind, o->force, key, o->resume,
+                                       &stores[nstores], err);
         which[k] = nstores++;
     }
     /* Folds and models, in dependency order. */
@@ -2165,10 +2204,17 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
     free(done);
     if (rc == CK_OK && res)
         rc = take_results(r, orig, res, err);
-    for (int s = 0; rc == CK_OK && s < nstores; s++)
+    for (int s = 0; rc == CK_OK && s < nstores; s++) {
         rc = ck_store_commit(stores[s], err);
+        /* All outputs or none: a failed commit takes back the ones before
+         * it (the fault walk, tests/fault, left s.h5 and m.zarr behind
+         * when h.h5's rename failed). */
+        for (int t = 0; rc != CK_OK && t < s; t++)
+            ck_store_uncommit(stores[t]);
+    }
     for (int s = 0; s < nstores; s++)
         ck_store_close(stores[s]);
+    free(key);
     for (int i = 0; i < p->n; i++) {
         ck_array_close(r->x[i].arr);
         ck_store_close(r->x[i].store);

@@ -29,6 +29,7 @@ typedef struct ck_exec_opts {
     int zarr_format;     /* Zarr outputs: 2 or 3 (0: 2) */
     int shards_ndim;     /* Zarr v3 outputs: shard shape; 0 none */
     int64_t shards[CK_MAX_DIMS];
+    int resume; /* --resume: take over a killed run's written chunks */
 } ck_exec_opts;
 
 /* A result the pipeline asked to "print", handed back to the caller. */

@@ -2,12 +2,18 @@
  * pipelines/stream.c - the chunk engine behind copy, gen and verify.
  * Workers take small batches of consecutive chunk indices from one atomic
  * counter: consecutive chunks keep a worker's reads local, and small
- * batches keep both cores busy to the end.
+ * batches keep both cores busy to the end.  An output written under a
+ * journal (ck_store_create_resumable) records its units as they are
+ * written whole, a batch at a time, and a resumed run skips the units it
+ * took over from the killed one (see io/journal.h).
  */
 #include "pipelines/stream.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "base/ck_log.h"
 #include "base/ck_thread.h"
 
 typedef struct run {
@@ -16,7 +22,30 @@ typedef struct run {
     size_t chunk_bytes, arena_bytes;
     int64_t next; /* next chunk index to hand out; atomic */
     int64_t batch;
+    /* journaled output (units: chunks, or shards of a sharded array) */
+    int journaled, sharded;
+    ck_grid units;
+    unsigned char *kept; /* per unit: taken over from a killed run */
+    int64_t *done;       /* sharded: inner chunks written per shard; atomic */
 } run;
+
+/* The unit chunk c belongs to, and for a shard the chunks it holds. */
+static int64_t unit_of(const run *r, const ck_chunk *c, int64_t *inner)
+{
+    const ck_grid *u = &r->units, *g = r->g;
+    int64_t id = 0;
+
+    *inner = 1;
+    if (!r->sharded)
+        return c->index;
+    for (int d = 0; d < g->ndim; d++) {
+        int64_t per = u->chunk[d] / g->chunk[d], sc = c->coords[d] / per;
+        int64_t left = g->nchunks[d] - sc * per;
+        id = id * u->nchunks[d] + sc;
+        *inner *= left < per ? left : per;
+    }
+    return id;
+}
 
 static ck_code worker(void *ctx, int id, ck_par *par, ck_err *err)
 {
@@ -37,8 +66,15 @@ static ck_code worker(void *ctx, int id, ck_par *par, ck_err *err)
             break;
         ck_iter it = ck_iter_range(r->g, first, r->batch);
         ck_chunk c;
+        int64_t whole[64]; /* units written whole in this batch */
+        int nwhole = 0;
         while (rc == CK_OK && ck_iter_next(&it, &c)) {
             void *buf;
+            int64_t inner = 1, u = r->journaled ? unit_of(r, &c, &inner) : -1;
+            if (u >= 0 && r->kept[u]) {
+                ck_progress_add(j->progress, (int64_t)r->chunk_bytes);
+                continue;
+            }
             ck_arena_reset(&a);
             buf = ck_arena_alloc(&a, r->chunk_bytes);
             rc = j->produce(j->ctx, &c, buf, &a, err);
@@ -46,7 +82,15 @@ static ck_code worker(void *ctx, int id, ck_par *par, ck_err *err)
                 rc = ck_array_write_chunk(j->dst, c.coords, buf, &a, err);
             if (rc == CK_OK)
                 ck_progress_add(j->progress, (int64_t)r->chunk_bytes);
+            /* A shard is whole once its last chunk's write has returned:
+             * the store finishes it (its index) inside that write. */
+            if (rc == CK_OK && u >= 0 &&
+                (!r->sharded ||
+                 __atomic_add_fetch(&r->done[u], 1, __ATOMIC_ACQ_REL) == inner))
+                whole[nwhole++] = u;
         }
+        if (rc == CK_OK && nwhole > 0)
+            rc = ck_array_record(j->dst, &r->units, whole, nwhole, err);
         if (rc != CK_OK)
             break;
     }
@@ -119,7 +163,64 @@ ck_code ck_stream_run(const ck_stream_job *j, ck_err *err)
         r.batch = 64;
     if (j->progress)
         j->progress->total = r.g->total_chunks;
-    return ck_par_run(threads, worker, &r, err);
+    ck_code rc = CK_OK;
+    if (j->dst && ck_array_units(j->dst, &r.units)) {
+        int64_t nkept = 0;
+        r.journaled = 1;
+        r.sharded = r.units.total_chunks != r.g->total_chunks ||
+                    ck_array_info_of(j->dst)->shards[0] > 0;
+        r.kept = calloc((size_t)r.units.total_chunks, 1);
+        r.done = r.sharded
+                     ? calloc((size_t)r.units.total_chunks, sizeof *r.done)
+                     : NULL;
+        if (!r.kept || (r.sharded && !r.done))
+            rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+        if (rc == CK_OK)
+            rc = ck_array_resume(j->dst, &r.units, r.kept, &nkept, err);
+        if (rc == CK_OK && nkept > 0)
+            ck_log(CK_LOG_NOTE,
+                   "%s:%s: %lld of %lld %s kept from the killed run, the "
+                   "rest computed",
+                   ck_store_path(ck_array_store(j->dst)),
+                   ck_array_info_of(j->dst)->name, (long long)nkept,
+                   (long long)r.units.total_chunks,
+                   r.sharded ? "shards" : "chunks");
+    }
+    if (rc == CK_OK)
+        rc = ck_par_run(threads, worker, &r, err);
+    free(r.kept);
+    free(r.done);
+    return rc;
+}
+
+#define HASH(h, x) ck_journal_hash((h), &(x), sizeof(x))
+
+uint64_t ck_stream_hash_codec(uint64_t h, const ck_codec_spec *c)
+{
+    h = HASH(h, c->id);
+    h = HASH(h, c->level);
+    h = HASH(h, c->shuffle);
+    h = ck_journal_hash(h, c->cname, strnlen(c->cname, sizeof c->cname));
+    h = HASH(h, c->format);
+    h = HASH(h, c->check);
+    h = HASH(h, c->lzfilter);
+    h = HASH(h, c->checksum);
+    h = HASH(h, c->nfilters);
+    for (int i = 0; i < c->nfilters && i < CK_FILTERS_MAX; i++) {
+        const ck_filter *f = &c->filters[i];
+        h = HASH(h, f->id);
+        h = HASH(h, f->dtype);
+        h = HASH(h, f->astype);
+        h = HASH(h, f->elementsize);
+        h = HASH(h, f->digits);
+        h = HASH(h, f->keepbits);
+        h = HASH(h, f->offset);
+        h = HASH(h, f->scale);
+        h = HASH(h, f->nlabels);
+        for (int k = 0; k < f->nlabels && k < CK_CATEGORIES_MAX; k++)
+            h = HASH(h, f->labels[k]);
+    }
+    return h;
 }
 
 void ck_stream_abandon(void)

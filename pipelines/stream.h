@@ -15,6 +15,8 @@
 #include "base/ck_grid.h"
 #include "base/ck_mem.h"
 #include "base/ck_progress.h"
+#include "io/codec.h"
+#include "io/journal.h"
 #include "io/store.h"
 
 /* Fills buf, one full chunk of the output (its chunk shape and dtype, C
@@ -45,6 +47,11 @@ void ck_stream_plan(const ck_stream_job *j, int *threads, size_t *worker_bytes);
 /* Runs the job.  CK_ENOMEM before any work when one worker does not fit in
  * what is left of the budget. */
 ck_code ck_stream_run(const ck_stream_job *j, ck_err *err);
+
+/* Folds what of a compression spec decides an output's bytes (its codec,
+ * level, shuffle, filters and their parameters; never padding) into a
+ * journal key's command hash h (see io/journal.h). */
+uint64_t ck_stream_hash_codec(uint64_t h, const ck_codec_spec *c);
 
 /* Removes the temporary outputs of a run being killed (for cli/'s signal
  * handler; see ck_store_abandon_all). */

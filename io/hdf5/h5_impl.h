@@ -154,6 +154,15 @@ ck_code ck_h5_write_dims(ck_store *s, ck_err *err);
 
 /* ---- the ck_h5_ops slots of h5_read.c, h5_write.c and h5_attrs.c ---- */
 
+/* h5_read.c: undoes ha's filter pipeline (HDF5's order, last filter
+ * first; those whose bit is set in mask were skipped by the writer) on
+ * the n stored bytes at raw, into dst (ha->chunk_bytes, file byte order).
+ * scratch holds one chunk for the stages in between.  CK_ECORRUPT when
+ * the bytes do not decode to exactly one chunk; the caller names the
+ * chunk.  Exposed for tests/fuzz/fuzz_h5_filters.c. */
+ck_code ck_h5_unfilter(const h5_array *ha, uint32_t mask, const void *raw,
+                       size_t n, void *dst, ck_arena *scratch, ck_err *err);
+
 ck_code ck_h5_read_chunk(ck_array *a, const int64_t *coords, void *dst,
                          ck_arena *scratch, ck_err *err);
 int ck_h5_view_chunk(ck_array *a, const int64_t *coords, size_t off, size_t len,

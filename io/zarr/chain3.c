@@ -124,10 +124,13 @@ ck_code ck_z3_decode(const ck_z3_chain *c, int ndim, const int64_t *shape,
     size_t len = n;
 
     for (int i = c->nbb - 1; i >= 0; i--) {
-        /* The last stage that makes bytes writes straight into dst. */
-        int last = !tail;
-        for (int k = 0; k < i; k++)
-            last &= c->bb[k] == CK_Z3_CRC32C;
+        /* The last stage writes straight into dst, which holds one chunk:
+         * not a stage with crc32c below it (its output still carries
+         * their checksums; it goes to scratch, copied once checked), and
+         * a shuffle only of exactly a chunk's bytes.  Both wrote past dst
+         * (tests/fuzz/fuzz_z3_chain found a stored chunk of the wrong
+         * size under numcodecs.shuffle). */
+        int last = !tail && i == 0;
         char *out;
         switch (c->bb[i]) {
         case CK_Z3_CRC32C: {
@@ -150,13 +153,25 @@ ck_code ck_z3_decode(const ck_z3_chain *c, int ndim, const int64_t *shape,
                                   (unsigned)want, (unsigned)got);
             continue;
         }
-        case CK_Z3_COMPRESS:
-            if (!(out = last ? dst : ck_arena_alloc(scratch, cb)))
+        case CK_Z3_COMPRESS: {
+            /* A compressor after crc32c compressed the checksums too: a
+             * chunk and 4 bytes per crc32c below it come out (the seed of
+             * tests/fuzz/fuzz_z3_chain for [bytes, crc32c, zstd] did not
+             * decode). */
+            size_t want = cb;
+            for (int k = 0; k < i; k++)
+                want += c->bb[k] == CK_Z3_CRC32C ? 4 : 0;
+            if (!(out = last ? dst : ck_arena_alloc(scratch, want)))
                 return no_room(err);
-            CK_TRY(ck_codec_decode_spec(&c->codec, cur, len, out, cb, err));
-            len = cb;
+            CK_TRY(ck_codec_decode_spec(&c->codec, cur, len, out, want, err));
+            len = want;
             break;
+        }
         default: /* CK_Z3_SHUFFLE */
+            if (last && len != cb)
+                return ck_err_set(err, CK_ECORRUPT,
+                                  "numcodecs.shuffle: %zu bytes, expected %zu",
+                                  len, cb);
             if (!(out = last ? dst : ck_arena_alloc(scratch, len)))
                 return no_room(err);
             ck_unshuffle((size_t)c->elementsize[i], cur, out, len);

@@ -1,0 +1,296 @@
+"""Resumable runs (issue 17): `copy --resume`, `run --resume` and the
+one-step commands with --resume go on with a run of the same command that
+was killed.  A Zarr output's temporary holds a journal (.ck-journal) of
+the chunks (or, sharded, the shards) written whole, with their stored
+bytes' length and checksum; the resumed run moves those that still check
+into its own temporary and computes the rest.  The output is byte for
+byte what an uninterrupted run writes (the history attribute aside, which
+records the command).  A journal of another command or input is refused
+with exit 2; HDF5 outputs start afresh.
+"""
+import glob
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+import unittest
+
+import _common as C
+from _common import np, h5py
+
+RNG = np.random.default_rng(1717)
+# gzip:9 of random doubles on one thread: about a second, so that a kill
+# lands while chunks are being written.
+BIG = RNG.standard_normal((1000, 1000))
+SMALL = RNG.standard_normal((30, 20))
+
+KEPT = re.compile(r"^chunkctl: (\S+): (\d+) of (\d+) (chunks|shards) kept "
+                  r"from the killed run, the rest computed$", re.M)
+
+
+def journal_units(tmp):
+    """Whole entry lines in a temporary's journal."""
+    try:
+        with open(os.path.join(tmp, ".ck-journal"), "rb") as f:
+            data = f.read()
+    except OSError:
+        return 0
+    return len(re.findall(rb"^[0-9a-f]{8} u .*\n", data, re.M))
+
+
+def tree(path):
+    """{relative path: bytes} of every file under a Zarr store, with the
+    history attribute taken out of the attribute files."""
+    out = {}
+    for dirpath, _, files in os.walk(path):
+        for name in files:
+            p = os.path.join(dirpath, name)
+            with open(p, "rb") as f:
+                data = f.read()
+            if name in (".zattrs", "zarr.json"):
+                doc = json.loads(data)
+                doc.pop("history", None)
+                if isinstance(doc.get("attributes"), dict):
+                    doc["attributes"].pop("history", None)
+                data = json.dumps(doc, sort_keys=True).encode()
+            out[os.path.relpath(p, path)] = data
+    return out
+
+
+class Resume(C.InteropCase):
+
+    @classmethod
+    def make_fixtures(cls):
+        with h5py.File(cls.path("big.h5"), "w") as f:
+            f.create_dataset("data", data=BIG, chunks=(50, 1000))
+        with h5py.File(cls.path("small.h5"), "w") as f:
+            f.create_dataset("data", data=SMALL, chunks=(7, 20))
+
+    def setUp(self):
+        self.dir = self.path("t-" + self._testMethodName)
+        os.makedirs(self.dir)
+
+    def out(self, name):
+        return os.path.join(self.dir, name)
+
+    def kill_when_journaled(self, args, target, want=3):
+        """Starts chunkctl ARGS, and kill -9s it once its temporary of
+        target records 'want' units.  Returns the units seen then."""
+        p = subprocess.Popen([C.CHUNKCTL] + [str(a) for a in args],
+                             stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        pattern = os.path.join(os.path.dirname(target), ".%s.ck-tmp-%d-*" %
+                               (os.path.basename(target), p.pid))
+        deadline = time.time() + 60
+        try:
+            while time.time() < deadline and p.poll() is None:
+                for t in glob.glob(pattern):
+                    n = journal_units(t)
+                    if n >= want:
+                        os.kill(p.pid, signal.SIGKILL)
+                        p.wait()
+                        return n
+                time.sleep(0.002)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        self.fail("%s ended before it could be killed" % args[0])
+
+    def stale(self, target):
+        return glob.glob(os.path.join(os.path.dirname(target), ".%s.ck-tmp-*"
+                                      % os.path.basename(target)))
+
+    def assertResumed(self, stderr, seen, what="chunks"):
+        m = KEPT.search(stderr)
+        self.assertTrue(m, "no 'kept' note in: %s" % stderr)
+        kept, total = int(m.group(2)), int(m.group(3))
+        self.assertEqual(m.group(4), what)
+        # Everything recorded before the kill is kept, not recomputed.
+        self.assertGreaterEqual(kept, seen)
+        self.assertLess(kept, total)
+        return kept
+
+    def assertSameTree(self, got, want):
+        a, b = tree(got), tree(want)
+        self.assertEqual(sorted(a), sorted(b))
+        for k in a:
+            self.assertEqual(a[k], b[k], "file %s differs" % k)
+
+    # -- copy --
+
+    def copy_resumed(self, name, opts, what="chunks", want=3):
+        src = self.path("big.h5")
+        ref, out = self.out("ref-" + name), self.out(name)
+        C.run("copy", "--quiet", *opts, src, ref)
+        seen = self.kill_when_journaled(
+            ["copy", "--quiet", "--threads", "1"] + opts + [src, out], out,
+            want)
+        self.assertFalse(os.path.exists(out))
+        self.assertEqual(len(self.stale(out)), 1)
+        p = C.run("copy", "--resume", "--threads", "2", *opts, src, out)
+        self.assertResumed(p.stderr, seen, what)
+        self.assertSameTree(out, ref)
+        self.assertEqual(self.stale(out), [])
+        return p
+
+    def test_copy_zarr_v2(self):
+        self.copy_resumed("v2.zarr", ["--chunks", "50,500", "--compress",
+                                      "gzip:9"])
+
+    def test_copy_zarr_v3(self):
+        self.copy_resumed("v3.zarr", ["--zarr-format", "3", "--chunks",
+                                      "50,500", "--compress", "gzip:9"])
+
+    def test_copy_zarr_v3_sharded(self):
+        # shards are journaled when whole; a shard cut short is redone
+        self.copy_resumed("sh.zarr", ["--zarr-format", "3", "--chunks",
+                                      "50,500", "--shards", "100,1000",
+                                      "--compress", "gzip:9"], "shards", 2)
+
+    def test_torn_chunk_is_recomputed(self):
+        """A chunk whose stored bytes no longer match the journal (a write
+        cut short, a file changed) is computed again."""
+        src, opts = self.path("big.h5"), ["--chunks", "50,500", "--compress",
+                                          "gzip:9"]
+        ref, out = self.out("ref.zarr"), self.out("o.zarr")
+        C.run("copy", "--quiet", *opts, src, ref)
+        seen = self.kill_when_journaled(
+            ["copy", "--quiet", "--threads", "1"] + opts + [src, out], out, 4)
+        tmp = self.stale(out)[0]
+        with open(os.path.join(tmp, "0.0"), "r+b") as f:
+            f.truncate(10)
+        p = C.run("copy", "--resume", *opts, src, out)
+        kept = self.assertResumed(p.stderr, seen - 1)
+        self.assertSameTree(out, ref)
+        self.assertGreaterEqual(kept, seen - 1)
+
+    def test_hdf5_starts_afresh(self):
+        src, opts = self.path("big.h5"), ["--chunks", "50,500", "--compress",
+                                          "gzip:9"]
+        ref, out = self.out("ref.h5"), self.out("o.h5")
+        C.run("copy", "--quiet", *opts, src, ref)
+        p = subprocess.Popen([C.CHUNKCTL, "copy", "--quiet", "--threads", "1"]
+                             + opts + [src, out], stderr=subprocess.DEVNULL)
+        pattern = os.path.join(self.dir, ".o.h5.ck-tmp-%d-*" % p.pid)
+        deadline = time.time() + 60
+        while time.time() < deadline and p.poll() is None:
+            t = glob.glob(pattern)
+            if t and os.path.getsize(t[0]) > 2000000:
+                break
+            time.sleep(0.002)
+        p.kill()
+        p.wait()
+        p = C.run("copy", "--resume", *opts, src, out)
+        self.assertIn("hdf5 outputs are not resumed", p.stderr)
+        self.assertEqual(self.stale(out), [])
+        with h5py.File(out, "r") as a, h5py.File(ref, "r") as b:
+            x, y = a["data"], b["data"]
+            np.testing.assert_array_equal(x[...], y[...])
+            self.assertEqual(x.id.get_num_chunks(), y.id.get_num_chunks())
+            for i in range(y.id.get_num_chunks()):
+                off = y.id.get_chunk_info(i).chunk_offset
+                self.assertEqual(x.id.read_direct_chunk(off),
+                                 y.id.read_direct_chunk(off))
+
+    def test_nothing_to_resume_just_runs(self):
+        out, ref = self.out("o.zarr"), self.out("ref.zarr")
+        C.run("copy", "--quiet", self.path("small.h5"), ref)
+        p = C.run("copy", "--resume", self.path("small.h5"), out)
+        self.assertIn("nothing to resume; starting afresh", p.stderr)
+        self.assertSameTree(out, ref)
+        self.assertFalse(os.path.exists(os.path.join(out, ".ck-journal")))
+
+    # -- refusals --
+
+    def test_other_options_refused(self):
+        src = self.path("big.h5")
+        out = self.out("o.zarr")
+        opts = ["--chunks", "50,500", "--compress", "gzip:9"]
+        self.kill_when_journaled(
+            ["copy", "--quiet", "--threads", "1"] + opts + [src, out], out)
+        p = C.run("copy", "--resume", "--chunks", "50,500", "--compress",
+                  "gzip:1", src, out, expect=2)
+        self.assertCleanError(p, 2, "cannot resume: the killed run had "
+                              "another pipeline or other options")
+        self.assertEqual(len(self.stale(out)), 1)  # left for a later run
+        # the input changed
+        st = os.stat(src)
+        os.utime(src, ns=(st.st_atime_ns, st.st_mtime_ns + 1000))
+        try:
+            p = C.run("copy", "--resume", *opts, src, out, expect=2)
+            self.assertCleanError(p, 2, "cannot resume: input %s changed"
+                                  % src)
+        finally:
+            os.utime(src, ns=(st.st_atime_ns, st.st_mtime_ns))
+        # without --resume the stale temporary goes, as before
+        C.run("copy", "--quiet", *opts, src, out)
+        self.assertEqual(self.stale(out), [])
+
+    def test_other_version_refused(self):
+        src, out = self.path("big.h5"), self.out("o.zarr")
+        opts = ["--chunks", "50,500", "--compress", "gzip:9"]
+        self.kill_when_journaled(
+            ["copy", "--quiet", "--threads", "1"] + opts + [src, out], out)
+        j = os.path.join(self.stale(out)[0], ".ck-journal")
+        with open(j, "rb") as f:
+            data = f.read()
+        data = re.sub(rb"^version \S+$", b"version 0.0.1", data, count=1,
+                      flags=re.M)
+        with open(j, "wb") as f:
+            f.write(data)
+        p = C.run("copy", "--resume", *opts, src, out, expect=2)
+        self.assertCleanError(p, 2, "cannot resume: the killed run was "
+                              "chunkctl 0.0.1")
+
+    # -- run and the one-step commands --
+
+    def pipeline(self, out, factor=2):
+        doc = {"inputs": {"x": self.path("big.h5") + ":/data"},
+               "steps": [{"name": "y", "op": "multiply",
+                          "args": ["x", factor]}],
+               "outputs": {"y": out}}
+        path = os.path.join(self.dir, "p%s.json" % factor)
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        return path
+
+    def test_run_resumed(self):
+        ref, out = self.out("ref.zarr"), self.out("o.zarr")
+        opts = ["--compress", "gzip:9"]
+        pj = self.pipeline(out)
+        # the reference at the same path: outputs record their pipeline
+        C.run("run", "--quiet", *opts, pj)
+        os.rename(out, ref)
+        seen = self.kill_when_journaled(
+            ["run", "--quiet", "--threads", "1"] + opts + [pj], out)
+        p = C.run("run", "--resume", "--threads", "2", *opts, pj)
+        self.assertResumed(p.stderr, seen)
+        self.assertSameTree(out, ref)
+        self.assertEqual(self.stale(out), [])
+
+    def test_run_other_pipeline_refused_and_onestep(self):
+        out = self.out("o.zarr")
+        opts = ["--compress", "gzip:9"]
+        seen = self.kill_when_journaled(
+            ["run", "--quiet", "--threads", "1"] + opts +
+            [self.pipeline(out)], out)
+        self.assertGreater(seen, 0)
+        # another pipeline to the same output
+        p = C.run("run", "--resume", *opts, self.pipeline(out, 3), expect=2)
+        self.assertCleanError(p, 2, "cannot resume")
+        # the one-step form takes --resume (and is another command)
+        p = C.run("multiply", self.path("big.h5") + ":/data", 2, "-o", out,
+                  "--resume", expect=2)
+        self.assertCleanError(p, 2, "cannot resume")
+        # with nothing to resume it just runs
+        o2 = self.out("o2.zarr")
+        p = C.run("multiply", self.path("small.h5") + ":/data", 2, "-o", o2,
+                  "--resume")
+        self.assertIn("nothing to resume", p.stderr)
+
+
+if __name__ == "__main__":
+    C.main()
