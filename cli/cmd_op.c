@@ -111,6 +111,29 @@ static int first_is_item(const char *v)
 }
 
 /* v as a step's value, following the rules at the top. */
+/* "lat,lon": axes named by dimension, a list of strings. */
+static ck_code names_value(const char *v, cJSON **out, ck_err *err)
+{
+    cJSON *l = cJSON_CreateArray();
+
+    for (const char *p = v; l && *p;) {
+        size_t k = strcspn(p, ",");
+        char *name = strndup(p, k);
+        cJSON *item = name ? cJSON_CreateString(name) : NULL;
+        free(name);
+        if (!item || !cJSON_AddItemToArray(l, item)) {
+            cJSON_Delete(item);
+            cJSON_Delete(l);
+            l = NULL;
+            break;
+        }
+        p += k + (p[k] == ',');
+    }
+    if (!(*out = l))
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    return CK_OK;
+}
+
 static ck_code value(const char *op, const char *key, const char *v,
                      cJSON **out, ck_err *err)
 {
@@ -130,6 +153,8 @@ static ck_code value(const char *op, const char *key, const char *v,
         *out = cJSON_CreateNumber(strtod(v, NULL));
     else if (strpbrk(v, ",;") && first_is_item(v)) /* numbers; ';' rows */
         return list_value(op, key, v, out, err);
+    else if (strchr(v, ',') && (!strcmp(key, "axis") || !strcmp(key, "axes")))
+        return names_value(v, out, err); /* --axis lat,lon */
     else /* a string, with commas or not ("ij,jk->ik") */
         *out = cJSON_CreateString(v);
     if (!*out)

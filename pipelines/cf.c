@@ -103,6 +103,11 @@ ck_code ck_cf_plan_input(ck_plan *p, const char *path, const char *where, int i,
     }
     if (p->raw || ai->dtype == CK_BOOL)
         return CK_OK;
+    /* A Zarr array's fill_value is its _FillValue (xarray reads it so):
+     * NaN there marks NaN as missing, which reductions then skip. */
+    if (ck_store_kind_of(s) == CK_KIND_ZARR && ai->has_fill &&
+        ck_dtype_is_float(ai->dtype) && isnan(ai->fill.f))
+        n->missing = 1;
     hf = num_attr(s, dataset, "_FillValue", &fill);
     hm = num_attr(s, dataset, "missing_value", &miss);
     hs = num_attr(s, dataset, "scale_factor", &scale);
@@ -577,6 +582,30 @@ ck_code ck_exec_cf_eval(xrun *r, int i, const int64_t *start,
 }
 
 /* ---- exec: outputs ----------------------------------------------------- */
+
+ck_code ck_cf_check_dims(const ck_plan *p, int a, const char *aname, int b,
+                         const char *bname, const char *path, ck_err *err)
+{
+    const ck_node *x = &p->node[a], *y = &p->node[b];
+    char ga[512], gb[512];
+
+    group_of(aname, ga, sizeof ga);
+    group_of(bname, gb, sizeof gb);
+    if (strcmp(ga, gb) != 0 || !x->has_dims || !y->has_dims)
+        return CK_OK;
+    for (int i = 0; i < x->ndim; i++)
+        for (int j = 0; j < y->ndim; j++)
+            if (x->dims[i][0] && strcmp(x->dims[i], y->dims[j]) == 0 &&
+                x->shape[i] != y->shape[j])
+                return ck_err_set(
+                    err, CK_EUSAGE,
+                    "%s: dimension '%s' would have length %lld in %s and "
+                    "%lld in %s; name one of them otherwise with the "
+                    "step's \"dims\"",
+                    path, x->dims[i], (long long)x->shape[i], aname,
+                    (long long)y->shape[j], bname);
+    return CK_OK;
+}
 
 void ck_cf_out_spec(const ck_plan *p, int i, ck_store_kind kind,
                     ck_array_spec *spec)

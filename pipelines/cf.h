@@ -48,6 +48,11 @@ void ck_cf_decode(const ck_node *nd, void *dst, size_t n);
 
 struct xrun;
 
+/* CK_EUSAGE when outputs a and b (nodes, dataset names) in the same group
+ * of store 'path' give one dimension name two lengths. */
+ck_code ck_cf_check_dims(const ck_plan *p, int a, const char *aname, int b,
+                         const char *bname, const char *path, ck_err *err);
+
 /* The dimension names of node i for a new array's spec (of a store of
  * 'kind'), and in Zarr the NaN fill value of missing data. */
 void ck_cf_out_spec(const ck_plan *p, int i, ck_store_kind kind,

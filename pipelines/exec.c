@@ -2181,6 +2181,13 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
                                        &stores[nstores], err);
         which[k] = nstores++;
     }
+    /* One length per dimension in a group, as netCDF and xarray need. */
+    for (int a = 0; rc == CK_OK && a < p->nout; a++)
+        for (int b = a + 1; rc == CK_OK && b < p->nout; b++)
+            if (which[a] == which[b])
+                rc = ck_cf_check_dims(p, p->out[a].node, names[a],
+                                      p->out[b].node, names[b], paths[which[a]],
+                                      err);
     /* Folds and models, in dependency order. */
     if (rc == CK_OK)
         rc = run_folds_and_models(r, err);

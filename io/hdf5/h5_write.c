@@ -170,7 +170,11 @@ ck_code ck_h5_array_create(ck_store *s, const ck_array_spec *spec, ck_array *a,
     nreq = hs->ndimreq;
     if ((rc = ck_h5_note_dims(s, spec, err)) != CK_OK)
         goto out;
-    if ((ftype = ck_h5_make_type(spec->dtype, 1)) < 0 ||
+    /* netCDF has no bool: a *.nc file stores one as a byte of 0 or 1 (as
+     * xarray does), which netCDF-C reads; h5py's enum it does not. */
+    ck_dtype stored =
+        hs->netcdf && spec->dtype == CK_BOOL ? CK_I8 : spec->dtype;
+    if ((ftype = ck_h5_make_type(stored, 1)) < 0 ||
         (dcpl = H5Pcreate(H5P_DATASET_CREATE)) < 0 ||
         (hs->netcdf &&
          (H5Pset_attr_creation_order(dcpl, H5P_CRT_ORDER_TRACKED |
@@ -181,7 +185,7 @@ ck_code ck_h5_array_create(ck_store *s, const ck_array_spec *spec, ck_array *a,
         (dapl = ck_h5_make_dapl()) < 0 ||
         (space = spec->ndim > 0 ? H5Screate_simple(spec->ndim, dims, maxd)
                                 : H5Screate(H5S_SCALAR)) < 0 ||
-        (ha->mtype = ck_h5_make_type(spec->dtype, 0)) < 0) {
+        (ha->mtype = ck_h5_make_type(stored, 0)) < 0) {
         rc = ck_h5_fail(err, CK_EIO, "%s:%s: cannot set up the dataset",
                         s->path, spec->name);
         goto out;

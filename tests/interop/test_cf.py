@@ -1,0 +1,807 @@
+"""netCDF and CF through a pipeline (issue 15; man chunkctl-pipeline(5),
+"netCDF and CF"), against independent tools only: Debian's python3-netcdf4
+and ncdump (netcdf-bin), CDO (`cdo timmean`), NCO (`ncwa -a time`),
+zarr-python and NumPy.  The fixture is written by netCDF4-python, never by
+chunkctl.
+
+- CF decoding: `chunkctl mean F.nc:/tas --axis time` equals CDO's timmean,
+  NCO's ncwa and netCDF4's masked mean; a packed int16 decodes as
+  netCDF4's auto mask-and-scale does; --raw and "decode": false see the
+  stored integers; reductions skip missing values;
+- what the output keeps: dimensions, coordinate variables (sliced with the
+  data), the attribute rule op by op, _FillValue NaN in the variable's
+  type, history and provenance;
+- dimension names through ops (transpose, slice, reductions, expand_dims,
+  squeeze, matmul, "dims") and axes named by dimension;
+- the same in Zarr v2 (_ARRAY_DIMENSIONS) and v3 (dimension_names).
+
+Tolerances.  Every tool here reads the same float32 values, and the values
+are positive (200..330 K), so a sum of n <= 6 of them has no cancellation:
+summed in float64 (CDO keeps fields in double) and rounded once to float32
+the mean is within 1 ulp of the exact mean (0.5 ulp when correctly
+rounded); summed in float32 (NumPy's masked mean of a float32 array, and
+NCO when it does not promote floats to double: its --flt/--dbl switch)
+each of the n - 1 additions and the division round once, a relative error
+of at most n * 2**-24 = 3.6e-7.  So chunkctl and CDO are held to 1 ulp of
+the float64 mean (and to 2 ulps of each other), NCO and netCDF4's masked
+mean to rtol 1e-6 (8 ulps at these magnitudes), and missing results (NaN
+/ _FillValue) must be in exactly the same places.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import unittest
+
+import _common as C
+from _common import np, h5py, zarr
+
+try:
+    import netCDF4
+except ImportError:  # python3-netcdf4 (.ci/install-deps ORACLES)
+    netCDF4 = None
+
+NCDUMP = shutil.which("ncdump")
+CDO = shutil.which("cdo")
+NCWA = shutil.which("ncwa")  # NCO (.ci/install-deps ORACLES)
+
+NT, NY, NX = 6, 5, 7
+DEAD = (1, 2)       # (lat, lon) of a column missing at every time
+ONE = (3, 4)        # a column with one value only
+HISTORY = "Mon Jan 01 00:00:00 2024: written by netCDF4-python"
+# "Wed Nov 25 00:14:56 2026: " as NCO and CDO date their history lines
+DATED = r"[A-Z][a-z]{2} [A-Z][a-z]{2} [ 0-9]\d \d\d:\d\d:\d\d \d{4}: "
+PROVENANCE = {"chunkctl_version", "chunkctl_pipeline"}
+
+
+def tool(*argv):
+    return subprocess.run([str(a) for a in argv], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, check=True,
+                          timeout=60)
+
+
+def nc_read(path, name):
+    """A variable as netCDF4-python decodes it: (masked values, attrs,
+    dims)."""
+    with netCDF4.Dataset(path) as d:
+        v = d.variables[name]
+        return v[:], {k: v.getncattr(k) for k in v.ncattrs()}, \
+            v.dimensions
+
+
+def filled(m):
+    """A masked float array with NaN where masked."""
+    return np.ma.filled(np.ma.asarray(m).astype(np.float32), np.nan)
+
+
+def ulps(a, ref):
+    """|a - ref| in float32 ulps of ref (ref: float64), NaN in both -> 0."""
+    a = np.asarray(a, np.float64)
+    both = np.isnan(a) & np.isnan(ref)
+    sp = np.spacing(np.abs(ref).astype(np.float32)).astype(np.float64)
+    return np.where(both, 0, np.abs(a - ref) / sp)
+
+
+@unittest.skipIf(netCDF4 is None or NCDUMP is None,
+                 "python3-netcdf4 and netcdf-bin are needed")
+class CfCase(C.InteropCase):
+    """A CF netCDF-4 file written by netCDF4-python: tas(time, lat, lon)
+    float32, zlib + shuffle, chunks 4 x 3 x 4 (edge chunks on every axis),
+    units, long_name, standard_name, valid_range, _FillValue -999 with
+    about 20% missing (a whole column at DEAD); pr(time, lat, lon) int16
+    packed with scale_factor 0.01 and add_offset 5, _FillValue -32767;
+    coordinate variables time/lat/lon with units; a global history."""
+
+    @classmethod
+    def make_fixtures(cls):
+        rng = np.random.default_rng(15)
+        cls.nc = cls.path("f.nc")
+        cls.time = np.arange(NT) + 0.5
+        cls.lat = np.linspace(-60, 60, NY).astype(np.float32)
+        cls.lon = np.linspace(0, 300, NX).astype(np.float32)
+        x = (265 + 20 * rng.standard_normal((NT, NY, NX))).astype("f4")
+        miss = rng.random((NT, NY, NX)) < 0.2
+        miss[:, DEAD[0], DEAD[1]] = True
+        miss[:, ONE[0], ONE[1]] = True
+        miss[2, ONE[0], ONE[1]] = False
+        cls.tas = np.where(miss, np.float32(np.nan), x)  # decoded
+        raw = rng.integers(-30000, 30000, (NT, NY, NX)).astype(np.int16)
+        raw[rng.random((NT, NY, NX)) < 0.2] = -32767
+        cls.pr_raw = raw
+        with netCDF4.Dataset(cls.nc, "w", format="NETCDF4") as d:
+            for n, size in (("time", NT), ("lat", NY), ("lon", NX)):
+                d.createDimension(n, size)
+            t = d.createVariable("time", "f8", ("time",))
+            t.units = "days since 2000-01-01 00:00:00"
+            t[:] = cls.time
+            for n, v, u in (("lat", cls.lat, "degrees_north"),
+                            ("lon", cls.lon, "degrees_east")):
+                c = d.createVariable(n, "f4", (n,))
+                c.units = u
+                c[:] = v
+            v = d.createVariable("tas", "f4", ("time", "lat", "lon"),
+                                 zlib=True, shuffle=True,
+                                 chunksizes=(4, 3, 4),
+                                 fill_value=np.float32(-999))
+            v.units = "K"
+            v.standard_name = "air_temperature"
+            v.long_name = "near-surface air temperature"
+            v.valid_range = np.array([150, 350], np.float32)
+            v[:] = np.ma.array(x, mask=miss)
+            p = d.createVariable("pr", "i2", ("time", "lat", "lon"),
+                                 zlib=True, shuffle=True,
+                                 chunksizes=(4, 5, 7),
+                                 fill_value=np.int16(-32767))
+            p.scale_factor = np.float32(0.01)
+            p.add_offset = np.float32(5)
+            p.units = "mm"
+            p.long_name = "precipitation"
+            p.set_auto_maskandscale(False)
+            p[:] = raw
+            # missing_value alone (no _FillValue), as older CF files have
+            m = d.createVariable("ts", "f4", ("time", "lat", "lon"),
+                                 fill_value=False)
+            m.missing_value = np.float32(1e20)
+            m.units = "K"
+            m[:] = np.where(miss, np.float32(1e20), x[::-1])
+            d.history = HISTORY
+
+    def ck(self, out, *args, expect=0):
+        """chunkctl ARGS -o OUT (one-step form), OUT removed first."""
+        self.fresh(out.split(":")[0])
+        return C.run(*args, "--quiet", "-o", self.path(out), expect=expect)
+
+    def pipeline(self, steps, outputs, extra=None, name="p.json"):
+        doc = {"inputs": {"x": self.nc + ":/tas"}, "steps": steps,
+               "outputs": {k: self.path(v) for k, v in outputs.items()}}
+        doc.update(extra or {})
+        for v in outputs.values():
+            self.fresh(v.split(":")[0])
+        path = self.path(name)
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        return C.run("run", "--quiet", path)
+
+
+class TimeMean(CfCase):
+    """chunkctl mean --axis time against CDO, NCO and netCDF4-python."""
+
+    @classmethod
+    def make_fixtures(cls):
+        super().make_fixtures()
+        cls.ref = np.nanmean(cls.tas.astype(np.float64), axis=0)  # f64
+        cls.out = cls.path("mean.nc")
+        C.run("mean", cls.nc + ":/tas", "--axis", "time", "--quiet", "-o",
+              cls.out + ":/tas")
+
+    def test_decoded_input_is_netcdf4s(self):
+        m, _, _ = nc_read(self.nc, "tas")
+        self.assertSameArray(filled(m), self.tas, "fixture")
+
+    def test_equals_float64_mean_within_1_ulp(self):
+        got, _, _ = nc_read(self.out, "tas")
+        got = filled(got)
+        self.assertEqual(got.dtype, np.float32)
+        self.assertTrue(np.isnan(got[DEAD]), "all-missing column -> NaN")
+        self.assertEqual(got[ONE], self.tas[2][ONE], "one value: itself")
+        self.assertLessEqual(float(np.max(ulps(got, self.ref))), 1.0)
+
+    def test_equals_cdo_timmean(self):
+        if CDO is None:
+            self.skipTest("cdo is not installed (.ci/install-deps)")
+        out = self.fresh("cdo.nc")
+        tool(CDO, "-s", "timmean", "-selvar,tas", self.nc, out)
+        cdo, _, _ = nc_read(out, "tas")
+        cdo = filled(cdo)[0]  # CDO keeps a time axis of length 1
+        self.assertLessEqual(float(np.max(ulps(cdo, self.ref))), 1.0,
+                             "the oracle itself")
+        got = filled(nc_read(self.out, "tas")[0])
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(cdo))
+        self.assertLessEqual(float(np.max(ulps(got, cdo))), 2.0)
+
+    def test_equals_ncwa(self):
+        if NCWA is None:
+            self.skipTest("NCO's ncwa is not installed: apt-get install nco "
+                          "(.ci/install-deps ORACLES)")
+        out = self.fresh("ncwa.nc")
+        tool(NCWA, "-O", "-a", "time", self.nc, out)
+        nco, _, dims = nc_read(out, "tas")
+        self.assertEqual(dims, ("lat", "lon"))
+        nco = filled(nco)
+        got = filled(nc_read(self.out, "tas")[0])
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(nco))
+        ok = ~np.isnan(nco)
+        np.testing.assert_allclose(nco[ok], self.ref[ok], rtol=1e-6, atol=0)
+        np.testing.assert_allclose(got[ok], nco[ok], rtol=1e-6, atol=0)
+
+    def test_equals_netcdf4_masked_mean(self):
+        m, _, _ = nc_read(self.nc, "tas")
+        want = filled(m.mean(axis=0))
+        got = filled(nc_read(self.out, "tas")[0])
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        ok = ~np.isnan(want)
+        np.testing.assert_allclose(got[ok], want[ok], rtol=1e-6, atol=0)
+
+    def test_threads_bit_identical(self):
+        outs = []
+        for t in (1, 2, 7):
+            out = self.fresh("t%d.h5" % t)
+            C.run("mean", self.nc + ":/tas", "--axis", "time", "--threads",
+                  t, "--quiet", "-o", out + ":/m")
+            with h5py.File(out, "r") as f:
+                outs.append(f["m"][()])
+        self.assertSameArray(outs[1], outs[0], "threads 2 vs 1")
+        self.assertSameArray(outs[2], outs[0], "threads 7 vs 1")
+
+    def test_dims_and_coordinates(self):
+        with netCDF4.Dataset(self.out) as d:
+            self.assertEqual(d.variables["tas"].dimensions, ("lat", "lon"))
+            self.assertEqual(dict((k, len(v)) for k, v in
+                                  d.dimensions.items()), {"lat": NY,
+                                                          "lon": NX})
+            for n, want, u in (("lat", self.lat, "degrees_north"),
+                               ("lon", self.lon, "degrees_east")):
+                c = d.variables[n]
+                self.assertEqual(c.dimensions, (n,))
+                self.assertSameArray(c[:].data, want, n)
+                self.assertEqual(c.units, u)
+            self.assertNotIn("time", d.variables, "a reduced axis has no "
+                             "coordinate")
+
+    def test_attributes(self):
+        _, a, _ = nc_read(self.out, "tas")
+        self.assertEqual(a["units"], "K")
+        self.assertEqual(a["standard_name"], "air_temperature")
+        self.assertEqual(a["long_name"], "near-surface air temperature")
+        self.assertNotIn("valid_range", a, "computed values")
+        self.assertTrue(PROVENANCE <= set(a), sorted(a))
+        self.assertEqual(json.loads(a["chunkctl_pipeline"])["inputs"],
+                         {"a0": self.nc + ":/tas"})
+        v = C.run("--version").stdout.split()[-1]
+        self.assertEqual(a["chunkctl_version"], v)
+
+    def test_fill_value_is_nan_float32(self):
+        with netCDF4.Dataset(self.out) as d:
+            f = d.variables["tas"].getncattr("_FillValue")
+        self.assertEqual(np.asarray(f).dtype, np.float32)
+        self.assertTrue(np.isnan(f))
+        head = tool(NCDUMP, "-h", self.out).stdout
+        self.assertIn("tas:_FillValue = NaNf ;", head)
+
+    def test_history_dated_command_then_inputs(self):
+        with netCDF4.Dataset(self.out) as d:
+            h = d.getncattr("history")
+        first, _, rest = h.partition("\n")
+        self.assertRegex(first, "^" + DATED + re.escape(
+            "chunkctl mean %s:/tas --axis time --quiet -o %s:/tas" %
+            (self.nc, self.out)) + "$")
+        self.assertEqual(rest, HISTORY)
+
+
+class AttributeRule(CfCase):
+    """Each clause of the attribute paragraph of the man page, with an op
+    that exercises it; the 'valid_range', 'units' and 'long_name' columns
+    say whether each stays."""
+
+    # op args -> (valid_range, units/standard_name, long_name, fill NaN)
+    CASES = [
+        ("slice", ["--index", "[[0,4],[1,null,2]]"], (1, 1, 1)),
+        ("transpose", [], (1, 1, 1)),
+        ("add", ["1.5"], (0, 1, 1)),
+        ("max", ["--axis", "time"], (0, 1, 1)),
+        ("std", ["--axis", "lat"], (0, 1, 1)),
+        ("multiply", ["2"], (0, 0, 1)),
+        ("var", ["--axis", "time"], (0, 0, 1)),
+        ("exp", [], (0, 0, 1)),
+    ]
+
+    def check(self, a, keep, what):
+        vr, units, ln = keep
+        self.assertEqual("valid_range" in a, bool(vr), what)
+        self.assertEqual("units" in a, bool(units), what)
+        self.assertEqual("standard_name" in a, bool(units), what)
+        self.assertEqual("long_name" in a, bool(ln), what)
+        if vr:
+            self.assertSameArray(a["valid_range"],
+                                 np.array([150, 350], np.float32), what)
+        if units:
+            self.assertEqual(a["units"], "K", what)
+        for k in ("scale_factor", "add_offset", "missing_value",
+                  "coordinates", "DIMENSION_LIST", "_Netcdf4Dimid"):
+            self.assertNotIn(k, a, what)
+        self.assertTrue(PROVENANCE <= set(a), what)
+
+    def test_ops(self):
+        for op, args, keep in self.CASES:
+            with self.subTest(op=op):
+                out = "%s.nc" % op
+                self.ck(out + ":/y", op, self.nc + ":/tas", *args)
+                _, a, _ = nc_read(self.path(out), "y")
+                self.check(a, keep, op)
+                f = a["_FillValue"]
+                self.assertTrue(np.isnan(f), "%s: _FillValue %r" % (op, f))
+                self.assertEqual(np.asarray(f).dtype, np.float32, op)
+
+    def test_comparison_keeps_none(self):
+        # A bool result: written to HDF5 (read with h5py)
+        self.ck("gt.h5:/g", "greater", self.nc + ":/tas", "260")
+        with h5py.File(self.path("gt.h5"), "r") as f:
+            a = dict(f["g"].attrs)
+            self.assertSameArray(f["g"][()], self.tas > 260, "values")
+        self.assertEqual(set(a) - {"DIMENSION_LIST"}, PROVENANCE)
+
+    def test_comparison_to_nc_is_a_netcdf_variable(self):
+        # netCDF has no bool: whatever chunkctl writes for one in a *.nc
+        # (an enum, or int8 as xarray does), netCDF-C must see a variable
+        self.ck("gt.nc:/g", "greater", self.nc + ":/tas", "260")
+        with netCDF4.Dataset(self.path("gt.nc")) as d:
+            self.assertIn("g", d.variables, "netCDF-C skips the bool array")
+            v = d.variables["g"]
+            self.assertEqual(v.dimensions, ("time", "lat", "lon"))
+            self.assertSameArray(np.asarray(v[:]).astype(bool),
+                                 self.tas > 260)
+
+    def test_histogram_keeps_none(self):
+        self.ck("h.nc:/h", "histogram", self.nc + ":/tas", "--bins", "4")
+        with netCDF4.Dataset(self.path("h.nc")) as d:
+            a = set(d.variables["h"].ncattrs())
+            counts = d.variables["h"][:]
+            edges = d.variables["h_edges"][:]
+        self.assertEqual(a, PROVENANCE)
+        ok = self.tas[~np.isnan(self.tas)]
+        want, wedges = np.histogram(ok, bins=4)
+        self.assertSameArray(np.asarray(counts), want.astype(counts.dtype))
+        np.testing.assert_allclose(edges, wedges, rtol=1e-6)
+
+    def test_where_takes_the_values_attrs(self):
+        # where(cond, x, y): the values are x's; units stay (man page)
+        self.pipeline([{"name": "c", "op": "greater", "args": ["x", 260]},
+                       {"name": "w", "op": "where",
+                        "args": ["c", "x", 0]}],
+                      {"w": "where.nc:/w"})
+        _, a, _ = nc_read(self.path("where.nc"), "w")
+        self.check(a, (0, 1, 1), "where")
+
+
+class PackedInt16(CfCase):
+    """scale_factor / add_offset / _FillValue on an int16 variable."""
+
+    def test_decoded_as_netcdf4_does(self):
+        self.ck("p.nc:/pr", "slice", self.nc + ":/pr", "--index",
+                "[[null,null]]")
+        got, a, dims = nc_read(self.path("p.nc"), "pr")
+        want, _, _ = nc_read(self.nc, "pr")  # auto mask-and-scale
+        self.assertEqual(np.asarray(want).dtype, np.float32)
+        self.assertEqual(np.asarray(got).dtype, np.float32)
+        self.assertEqual(dims, ("time", "lat", "lon"))
+        got = filled(got)
+        self.assertSameArray(np.isnan(got), self.pr_raw == -32767,
+                             "missing")
+        self.assertSameArray(got, filled(want), "values")
+        self.assertEqual(a["units"], "mm")
+        for k in ("scale_factor", "add_offset"):
+            self.assertNotIn(k, a, "the output is not packed")
+
+    def test_mean_of_packed(self):
+        self.ck("pm.h5:/m", "mean", self.nc + ":/pr", "--axis", "time")
+        want, _, _ = nc_read(self.nc, "pr")
+        ref = np.nanmean(filled(want).astype(np.float64), axis=0)
+        with h5py.File(self.path("pm.h5"), "r") as f:
+            got = f["m"][()]
+        self.assertEqual(got.dtype, np.float32)
+        self.assertLessEqual(float(np.max(ulps(got, ref))), 1.0)
+
+    def test_missing_value_alone(self):
+        self.ck("mv.h5:/m", "mean", self.nc + ":/ts", "--axis", "lat")
+        m, a, _ = nc_read(self.nc, "ts")
+        self.assertNotIn("_FillValue", a)
+        ref = np.nanmean(filled(m).astype(np.float64), axis=1)
+        with h5py.File(self.path("mv.h5"), "r") as f:
+            got = f["m"][()]
+        self.assertLessEqual(float(np.max(ulps(got, ref))), 1.0)
+        self.assertTrue(np.isfinite(got).all(), "1e20 counted as missing")
+
+        self.ck("r.h5:/r", "slice", self.nc + ":/pr", "--index",
+                "[[null,null]]", "--raw")
+        with h5py.File(self.path("r.h5"), "r") as f:
+            self.assertSameArray(f["r"][()], self.pr_raw, "--raw")
+        C.run("mean", self.nc + ":/tas", "--axis", "time", "--raw",
+              "--quiet", "-o", self.fresh("rt.h5") + ":/m")
+        with h5py.File(self.path("rt.h5"), "r") as f:
+            got = f["m"][()]
+            self.assertNotIn("_FillValue", f["m"].attrs)
+        with netCDF4.Dataset(self.nc) as d:
+            d.set_auto_maskandscale(False)
+            stored = d.variables["tas"][:]
+        self.assertLessEqual(
+            float(np.max(ulps(got, stored.astype(np.float64).mean(0)))),
+            1.0, "-999 counted as a value")
+
+    def test_decode_false_in_pipeline(self):
+        doc = {"inputs": {"p": self.nc + ":/pr"}, "decode": False,
+               "steps": [{"name": "s", "op": "slice", "args": ["p"],
+                          "index": [[None, None]]}],
+               "outputs": {"s": self.fresh("d.h5") + ":/s"}}
+        path = self.path("decode.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        C.run("run", "--quiet", path)
+        with h5py.File(self.path("d.h5"), "r") as f:
+            self.assertSameArray(f["s"][()], self.pr_raw, "decode false")
+
+
+class DimsThroughOps(CfCase):
+    """Dimension names and coordinates carried as NumPy carries axes."""
+
+    def dims(self, out, name):
+        with netCDF4.Dataset(self.path(out)) as d:
+            v = d.variables[name]
+            coords = {n: d.variables[n][:].data for n in v.dimensions
+                      if n in d.variables}
+            return v.dimensions, coords, v[:]
+
+    def test_transpose_permutes(self):
+        self.ck("t.nc:/t", "transpose", self.nc + ":/tas")
+        dims, co, vals = self.dims("t.nc", "t")
+        self.assertEqual(dims, ("lon", "lat", "time"))
+        self.assertSameArray(co["lon"], self.lon)
+        self.assertSameArray(co["time"], self.time)
+        self.assertSameArray(filled(vals), self.tas.T)
+
+    def test_moveaxis_by_name(self):
+        self.pipeline([{"name": "m", "op": "moveaxis", "args": ["x"],
+                        "source": "time", "destination": 2}],
+                      {"m": "mv.nc:/m"})
+        dims, _, vals = self.dims("mv.nc", "m")
+        self.assertEqual(dims, ("lat", "lon", "time"))
+        self.assertSameArray(filled(vals), np.moveaxis(self.tas, 0, 2))
+
+    def test_slice_with_step_slices_coordinates(self):
+        self.ck("s.nc:/s", "slice", self.nc + ":/tas", "--index",
+                "[[null,null,2],[1,null],[null,null,-2]]")
+        dims, co, vals = self.dims("s.nc", "s")
+        self.assertEqual(dims, ("time", "lat", "lon"))
+        self.assertSameArray(co["time"], self.time[::2], "time")
+        self.assertSameArray(co["lat"], self.lat[1:], "lat")
+        self.assertSameArray(co["lon"], self.lon[::-2], "lon")
+        self.assertSameArray(filled(vals), self.tas[::2, 1:, ::-2])
+        with netCDF4.Dataset(self.path("s.nc")) as d:
+            self.assertEqual(d.variables["lat"].units, "degrees_north")
+            self.assertEqual(d.variables["time"].units,
+                             "days since 2000-01-01 00:00:00")
+
+    def test_integer_index_drops_the_axis(self):
+        self.ck("i.nc:/i", "slice", self.nc + ":/tas", "--index", "[2]")
+        dims, co, _ = self.dims("i.nc", "i")
+        self.assertEqual(dims, ("lat", "lon"))
+        with netCDF4.Dataset(self.path("i.nc")) as d:
+            self.assertNotIn("time", d.variables)
+
+    def test_axis_by_name(self):
+        # --axis takes a name, a comma-separated list of names (as of
+        # numbers: "1,2 is a list", chunkctl OP --help) or a JSON list
+        for axis, want_dims, ax in (("lat", ("time", "lon"), 1),
+                                    ('["lat","lon"]', ("time",), (1, 2)),
+                                    ("lat,lon", ("time",), (1, 2)),
+                                    ("time,lon", ("lat",), (0, 2))):
+            with self.subTest(axis=axis):
+                self.ck("a.nc:/a", "mean", self.nc + ":/tas", "--axis",
+                        axis)
+                dims, co, vals = self.dims("a.nc", "a")
+                self.assertEqual(dims, want_dims)
+                ref = np.nanmean(self.tas.astype(np.float64), axis=ax)
+                self.assertLessEqual(float(np.max(ulps(filled(vals), ref))),
+                                     1.0)
+                for d in want_dims:
+                    self.assertIn(d, co)
+
+    def test_reduce_command_axis_by_name(self):
+        self.ck("rd.nc:/r", "reduce", "mean", self.nc + ":/tas", "--axis",
+                "lat,lon")
+        dims, co, vals = self.dims("rd.nc", "r")
+        self.assertEqual(dims, ("time",))
+        self.assertSameArray(co["time"], self.time)
+        ref = np.nanmean(self.tas.astype(np.float64), axis=(1, 2))
+        self.assertLessEqual(float(np.max(ulps(filled(vals), ref))), 1.0)
+
+    def test_axis_name_in_pipeline(self):
+        self.pipeline([{"name": "m", "op": "max", "args": ["x"],
+                        "axis": "lat"},
+                       {"name": "s", "op": "sum", "args": ["x"],
+                        "axis": ["lat", "lon"], "keepdims": True}],
+                      {"m": "pa.nc:/m", "s": "pk.nc:/s"})
+        dims, co, vals = self.dims("pa.nc", "m")
+        self.assertEqual(dims, ("time", "lon"))
+        self.assertSameArray(filled(vals), np.nanmax(self.tas, axis=1))
+        dims, _, vals = self.dims("pk.nc", "s")
+        self.assertEqual(dims, ("time", "lat", "lon"))
+        self.assertEqual(vals.shape, (NT, 1, 1))
+
+    def test_unknown_dimension_fails_in_one_line(self):
+        self.fresh("u.nc")
+        p = C.run("mean", self.nc + ":/tas", "--axis", "depth", "-o",
+                  self.path("u.nc:/u"), expect=None)
+        self.assertCleanError(p, 2, "depth", "axis")
+        self.assertFalse(os.path.exists(self.path("u.nc")))
+        doc = {"inputs": {"x": self.nc + ":/tas"},
+               "steps": [{"name": "m", "op": "mean", "args": ["x"],
+                          "axis": ["lat", "level"]}],
+               "outputs": {"m": self.path("u.nc:/u")}}
+        path = self.path("bad.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        p = C.run("run", path, expect=None)
+        self.assertCleanError(p, 2, "level", "axis")
+
+    def test_reduction_drops_and_keepdims_keeps(self):
+        self.ck("k.nc:/k", "mean", self.nc + ":/tas", "--axis", "lon",
+                "--keepdims", "true")
+        dims, co, _ = self.dims("k.nc", "k")
+        self.assertEqual(dims[:2], ("time", "lat"))
+        self.assertEqual(len(dims), 3)
+        self.assertSameArray(co["lat"], self.lat)
+
+    def test_expand_dims_and_squeeze(self):
+        self.pipeline([{"name": "e", "op": "expand_dims", "args": ["x"],
+                        "axis": 1},
+                       {"name": "s", "op": "slice", "args": ["x"],
+                        "index": [[None, None], [2, 3]]},
+                       {"name": "q", "op": "squeeze", "args": ["s"]}],
+                      {"e": "eq.nc:/e", "q": "eq.nc:/q"})
+        dims, co, _ = self.dims("eq.nc", "e")
+        self.assertEqual(len(dims), 4)
+        self.assertEqual((dims[0], dims[2], dims[3]), ("time", "lat",
+                                                       "lon"))
+        self.assertNotIn(dims[1], ("time", "lat", "lon"))
+        dims, co, vals = self.dims("eq.nc", "q")
+        self.assertEqual(dims, ("time", "lon"))
+        self.assertSameArray(co["lon"], self.lon)
+        self.assertSameArray(filled(vals), self.tas[:, 2, :])
+
+    def test_matmul_rows_and_columns(self):
+        # (lat, lon) @ (lon, time) -> (lat, time)
+        self.pipeline([{"name": "a", "op": "slice", "args": ["x"],
+                        "index": [0]},
+                       {"name": "b0", "op": "slice", "args": ["x"],
+                        "index": [[None, None], 0]},
+                       {"name": "b", "op": "transpose", "args": ["b0"]},
+                       {"name": "m", "op": "matmul", "args": ["a", "b"]}],
+                      {"m": "mm.nc:/m"}, extra={"decode": False})
+        dims, co, vals = self.dims("mm.nc", "m")
+        self.assertEqual(dims, ("lat", "time"))
+        self.assertSameArray(co["lat"], self.lat)
+        self.assertSameArray(co["time"], self.time)
+        with netCDF4.Dataset(self.nc) as d:
+            d.set_auto_maskandscale(False)
+            s = d.variables["tas"][:].astype(np.float64)
+        ref = s[0] @ s[:, 0, :].T
+        np.testing.assert_allclose(np.asarray(vals), ref, rtol=1e-5)
+
+    def test_dims_key_names_new_axes(self):
+        self.pipeline([{"name": "r", "op": "reshape", "args": ["x"],
+                        "shape": [NT, NY * NX], "dims": ["time", "cell"]},
+                       {"name": "t", "op": "transpose", "args": ["x"],
+                        "dims": ["a", "b", "c"]}],
+                      {"r": "d.nc:/r", "t": "d.nc:/t"})
+        dims, _, vals = self.dims("d.nc", "r")
+        self.assertEqual(dims, ("time", "cell"))
+        self.assertSameArray(filled(vals), self.tas.reshape(NT, NY * NX))
+        dims, co, _ = self.dims("d.nc", "t")
+        self.assertEqual(dims, ("a", "b", "c"))
+        self.assertEqual(co, {}, "renamed axes have no coordinates")
+
+    def test_bad_dims_key(self):
+        doc = {"inputs": {"x": self.nc + ":/tas"},
+               "steps": [{"name": "t", "op": "transpose", "args": ["x"],
+                          "dims": ["a", "b"]}],
+               "outputs": {"t": self.path("bd.nc:/t")}}
+        path = self.path("bd.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        p = C.run("run", path, expect=None)
+        self.assertCleanError(p, 2, "dims")
+
+
+class MissingValues(CfCase):
+    """Reductions of decoded data skip missing values (NumPy's nan*
+    reductions; CDO's and NCO's way); a reduction over only missing
+    values gives NaN (man page)."""
+
+    def reduce(self, op, *extra):
+        out = self.fresh("%s.h5" % op)
+        C.run(op, self.nc + ":/tas", "--axis", "time", *extra, "--quiet",
+              "-o", out + ":/r")
+        with h5py.File(out, "r") as f:
+            return f["r"][()]
+
+    def test_nan_reductions(self):
+        x = self.tas.astype(np.float64)
+        refs = {"sum": np.nansum(x, 0), "mean": np.nanmean(x, 0),
+                "min": np.nanmin(x, 0), "max": np.nanmax(x, 0),
+                "var": np.nanvar(x, 0), "std": np.nanstd(x, 0)}
+        with np.errstate(all="ignore"):
+            refs["var1"] = np.nanvar(x, 0, ddof=1)
+        for op, ref in refs.items():
+            with self.subTest(op=op):
+                if op == "var1":
+                    got = self.reduce("var", "--ddof", "1")
+                else:
+                    got = self.reduce(op)
+                ok = ~np.isnan(self.tas).all(axis=0)
+                if op == "var1":
+                    ok &= (~np.isnan(self.tas)).sum(axis=0) > 1
+                u = ulps(got[ok], ref[ok])
+                # var/std: two passes of rounding; sums of squares
+                self.assertLessEqual(float(np.max(u)),
+                                     4.0 if op in ("var", "std", "var1")
+                                     else 1.0, op)
+                # Over only missing values NumPy's nan-reductions give
+                # NaN, except nansum, which gives 0 (the man page says so;
+                # CDO's timsum writes a missing value there instead).
+                if op == "sum":
+                    self.assertEqual(got[DEAD], 0.0, "sum over only missing")
+                else:
+                    self.assertTrue(np.isnan(got[DEAD]),
+                                    "%s over only missing values: %r, not "
+                                    "NaN" % (op, got[DEAD]))
+
+    def test_sum_matches_cdo_where_cdo_has_values(self):
+        if CDO is None:
+            self.skipTest("cdo is not installed (.ci/install-deps)")
+        out = self.fresh("cdosum.nc")
+        tool(CDO, "-s", "timsum", "-selvar,tas", self.nc, out)
+        cdo = filled(nc_read(out, "tas")[0])[0]
+        got = self.reduce("sum")
+        have = ~np.isnan(cdo)
+        self.assertTrue(np.array_equal(got[~have], np.zeros((~have).sum())))
+        self.assertLessEqual(float(np.max(ulps(got[have], cdo[have]))), 1.0)
+
+
+class ZarrOutputs(CfCase):
+    """The same outputs to Zarr.  xarray's documentation ("Zarr Encoding
+    Specification", docs.xarray.dev internals/zarr-encoding-spec) says a
+    Zarr v2 array names its dimensions in the attribute _ARRAY_DIMENSIONS
+    (a list of names), which xarray needs on every array of the group it
+    opens, and that Zarr v3 uses the array's dimension_names field
+    instead; a coordinate is a 1-D array named as its dimension (the
+    netCDF data model).  For v2, xarray reads the array's fill_value as
+    _FillValue (the mask; xarray's use_zarr_fill_value_as_mask, on by
+    default for v2, see pydata/xarray#10269), so missing float data needs
+    fill_value NaN, and no _FillValue attribute (xarray refuses a clash)."""
+
+    def meta(self, *parts):
+        with open(self.path(*parts)) as f:
+            return json.load(f)
+
+    def test_v2_mean(self):
+        self.ck("o.zarr:/tas", "mean", self.nc + ":/tas", "--axis", "time")
+        za = self.meta("o.zarr", "tas", ".zattrs")
+        self.assertEqual(za["_ARRAY_DIMENSIONS"], ["lat", "lon"])
+        self.assertEqual(za["units"], "K")
+        self.assertNotIn("valid_range", za)
+        self.assertNotIn("_FillValue", za)
+        self.assertTrue(PROVENANCE <= set(za))
+        self.assertEqual(self.meta("o.zarr", "tas", ".zarray")["fill_value"],
+                         "NaN")
+        g = zarr.open_group(self.path("o.zarr"), mode="r")
+        self.assertTrue(np.isnan(g["tas"].fill_value))
+        ref = np.nanmean(self.tas.astype(np.float64), axis=0)
+        self.assertLessEqual(float(np.max(ulps(g["tas"][:], ref))), 1.0)
+        for n, want in (("lat", self.lat), ("lon", self.lon)):
+            self.assertEqual(g[n].attrs["_ARRAY_DIMENSIONS"], [n])
+            self.assertSameArray(g[n][:], want, n)
+        self.assertEqual(g["lat"].attrs["units"], "degrees_north")
+        self.assertNotIn("time", g)
+        h = g.attrs["history"]
+        self.assertRegex(h.split("\n")[0], "^" + DATED + "chunkctl mean ")
+        self.assertEqual(h.split("\n", 1)[1], HISTORY)
+
+    def test_v2_every_array_names_its_dims(self):
+        # xarray opens a group only when every array has _ARRAY_DIMENSIONS
+        self.pipeline([{"name": "s", "op": "slice", "args": ["x"],
+                        "index": [[None, None], [None, None],
+                                  [None, None, 2]]},
+                       {"name": "m", "op": "mean", "args": ["x"],
+                        "axis": "lon"}],
+                      {"s": "all.zarr:/s", "m": "all.zarr:/m"})
+        g = zarr.open_group(self.path("all.zarr"), mode="r")
+        self.one_length_per_dimension(g)
+        self.assertEqual(g["s"].attrs["_ARRAY_DIMENSIONS"],
+                         ["time", "lat", "lon"])
+        self.assertEqual(g["m"].attrs["_ARRAY_DIMENSIONS"], ["time", "lat"])
+        self.assertSameArray(g["time"][:], self.time)
+        self.assertSameArray(g["lat"][:], self.lat)
+        self.assertSameArray(g["lon"][:], self.lon[::2])
+        self.assertSameArray(g["s"][:], self.tas[:, :, ::2])
+
+    def one_length_per_dimension(self, g):
+        seen = {}
+        for name, a in C.zarr_arrays(g).items():
+            dims = a.attrs.get("_ARRAY_DIMENSIONS")
+            self.assertIsNotNone(dims, name)
+            self.assertEqual(len(dims), a.ndim, name)
+            for d, n in zip(dims, a.shape):
+                self.assertEqual(seen.setdefault(d, n), n,
+                                 "%s: dimension %s: one length per store "
+                                 "(xarray: conflicting sizes)" % (name, d))
+
+    def test_v2_one_length_per_dimension(self):
+        # s keeps every other time, m all of them: one store cannot name
+        # both axes "time" (netCDF-4 output refuses this with exit 2; so
+        # must Zarr, or name them apart)
+        doc = {"inputs": {"x": self.nc + ":/tas"},
+               "steps": [{"name": "s", "op": "slice", "args": ["x"],
+                          "index": [[None, None, 2]]},
+                         {"name": "m", "op": "mean", "args": ["x"],
+                          "axis": "lon"}],
+               "outputs": {"s": self.fresh("two.zarr") + ":/s",
+                           "m": self.path("two.zarr") + ":/m"}}
+        path = self.path("two.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        p = C.run("run", "--quiet", path, expect=None)
+        if p.returncode != 0:
+            self.assertCleanError(p, 2, "time")
+            return
+        self.one_length_per_dimension(
+            zarr.open_group(self.path("two.zarr"), mode="r"))
+
+    def test_v2_input_names_its_axes(self):
+        # a store as xarray writes it (zarr-python here): dimension names
+        # in _ARRAY_DIMENSIONS, a coordinate array per dimension
+        src = self.fresh("in.zarr")
+        full = np.nan_to_num(self.tas, nan=250)
+        g = zarr.open_group(src, mode="w")
+        t = g.create_dataset("tas", data=full, chunks=(4, 2, 7))
+        t.attrs.update({"_ARRAY_DIMENSIONS": ["time", "lat", "lon"],
+                        "units": "K"})
+        for n, v in (("time", self.time), ("lat", self.lat),
+                     ("lon", self.lon)):
+            g.create_dataset(n, data=v).attrs["_ARRAY_DIMENSIONS"] = [n]
+        self.ck("fz.nc:/tas", "mean", src + ":/tas", "--axis", "lat")
+        got, a, dims = nc_read(self.path("fz.nc"), "tas")
+        self.assertEqual(dims, ("time", "lon"))
+        self.assertEqual(a["units"], "K")
+        ref = full.astype(np.float64).mean(axis=1)
+        self.assertLessEqual(float(np.max(ulps(filled(got), ref))), 1.0)
+        with netCDF4.Dataset(self.path("fz.nc")) as d:
+            self.assertSameArray(d.variables["time"][:].data, self.time)
+            self.assertSameArray(d.variables["lon"][:].data, self.lon)
+
+    def test_v2_nan_fill_value_marks_missing(self):
+        # chunkctl writes missing float data to Zarr v2 as fill_value NaN
+        # (no _FillValue attribute), which xarray reads as _FillValue;
+        # read back, the NaN must still mean missing: a mean skips them
+        self.ck("rt.zarr:/tas", "slice", self.nc + ":/tas", "--index",
+                "[[null,null]]")
+        self.ck("rt.h5:/m", "mean", self.path("rt.zarr") + ":/tas",
+                "--axis", "lat")
+        with h5py.File(self.path("rt.h5"), "r") as f:
+            got = f["m"][()]
+        ref = np.nanmean(self.tas.astype(np.float64), axis=1)
+        self.assertSameArray(np.isnan(got), np.isnan(ref), "NaN places")
+        self.assertLessEqual(float(np.max(ulps(got, ref))), 1.0)
+
+    def test_v3_dimension_names(self):
+        self.ck("o3.zarr:/tas", "mean", self.nc + ":/tas", "--axis", "time",
+                "--zarr-format", "3")
+        m = self.meta("o3.zarr", "tas", "zarr.json")
+        self.assertEqual(m["dimension_names"], ["lat", "lon"])
+        self.assertEqual(m["fill_value"], "NaN")
+        self.assertEqual(m["attributes"]["units"], "K")
+        self.assertNotIn("_ARRAY_DIMENSIONS", m["attributes"])
+        for n, want in (("lat", self.lat), ("lon", self.lon)):
+            c = self.meta("o3.zarr", n, "zarr.json")
+            self.assertEqual(c["dimension_names"], [n])
+            self.assertEqual(c["shape"], [len(want)])
+            if [x["name"] for x in c["codecs"]] == ["bytes"]:
+                raw = np.fromfile(self.path("o3.zarr", n, "c", "0"), "<f4")
+                self.assertSameArray(raw, want, n)
+        root = self.meta("o3.zarr", "zarr.json")
+        self.assertRegex(root["attributes"]["history"], "^" + DATED)
+
+
+if __name__ == "__main__":
+    C.main()
