@@ -127,6 +127,43 @@ void ck_journal_sum_block(ck_journal_sum *s, const void *p, size_t n)
     s->len += n;
 }
 
+int ck_journal_sum_fd(int fd, uint64_t off, uint64_t n, uint64_t *len,
+                      uint64_t *sum)
+{
+    ck_journal_sum js;
+    char *buf = malloc(CK_JOURNAL_BLOCK);
+
+    if (!buf) {
+        errno = ENOMEM;
+        return -1;
+    }
+    ck_journal_sum_init(&js);
+    while (n > 0) {
+        size_t want = n < CK_JOURNAL_BLOCK ? (size_t)n : CK_JOURNAL_BLOCK,
+               r = 0;
+        ssize_t k = 0;
+        while (r < want && ((k = pread(fd, buf + r, want - r,
+                                       (off_t)(off + (uint64_t)r))) > 0 ||
+                            (k < 0 && errno == EINTR)))
+            r += k > 0 ? (size_t)k : 0;
+        if (k < 0) {
+            free(buf);
+            return -1;
+        }
+        if (r == 0)
+            break;
+        ck_journal_sum_block(&js, buf, r);
+        off += r;
+        n -= r;
+        if (r < want)
+            break;
+    }
+    free(buf);
+    *len = js.len;
+    *sum = js.h;
+    return 0;
+}
+
 static int write_all(int fd, const char *p, size_t n)
 {
     while (n > 0) {
@@ -249,14 +286,20 @@ static int read_entries(ck_journal *j, char *buf, size_t n, size_t at)
     while ((line = next_line(buf, n, &at)) != NULL) {
         unsigned crc;
         long long unit;
-        unsigned long long len, sum;
-        int off = 0;
+        unsigned long long len, sum, at_off = 0;
+        int off = 0, o2 = 0;
         if (sscanf(line, "%8x ", &crc) != 1 || strlen(line) < 10 ||
             line[8] != ' ' || ck_crc32c(line + 9, strlen(line + 9)) != crc ||
             sscanf(line + 9, "u %lld %llu %llx %n", &unit, &len, &sum, &off) !=
                 3 ||
             off == 0 || unit < 0)
             break;
+        /* "@OFFSET " before the name: where an HDF5 chunk's bytes start
+         * (names always start with '/'). */
+        if (line[9 + off] == '@' &&
+            (sscanf(line + 9 + off, "@%llu %n", &at_off, &o2) != 1 || !o2))
+            break;
+        off += o2;
         if (j->n == j->cap) {
             int64_t cap = j->cap ? 2 * j->cap : 256;
             ck_journal_entry *e = realloc(j->e, (size_t)cap * sizeof *e);
@@ -269,7 +312,7 @@ static int read_entries(ck_journal *j, char *buf, size_t n, size_t at)
         if (a < 0)
             return -1;
         j->e[j->n++] = (ck_journal_entry){
-            .unit = unit, .len = len, .sum = sum, .array = a};
+            .unit = unit, .len = len, .sum = sum, .off = at_off, .array = a};
     }
     return 0;
 }
@@ -366,9 +409,12 @@ ck_code ck_journal_append(ck_journal *j, const char *array,
     if (!(buf = malloc(cap)))
         return ck_err_set(err, CK_ENOMEM, "out of memory");
     for (int i = 0; i < n; i++) {
-        int w = snprintf(line, sizeof line, "u %lld %llu %016llx %.600s",
+        char at[32] = "";
+        if (e[i].off)
+            snprintf(at, sizeof at, "@%llu ", (unsigned long long)e[i].off);
+        int w = snprintf(line, sizeof line, "u %lld %llu %016llx %s%.600s",
                          (long long)e[i].unit, (unsigned long long)e[i].len,
-                         (unsigned long long)e[i].sum, array);
+                         (unsigned long long)e[i].sum, at, array);
         used += (size_t)snprintf(buf + used, cap - used, "%08x %s\n",
                                  (unsigned)ck_crc32c(line, (size_t)w), line);
     }

@@ -46,6 +46,7 @@ typedef struct ck_journal_entry {
     int64_t unit; /* chunk (or shard) number, C order */
     uint64_t len; /* stored bytes */
     uint64_t sum; /* their checksum (see ck_journal_sum_*) */
+    uint64_t off; /* where they start in their file (HDF5; 0 for Zarr) */
     int array;    /* index into the journal's array names (reading) */
 } ck_journal_entry;
 
@@ -87,5 +88,10 @@ typedef struct ck_journal_sum {
 void ck_journal_sum_init(ck_journal_sum *s);
 /* Adds one block: CK_JOURNAL_BLOCK bytes, or fewer for the last. */
 void ck_journal_sum_block(ck_journal_sum *s, const void *p, size_t n);
+/* Length and checksum of the n bytes of fd from off (to the end of the
+ * file when fewer are left; UINT64_MAX: all of it).  -1 with errno on a
+ * read error. */
+int ck_journal_sum_fd(int fd, uint64_t off, uint64_t n, uint64_t *len,
+                      uint64_t *sum);
 
 #endif

@@ -296,22 +296,32 @@ typedef struct tmp_owner {
     unsigned long long start; /* 0: not recorded (an older chunkctl) */
     char host[256];           /* "" when not recorded */
     int old;                  /* an output moved aside by a commit */
+    int jnl;                  /* the journal beside an HDF5 temporary */
 } tmp_owner;
+
+/* What may follow a temporary's name: the old output a commit moved
+ * aside, and an HDF5 temporary's resume journal (a Zarr temporary holds
+ * its own).  Both the same length, which tmp_leaf leaves room for. */
+#define OLD_SUFFIX ".ck-old"
+#define JNL_SUFFIX ".ck-jnl"
+enum { SUFFIX_LEN = sizeof OLD_SUFFIX - 1 };
 
 /* Reads the owner from what follows ".BASE.ck-tmp-" in a directory
  * entry: "PID-START@HOST", or "PID" as earlier chunkctl named them,
- * either with ".ck-old" after it.  0 if the entry is not one of ours. */
+ * either with OLD_SUFFIX or JNL_SUFFIX after it.  0 if the entry is not
+ * one of ours. */
 static int parse_owner(const char *s, tmp_owner *o)
 {
-    static const char old[] = ".ck-old";
     char *end;
-    size_t n = strlen(s), k = sizeof old - 1;
+    size_t n = strlen(s);
 
     memset(o, 0, sizeof *o);
-    if (n > k && strcmp(s + n - k, old) == 0) {
+    if (n > SUFFIX_LEN && strcmp(s + n - SUFFIX_LEN, OLD_SUFFIX) == 0)
         o->old = 1;
-        n -= k;
-    }
+    else if (n > SUFFIX_LEN && strcmp(s + n - SUFFIX_LEN, JNL_SUFFIX) == 0)
+        o->jnl = 1;
+    if (o->old || o->jnl)
+        n -= SUFFIX_LEN;
     if (!isdigit((unsigned char)s[0]))
         return 0;
     errno = 0;
@@ -370,12 +380,12 @@ static void start_str(unsigned long long ticks, char *buf, size_t n)
 
 /* The leaf of a temporary's name, ".BASE.ck-tmp-PID-START@HOST", into
  * buf (NAME_MAX + 1 long).  The host is cut short when the whole would
- * leave no room for the ".ck-old" a commit may append; -1 when even one
+ * leave no room for a suffix (OLD_SUFFIX, JNL_SUFFIX); -1 when even one
  * character of it does not fit. */
 static int tmp_leaf(char *buf, const char *base, long pid,
                     unsigned long long start, const char *host)
 {
-    enum { ROOM = NAME_MAX - (sizeof ".ck-old" - 1) };
+    enum { ROOM = NAME_MAX - SUFFIX_LEN };
     int head =
         snprintf(buf, NAME_MAX + 1, ".%s.ck-tmp-%ld-%llu@", base, pid, start);
 
@@ -410,10 +420,13 @@ static void remove_stale(const char *dir, const char *base, const char *skip)
     snprintf(target, sizeof target, "%s%s%s", here ? "" : dir, here ? "" : "/",
              base);
     while ((e = readdir(d)) != NULL) {
+        size_t ns = skip ? strlen(skip) : 0;
         tmp_owner o;
         char when[64];
         if (strncmp(e->d_name, prefix, np) != 0 ||
-            (skip && strcmp(e->d_name, skip) == 0) ||
+            (skip && strncmp(e->d_name, skip, ns) == 0 &&
+             (e->d_name[ns] == '\0' ||
+              strcmp(e->d_name + ns, JNL_SUFFIX) == 0)) ||
             !parse_owner(e->d_name + np, &o) ||
             snprintf(full, sizeof full, "%s%s%s", here ? "" : dir,
                      here ? "" : "/", e->d_name) >= (int)sizeof full)
@@ -430,11 +443,15 @@ static void remove_stale(const char *dir, const char *base, const char *skip)
         }
         /* Same host: the name this host would give the owner is the
          * entry's (so a host cut short in a long name still matches). */
-        size_t nl = strlen(e->d_name) - (o.old ? sizeof ".ck-old" - 1 : 0);
+        size_t nl = strlen(e->d_name) - (o.old || o.jnl ? SUFFIX_LEN : 0);
         if (tmp_leaf(mine, base, o.pid, o.start, host) != 0 ||
             strlen(mine) != nl || strncmp(mine, e->d_name, nl) != 0 ||
             !owner_gone(&o))
             continue;
+        if (o.jnl) { /* goes with its temporary, without a word */
+            unlink(full);
+            continue;
+        }
         start_str(o.start, when, sizeof when);
         if (o.old && lstat(target, &st) != 0 && errno == ENOENT) {
             if (rename(full, target) == 0)
@@ -496,6 +513,11 @@ void ck_store_close(ck_store *s)
         s->ops->close(s);
     if (s->writing && !s->committed && s->tmp[0])
         remove_tree(s->tmp);
+    if (s->jtmp[0]) {
+        pending_drop(s->jtmp);
+        if (!s->committed)
+            unlink(s->jtmp);
+    }
     ck_journal_close(s->journal);
     ck_journal_close(s->kept);
     free(s);
@@ -1144,6 +1166,11 @@ ck_code ck_store_commit(ck_store *s, ck_err *err)
     if (s->from[0] && remove_tree(s->from) != 0)
         ck_log(CK_LOG_WARN, "could not remove %s, the killed run's temporary",
                s->from);
+    if (s->from[0] && s->kind != CK_KIND_ZARR) {
+        char fj[PATH_MAX + 16];
+        snprintf(fj, sizeof fj, "%s" JNL_SUFFIX, s->from);
+        unlink(fj);
+    }
     if (replaced && remove_tree(old) != 0)
         ck_log(CK_LOG_WARN, "could not remove the old %s (left as %s)", s->path,
                old);
@@ -1176,8 +1203,8 @@ ck_code ck_store_create(const char *path, ck_store_kind kind, int force,
 /* The dead owner's temporary of dir/base that holds the longest journal:
  * its leaf into leaf (NAME_MAX + 1), its owner into *who; 0 when there
  * is none. */
-static int find_resumable(const char *dir, const char *base, char *leaf,
-                          tmp_owner *who)
+static int find_resumable(const char *dir, const char *base, ck_store_kind kind,
+                          char *leaf, tmp_owner *who)
 {
     char prefix[NAME_MAX + 16], host[256], mine[NAME_MAX + 1],
         jp[PATH_MAX + NAME_MAX + 32];
@@ -1195,11 +1222,12 @@ static int find_resumable(const char *dir, const char *base, char *leaf,
         struct stat st;
         tmp_owner o;
         if (strncmp(e->d_name, prefix, np) != 0 ||
-            !parse_owner(e->d_name + np, &o) || o.old || !o.host[0] ||
+            !parse_owner(e->d_name + np, &o) || o.old || o.jnl || !o.host[0] ||
             tmp_leaf(mine, base, o.pid, o.start, host) != 0 ||
             strcmp(mine, e->d_name) != 0 || !owner_gone(&o))
             continue;
-        snprintf(jp, sizeof jp, "%s/%s/" JOURNAL, dir, e->d_name);
+        snprintf(jp, sizeof jp, "%s/%s%s", dir, e->d_name,
+                 kind == CK_KIND_ZARR ? "/" JOURNAL : JNL_SUFFIX);
         if (lstat(jp, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= best)
             continue;
         best = st.st_size;
@@ -1223,12 +1251,12 @@ ck_code ck_store_create_resumable(const char *path, ck_store_kind kind,
     size_t n = strlen(path);
     ck_code rc;
 
-    if (kind != CK_KIND_ZARR || key->overflow) {
+    if (key->overflow) {
         if (resume)
             ck_log(CK_LOG_NOTE,
-                   "%s: %s outputs are not resumed (a file killed while HDF5 "
-                   "wrote it cannot be trusted); starting afresh",
-                   path, kind == CK_KIND_ZARR ? "these" : "hdf5");
+                   "%s: runs of this many inputs are not resumed; starting "
+                   "afresh",
+                   path);
         return ck_store_create(path, kind, force, out, err);
     }
     if (n == 0 || n >= PATH_MAX - 64)
@@ -1240,11 +1268,12 @@ ck_code ck_store_create_resumable(const char *path, ck_store_kind kind,
         base[n] = dir[n] = '\0';
     }
     const char *d = dirname(dir), *b = basename(base);
-    if (resume && (found = find_resumable(d, b, leaf, &who))) {
+    if (resume && (found = find_resumable(d, b, kind, leaf, &who))) {
         int here = strcmp(d, ".") == 0;
         snprintf(from, sizeof from, "%s%s%s", here ? "" : d, here ? "" : "/",
                  leaf);
-        snprintf(jp, sizeof jp, "%s/" JOURNAL, from);
+        snprintf(jp, sizeof jp, "%s%s", from,
+                 kind == CK_KIND_ZARR ? "/" JOURNAL : JNL_SUFFIX);
         CK_TRY(ck_journal_read(jp, key, path, &kept, err));
         found = kept != NULL;
     }
@@ -1255,7 +1284,14 @@ ck_code ck_store_create_resumable(const char *path, ck_store_kind kind,
         ck_journal_close(kept);
         return rc;
     }
-    snprintf(jp, sizeof jp, "%s/" JOURNAL, s->tmp);
+    /* A Zarr temporary holds its journal; an HDF5 file has it beside. */
+    if (kind == CK_KIND_ZARR) {
+        snprintf(jp, sizeof jp, "%s/" JOURNAL, s->tmp);
+    } else {
+        snprintf(s->jtmp, sizeof s->jtmp, "%s" JNL_SUFFIX, s->tmp);
+        snprintf(jp, sizeof jp, "%s", s->jtmp);
+        pending_add(s->jtmp);
+    }
     if ((rc = ck_journal_create(jp, key, path, &s->journal, err)) != CK_OK) {
         ck_journal_close(kept);
         ck_store_close(s);
@@ -1308,8 +1344,8 @@ ck_code ck_array_resume(ck_array *a, const ck_grid *units, unsigned char *kept,
             strcmp(ck_journal_array(s->kept, e), a->info.name) != 0)
             continue;
         ck_grid_chunk(units, e->unit, &c);
-        CK_TRY(s->ops->take_unit(a, s->from, c.coords, e->len, e->sum, &taken,
-                                 err));
+        CK_TRY(s->ops->take_unit(a, s->from, c.coords, e->off, e->len, e->sum,
+                                 &taken, err));
         if (!taken)
             continue;
         kept[e->unit] = 1;
@@ -1335,8 +1371,8 @@ ck_code ck_array_record(ck_array *a, const ck_grid *units, const int64_t *u,
         int found = 0;
         ck_grid_chunk(units, u[i], &c);
         rec[nrec] = (ck_journal_entry){.unit = u[i]};
-        CK_TRY(s->ops->unit_sum(a, c.coords, &found, &rec[nrec].len,
-                                &rec[nrec].sum, err));
+        CK_TRY(s->ops->unit_sum(a, c.coords, &found, &rec[nrec].off,
+                                &rec[nrec].len, &rec[nrec].sum, err));
         if (found && ++nrec == REC_BATCH) {
             CK_TRY(ck_journal_append(s->journal, a->info.name, rec, nrec, err));
             nrec = 0;

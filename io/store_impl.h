@@ -32,6 +32,7 @@ struct ck_store {
     struct ck_journal *journal;
     struct ck_journal *kept;
     char from[PATH_MAX];
+    char jtmp[PATH_MAX + 16]; /* an HDF5 temporary's journal, beside it */
 };
 
 struct ck_array {
@@ -93,17 +94,21 @@ struct ck_store_ops {
                         ck_attr *v, ck_err *err);
     /* Optional (NULL: outputs of this kind are not resumed).  A unit is
      * a chunk, or for a sharded array (info.shards set) a whole shard, at
-     * unit coordinates 'coords'.  unit_sum: its stored bytes' length and
-     * checksum (io/journal.h) as they are now at s->tmp; *found 0 when
-     * it is not stored. */
+     * unit coordinates 'coords'.  unit_sum: its stored bytes' offset in
+     * their file (HDF5; 0 for a unit that is a file of its own), length
+     * and checksum (io/journal.h) as they are now at s->tmp; *found 0
+     * when it is not stored. */
     ck_code (*unit_sum)(ck_array *a, const int64_t *coords, int *found,
-                        uint64_t *len, uint64_t *sum, ck_err *err);
-    /* Moves unit 'coords' of the same array in the store tree at 'from'
-     * (a killed run's temporary) into a, when its stored bytes there are
-     * len long with checksum sum; *taken 0 (and nothing moved) when they
-     * are not, or it is not there. */
+                        uint64_t *off, uint64_t *len, uint64_t *sum,
+                        ck_err *err);
+    /* Moves (or copies) unit 'coords' of the same array in the store at
+     * 'from' (a killed run's temporary) into a, when its stored bytes
+     * there, off bytes into their file, are len long with checksum sum;
+     * *taken 0 (and nothing changed) when they are not, or it is not
+     * there. */
     ck_code (*take_unit)(ck_array *a, const char *from, const int64_t *coords,
-                         uint64_t len, uint64_t sum, int *taken, ck_err *err);
+                         uint64_t off, uint64_t len, uint64_t sum, int *taken,
+                         ck_err *err);
     /* Makes everything durable at s->tmp (HDF5: close the file) before
      * the rename. */
     ck_code (*flush)(ck_store *s, ck_err *err);

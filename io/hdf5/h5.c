@@ -288,6 +288,7 @@ static ck_code h5_open(ck_store *s, ck_err *err)
     if (!hs)
         return ck_err_set(err, CK_ENOMEM, "out of memory");
     hs->file = -1;
+    hs->rfd = hs->from_fd = -1;
     hs->fd = open(s->path, O_RDONLY | O_CLOEXEC);
     if (hs->fd < 0) {
         rc = ck_os_fail(err, CK_EIO, errno, "%s", s->path);
@@ -339,6 +340,10 @@ static void h5_close(ck_store *s)
     }
     if (hs->fd >= 0)
         close(hs->fd);
+    if (hs->rfd >= 0)
+        close(hs->rfd);
+    if (hs->from_fd >= 0)
+        close(hs->from_fd);
     free(hs->dimreq);
     free(hs);
     s->impl = NULL;
@@ -382,6 +387,7 @@ static ck_code h5_create(ck_store *s, ck_err *err)
         return ck_err_set(err, CK_ENOMEM, "out of memory");
     hs->fd = -1; /* written chunks may sit in HDF5's caches: no raw reads */
     hs->file = -1;
+    hs->rfd = hs->from_fd = -1;
     hs->netcdf = is_netcdf_name(s->path);
     ck_h5_lock();
     /* Default library version bounds, so that older HDF5 reads the file. */
@@ -629,6 +635,8 @@ const ck_store_ops ck_h5_ops = {
     .create = h5_create,
     .array_create = ck_h5_array_create,
     .write_chunk = ck_h5_write_chunk,
+    .unit_sum = ck_h5_unit_sum,
+    .take_unit = ck_h5_take_unit,
     .get_attrs = ck_h5_get_attrs,
     .set_attrs = ck_h5_set_attrs,
     .set_attr = ck_h5_set_attr,

@@ -52,6 +52,10 @@ typedef struct h5_store {
     int netcdf;
     h5_dimreq *dimreq; /* arrays whose axes get scales at flush */
     int ndimreq, capdimreq;
+    /* --resume: the file being written, read back to checksum what it
+     * holds (rfd), and a killed run's file whose chunks are taken over
+     * (from_fd); -1 until first needed. */
+    int rfd, from_fd;
 } h5_store;
 
 typedef struct h5_array {
@@ -172,6 +176,16 @@ ck_code ck_h5_read_bytes(ck_array *a, const int64_t *coords, size_t off,
                          size_t len, void *dst, ck_err *err);
 ck_code ck_h5_array_create(ck_store *s, const ck_array_spec *spec, ck_array *a,
                            ck_err *err);
+/* The resume slots (io/store_impl.h: unit_sum, take_unit): a unit is a
+ * chunk, found through HDF5's chunk index in the file being written, and
+ * taken from a killed run's file by its offset alone (its index never
+ * reached the disk). */
+ck_code ck_h5_unit_sum(ck_array *a, const int64_t *coords, int *found,
+                       uint64_t *off, uint64_t *len, uint64_t *sum,
+                       ck_err *err);
+ck_code ck_h5_take_unit(ck_array *a, const char *from, const int64_t *coords,
+                        uint64_t off, uint64_t len, uint64_t sum, int *taken,
+                        ck_err *err);
 ck_code ck_h5_write_chunk(ck_array *a, const int64_t *coords, const void *src,
                           ck_arena *scratch, ck_err *err);
 ck_code ck_h5_get_attrs(ck_store *s, const char *name, char **json,

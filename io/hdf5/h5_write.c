@@ -2,18 +2,24 @@
  * io/hdf5/h5_write.c - datasets created and chunks written in an HDF5
  * file being written.  Sets up the filter pipeline for a codec so that
  * h5py and h5dump read the file, encodes each chunk outside the lock with
- * io/codec.c and hands the encoded bytes to H5Dwrite_chunk.  Creating and
+ * io/codec.c and hands the encoded bytes to H5Dwrite_chunk; finds and
+ * takes over a killed run's chunks for --resume.  Creating and
  * committing the file itself is h5.c's job; attributes are h5_attrs.c's.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <blosc.h>
 
 #include "io/hdf5/h5_impl.h"
 #include "io/hdf5/zstd_filter.h"
+#include "io/journal.h"
+#include "io/oserr.h"
 
 /* ---- writing ---- */
 
@@ -315,5 +321,114 @@ ck_code ck_h5_write_chunk(ck_array *a, const int64_t *coords, const void *src,
                         a->store->path, info->name,
                         ck_h5_chunk_str(a, coords, cs, sizeof cs));
     ck_h5_unlock();
+    return rc;
+}
+
+/* ---- resuming (io/journal.h) ----
+ *
+ * H5Dwrite_chunk hands a chunk's bytes straight to the file (HDF5 caches
+ * only metadata), so once it returns they are in the file at the offset
+ * the chunk index gives, even if the index itself never reaches the disk:
+ * the journal records that offset, and a resumed run reads the bytes
+ * there, checks them against the journal and writes them again into its
+ * own file as the same chunk.  The chunk's bytes are the same; where they
+ * sit in the new file is not. */
+
+static int open_ro(int *fd, const char *path)
+{
+    if (*fd < 0)
+        *fd = open(path, O_RDONLY | O_CLOEXEC);
+    return *fd;
+}
+
+ck_code ck_h5_unit_sum(ck_array *a, const int64_t *coords, int *found,
+                       uint64_t *off, uint64_t *len, uint64_t *sum, ck_err *err)
+{
+    h5_array *ha = a->impl;
+    const ck_store *s = a->store;
+    hsize_t at[CK_MAX_DIMS], size = 0;
+    haddr_t addr = HADDR_UNDEF;
+    unsigned mask = 0;
+    herr_t r = -1;
+    char cs[160];
+
+    *found = 0;
+    if (a->info.ndim == 0)
+        return CK_OK; /* a scalar is written whole, never resumed */
+    for (int d = 0; d < a->info.ndim; d++)
+        at[d] = (hsize_t)(coords[d] * a->info.chunks[d]);
+    ck_h5_lock();
+    if (ha->hs->file >= 0)
+        r = H5Dget_chunk_info_by_coord(ha->dset, at, &mask, &addr, &size);
+    ck_h5_unlock();
+    if (r < 0 || addr == HADDR_UNDEF || size == 0)
+        return CK_OK;
+    if (open_ro(&ha->hs->rfd, s->tmp) < 0 ||
+        ck_journal_sum_fd(ha->hs->rfd, (uint64_t)addr, (uint64_t)size, len,
+                          sum) != 0)
+        return ck_os_fail(err, CK_EIO, errno,
+                          "%s:%s: chunk %s: cannot read "
+                          "it back from %s",
+                          s->path, a->info.name,
+                          ck_h5_chunk_str(a, coords, cs, sizeof cs), s->tmp);
+    if (*len != (uint64_t)size)
+        return CK_OK; /* cut short: not recorded, so written again */
+    *off = (uint64_t)addr;
+    *found = 1;
+    return CK_OK;
+}
+
+ck_code ck_h5_take_unit(ck_array *a, const char *from, const int64_t *coords,
+                        uint64_t off, uint64_t len, uint64_t sum, int *taken,
+                        ck_err *err)
+{
+    h5_array *ha = a->impl;
+    const ck_store *s = a->store;
+    hsize_t at[CK_MAX_DIMS];
+    uint64_t l = 0, h = 0;
+    size_t got = 0;
+    char cs[160], *buf;
+    ck_code rc = CK_OK;
+
+    *taken = 0;
+    /* A journal line names no chunk larger than this run would store. */
+    if (a->info.ndim == 0 || off == 0 || len == 0 ||
+        len > ck_codec_bound(&ha->wcodec, ha->chunk_bytes) ||
+        open_ro(&ha->hs->from_fd, from) < 0)
+        return CK_OK;
+    if (!(buf = malloc((size_t)len)))
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    while (got < len) {
+        ssize_t k = pread(ha->hs->from_fd, buf + got, (size_t)(len - got),
+                          (off_t)(off + got));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            break;
+        got += (size_t)k;
+    }
+    if (got == len) {
+        ck_journal_sum js;
+        ck_journal_sum_init(&js);
+        for (size_t b = 0; b < len; b += CK_JOURNAL_BLOCK)
+            ck_journal_sum_block(&js, buf + b,
+                                 len - b < CK_JOURNAL_BLOCK ? (size_t)(len - b)
+                                                            : CK_JOURNAL_BLOCK);
+        l = js.len;
+        h = js.h;
+    }
+    if (got == len && l == len && h == sum) {
+        for (int d = 0; d < a->info.ndim; d++)
+            at[d] = (hsize_t)(coords[d] * a->info.chunks[d]);
+        ck_h5_lock();
+        if (ha->hs->file < 0 ||
+            H5Dwrite_chunk(ha->dset, H5P_DEFAULT, 0, at, (size_t)len, buf) < 0)
+            rc = ck_h5_fail(err, CK_EIO, "%s:%s: chunk %s: cannot write",
+                            s->path, a->info.name,
+                            ck_h5_chunk_str(a, coords, cs, sizeof cs));
+        ck_h5_unlock();
+        *taken = rc == CK_OK;
+    }
+    free(buf);
     return rc;
 }

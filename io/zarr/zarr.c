@@ -2259,47 +2259,11 @@ static ck_code zarr_write_chunk(ck_array *a, const int64_t *coords,
 
 /* ---- resuming (io/journal.h) ------------------------------------------ */
 
-/* Length and checksum of what fd holds, read a block at a time.  -1 with
- * errno on a read error. */
-static int sum_fd(int fd, uint64_t *len, uint64_t *sum)
-{
-    ck_journal_sum js;
-    char *buf = malloc(CK_JOURNAL_BLOCK);
-    uint64_t off = 0;
-
-    if (!buf) {
-        errno = ENOMEM;
-        return -1;
-    }
-    ck_journal_sum_init(&js);
-    for (;;) {
-        ssize_t r = 0, k = 0;
-        while (r < CK_JOURNAL_BLOCK &&
-               ((k = pread(fd, buf + r, (size_t)(CK_JOURNAL_BLOCK - r),
-                           (off_t)(off + (uint64_t)r))) > 0 ||
-                (k < 0 && errno == EINTR)))
-            r += k > 0 ? k : 0;
-        if (k < 0) {
-            free(buf);
-            return -1;
-        }
-        if (r == 0)
-            break;
-        ck_journal_sum_block(&js, buf, (size_t)r);
-        off += (uint64_t)r;
-        if (r < CK_JOURNAL_BLOCK)
-            break;
-    }
-    free(buf);
-    *len = js.len;
-    *sum = js.h;
-    return 0;
-}
-
 /* A unit is a chunk file, or a sharded array's shard file: either way
  * chunk_key of its coordinates names it. */
 static ck_code zarr_unit_sum(ck_array *a, const int64_t *coords, int *found,
-                             uint64_t *len, uint64_t *sum, ck_err *err)
+                             uint64_t *off, uint64_t *len, uint64_t *sum,
+                             ck_err *err)
 {
     const zarray *za = a->impl;
     char key[KEY_MAX];
@@ -2307,11 +2271,12 @@ static ck_code zarr_unit_sum(ck_array *a, const int64_t *coords, int *found,
 
     chunk_key(&za->meta, coords, key, sizeof key);
     *found = 0;
+    *off = 0;
     if ((fd = openat(za->dirfd, key, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
         return errno == ENOENT
                    ? CK_OK
                    : ck_os_fail(err, CK_EIO, errno, "%s: %s", za->label, key);
-    if (sum_fd(fd, len, sum) != 0) {
+    if (ck_journal_sum_fd(fd, 0, UINT64_MAX, len, sum) != 0) {
         int e = errno;
         close(fd);
         return ck_os_fail(err, CK_EIO, e, "%s: cannot read %s", za->label, key);
@@ -2322,8 +2287,8 @@ static ck_code zarr_unit_sum(ck_array *a, const int64_t *coords, int *found,
 }
 
 static ck_code zarr_take_unit(ck_array *a, const char *from,
-                              const int64_t *coords, uint64_t len, uint64_t sum,
-                              int *taken, ck_err *err)
+                              const int64_t *coords, uint64_t off, uint64_t len,
+                              uint64_t sum, int *taken, ck_err *err)
 {
     const zarray *za = a->impl;
     const char *name = a->info.name;
@@ -2331,6 +2296,7 @@ static ck_code zarr_take_unit(ck_array *a, const char *from,
     uint64_t l = 0, h = 0;
     int dfd, fd, ok;
 
+    (void)off; /* a unit is a whole file */
     *taken = 0;
     if (snprintf(dir, sizeof dir, "%s%s", from,
                  strcmp(name, "/") == 0 ? "" : name) >= (int)sizeof dir)
@@ -2339,7 +2305,8 @@ static ck_code zarr_take_unit(ck_array *a, const char *from,
         return CK_OK; /* the killed run never made this array */
     chunk_key(&za->meta, coords, key, sizeof key);
     fd = openat(dfd, key, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    ok = fd >= 0 && sum_fd(fd, &l, &h) == 0 && l == len && h == sum;
+    ok = fd >= 0 && ck_journal_sum_fd(fd, 0, UINT64_MAX, &l, &h) == 0 &&
+         l == len && h == sum;
     if (fd >= 0)
         close(fd);
     if (ok) {

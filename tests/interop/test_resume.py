@@ -5,8 +5,13 @@ the chunks (or, sharded, the shards) written whole, with their stored
 bytes' length and checksum; the resumed run moves those that still check
 into its own temporary and computes the rest.  The output is byte for
 byte what an uninterrupted run writes (the history attribute aside, which
-records the command).  A journal of another command or input is refused
-with exit 2; HDF5 outputs start afresh.
+records the command).  An HDF5 output's temporary has its journal beside
+it (.ck-jnl), which also records where each chunk's bytes start in the
+file; a resumed run copies the chunks that still check into its own file
+with H5Dwrite_chunk, so every stored chunk is byte for byte an
+uninterrupted run's (where chunks sit in the file differs: HDF5 places
+them in the order they are written, which threads decide).  A journal of
+another command or input is refused with exit 2.
 """
 import glob
 import json
@@ -31,9 +36,12 @@ KEPT = re.compile(r"^chunkctl: (\S+): (\d+) of (\d+) (chunks|shards) kept "
 
 
 def journal_units(tmp):
-    """Whole entry lines in a temporary's journal."""
+    """Whole entry lines in a temporary's journal (inside a Zarr
+    temporary, beside an HDF5 one)."""
+    path = (tmp + ".ck-jnl" if os.path.isfile(tmp)
+            else os.path.join(tmp, ".ck-journal"))
     try:
-        with open(os.path.join(tmp, ".ck-journal"), "rb") as f:
+        with open(path, "rb") as f:
             data = f.read()
     except OSError:
         return 0
@@ -81,7 +89,7 @@ class Resume(C.InteropCase):
         p = subprocess.Popen([C.CHUNKCTL] + [str(a) for a in args],
                              stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL)
-        pattern = os.path.join(os.path.dirname(target), ".%s.ck-tmp-%d-*" %
+        pattern = os.path.join(os.path.dirname(target), ".%s.ck-tmp-%d-*@*" %
                                (os.path.basename(target), p.pid))
         deadline = time.time() + 60
         try:
@@ -167,33 +175,80 @@ class Resume(C.InteropCase):
         self.assertSameTree(out, ref)
         self.assertGreaterEqual(kept, seen - 1)
 
-    def test_hdf5_starts_afresh(self):
+    def assertSameChunks(self, got, want, names=("data",)):
+        """Every stored chunk of each dataset byte for byte the same (and
+        the same filter mask), as h5py reads them raw."""
+        with h5py.File(got, "r") as a, h5py.File(want, "r") as b:
+            for name in names:
+                x, y = a[name], b[name]
+                self.assertEqual(x.id.get_num_chunks(), y.id.get_num_chunks())
+                for i in range(y.id.get_num_chunks()):
+                    off = y.id.get_chunk_info(i).chunk_offset
+                    self.assertEqual(x.id.read_direct_chunk(off),
+                                     y.id.read_direct_chunk(off))
+                np.testing.assert_array_equal(x[...], y[...])
+
+    def test_copy_hdf5(self):
         src, opts = self.path("big.h5"), ["--chunks", "50,500", "--compress",
                                           "gzip:9"]
         ref, out = self.out("ref.h5"), self.out("o.h5")
         C.run("copy", "--quiet", *opts, src, ref)
-        p = subprocess.Popen([C.CHUNKCTL, "copy", "--quiet", "--threads", "1"]
-                             + opts + [src, out], stderr=subprocess.DEVNULL)
-        pattern = os.path.join(self.dir, ".o.h5.ck-tmp-%d-*" % p.pid)
-        deadline = time.time() + 60
-        while time.time() < deadline and p.poll() is None:
-            t = glob.glob(pattern)
-            if t and os.path.getsize(t[0]) > 2000000:
-                break
-            time.sleep(0.002)
-        p.kill()
-        p.wait()
-        p = C.run("copy", "--resume", *opts, src, out)
-        self.assertIn("hdf5 outputs are not resumed", p.stderr)
+        seen = self.kill_when_journaled(
+            ["copy", "--quiet", "--threads", "1"] + opts + [src, out], out, 4)
+        self.assertFalse(os.path.exists(out))
+        # the temporary and its journal
+        self.assertEqual(len(self.stale(out)), 2)
+        p = C.run("copy", "--resume", "--threads", "2", *opts, src, out)
+        self.assertResumed(p.stderr, seen)
         self.assertEqual(self.stale(out), [])
-        with h5py.File(out, "r") as a, h5py.File(ref, "r") as b:
-            x, y = a["data"], b["data"]
-            np.testing.assert_array_equal(x[...], y[...])
-            self.assertEqual(x.id.get_num_chunks(), y.id.get_num_chunks())
-            for i in range(y.id.get_num_chunks()):
-                off = y.id.get_chunk_info(i).chunk_offset
-                self.assertEqual(x.id.read_direct_chunk(off),
-                                 y.id.read_direct_chunk(off))
+        self.assertSameChunks(out, ref)
+
+    def test_hdf5_torn_chunk_is_recomputed(self):
+        """A chunk whose bytes in the killed file no longer match the
+        journal is computed again, not copied."""
+        src, opts = self.path("big.h5"), ["--chunks", "50,500", "--compress",
+                                          "gzip:9"]
+        ref, out = self.out("ref.h5"), self.out("o.h5")
+        C.run("copy", "--quiet", *opts, src, ref)
+        seen = self.kill_when_journaled(
+            ["copy", "--quiet", "--threads", "1"] + opts + [src, out], out, 4)
+        tmp = [t for t in self.stale(out) if not t.endswith(".ck-jnl")][0]
+        with open(tmp + ".ck-jnl", "rb") as f:
+            first = re.findall(rb"^[0-9a-f]{8} u \d+ (\d+) \S+ @(\d+) ",
+                               f.read(), re.M)[0]
+        with open(tmp, "r+b") as f:  # scribble over the first chunk
+            f.seek(int(first[1]) + int(first[0]) // 2)
+            f.write(b"\xff" * 16)
+        p = C.run("copy", "--resume", *opts, src, out)
+        kept = self.assertResumed(p.stderr, 0)
+        self.assertGreaterEqual(kept, seen - 1)
+        self.assertSameChunks(out, ref)
+
+    def test_hdf5_run_resumed(self):
+        """A pipeline writing two datasets to one HDF5 file."""
+        doc = {"inputs": {"x": self.path("big.h5") + ":/data"},
+               "steps": [{"name": "e", "op": "exp", "args": ["x"]},
+                         {"name": "m", "op": "multiply", "args": ["x", 3.0]}],
+               "outputs": {"e": {"path": self.out("o.h5") + ":/e",
+                                 "compress": "gzip:9"},
+                           "m": {"path": self.out("o.h5") + ":/m",
+                                 "compress": "gzip:9"}}}
+        pipe = self.out("p.json")
+        with open(pipe, "w") as f:
+            json.dump(doc, f)
+        ref_doc = json.loads(json.dumps(doc))
+        for k in ("e", "m"):
+            ref_doc["outputs"][k]["path"] = (self.out("ref.h5") + ":/" + k)
+        with open(self.out("ref.json"), "w") as f:
+            json.dump(ref_doc, f)
+        C.run("run", "--quiet", self.out("ref.json"))
+        out = self.out("o.h5")
+        self.kill_when_journaled(["run", "--quiet", "--threads", "1", pipe],
+                                 out, 4)
+        p = C.run("run", "--resume", pipe)
+        self.assertIn("kept from the killed run", p.stderr)
+        self.assertEqual(self.stale(out), [])
+        self.assertSameChunks(out, self.out("ref.h5"), ("e", "m"))
 
     def test_nothing_to_resume_just_runs(self):
         out, ref = self.out("o.zarr"), self.out("ref.zarr")
