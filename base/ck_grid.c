@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/ck_dtype.h"
+#include "base/ck_mem.h"
 
 ck_code ck_grid_init(ck_grid *g, int ndim, const int64_t *shape,
                      const int64_t *chunk, size_t elem_size, ck_err *err)
@@ -37,12 +38,13 @@ ck_code ck_grid_init(ck_grid *g, int ndim, const int64_t *shape,
         g->chunk[d] = chunk[d];
         g->nchunks[d] = shape[d] / chunk[d] + (shape[d] % chunk[d] != 0);
         if (__builtin_mul_overflow(g->nelem, shape[d], &g->nelem) ||
-            g->nelem > max_elems) {
+            g->nelem > max_elems || g->nelem > CK_ELEMS_MAX) {
             char buf[256];
             return ck_err_set(err, CK_EFORMAT,
-                              "shape %s has more elements than 64-bit sizes "
-                              "can count",
-                              ck_coords_str(ndim, shape, buf, sizeof buf));
+                              "shape %s has more elements than the limit of "
+                              "2^53 (%lld)",
+                              ck_coords_str(ndim, shape, buf, sizeof buf),
+                              (long long)CK_ELEMS_MAX);
         }
         if (__builtin_mul_overflow(g->chunk_nelem, chunk[d], &g->chunk_nelem) ||
             g->chunk_nelem > max_elems)
@@ -53,6 +55,30 @@ ck_code ck_grid_init(ck_grid *g, int ndim, const int64_t *shape,
         /* nchunks[d] <= shape[d], so this product cannot overflow once
          * nelem did not, except when some axis is empty. */
         g->total_chunks *= g->nchunks[d];
+    }
+    return CK_OK;
+}
+
+ck_code ck_chunk_bytes_check(int ndim, const int64_t *chunk, size_t elem_size,
+                             ck_err *err)
+{
+    int64_t bytes = elem_size ? (int64_t)elem_size : 1;
+    int over = 0;
+
+    for (int d = 0; d < ndim && !over; d++)
+        over =
+            chunk[d] > 0 && (__builtin_mul_overflow(bytes, chunk[d], &bytes) ||
+                             bytes > CK_CHUNK_BYTES_MAX);
+    if (over) {
+        char buf[256], sz[32];
+        double b = (double)elem_size;
+        for (int d = 0; d < ndim; d++)
+            b *= (double)chunk[d];
+        return ck_err_set(err, CK_ENOTSUP,
+                          "chunks %s take %s each, over the limit of 4 GiB "
+                          "per chunk",
+                          ck_coords_str(ndim, chunk, buf, sizeof buf),
+                          ck_size_str(b, sz, sizeof sz));
     }
     return CK_OK;
 }

@@ -16,6 +16,17 @@
 
 #define CK_MAX_DIMS 32
 
+/* The most elements an array (or a pipeline step) may have: 2^53, where
+ * doubles stop counting exactly and a single pass would take months.  A
+ * header asking for more is refused before anything is allocated (see
+ * LIMITS in chunkctl(1)). */
+#define CK_ELEMS_MAX ((int64_t)1 << 53)
+
+/* The most bytes one chunk may decode to: 4 GiB, HDF5's own limit.  A
+ * chunk is read, decoded and written whole, so a larger one is refused at
+ * open or create (ck_chunk_bytes_check). */
+#define CK_CHUNK_BYTES_MAX ((int64_t)1 << 32)
+
 typedef struct ck_grid {
     int ndim;
     int64_t shape[CK_MAX_DIMS];
@@ -45,6 +56,11 @@ typedef struct ck_iter {
  * array is one chunk of one element. */
 ck_code ck_grid_init(ck_grid *g, int ndim, const int64_t *shape,
                      const int64_t *chunk, size_t elem_size, ck_err *err);
+
+/* CK_ENOTSUP, naming the chunk shape and CK_CHUNK_BYTES_MAX, when a chunk of
+ * this shape and element size takes more than CK_CHUNK_BYTES_MAX bytes. */
+ck_code ck_chunk_bytes_check(int ndim, const int64_t *chunk, size_t elem_size,
+                             ck_err *err);
 
 /* Fills *c for chunk number index (0 <= index < total_chunks). */
 void ck_grid_chunk(const ck_grid *g, int64_t index, ck_chunk *c);

@@ -136,6 +136,23 @@ ck_code cmd_gen(int argc, char **argv, cli_common *c, ck_err *err)
     if (o->dist == CK_DIST_NORMAL && !(o->b >= 0))
         return ck_err_set(err, CK_EUSAGE, "gen: --std must be >= 0");
     o->dst = argv[first];
+    {
+        /* The limits (chunkctl(1), LIMITS) as usage errors, before the
+         * store is touched. */
+        int64_t one[CK_MAX_DIMS];
+        ck_grid gr;
+        ck_err e = {0};
+        for (int d = 0; d < CK_MAX_DIMS; d++)
+            one[d] = 1;
+        if (ck_grid_init(&gr, o->ndim, o->shape, one, ck_dtype_size(o->dtype),
+                         &e) != CK_OK)
+            return ck_err_set(err, CK_EUSAGE, "gen %s: --shape: %s", o->dst,
+                              e.msg);
+        if (ck_chunk_bytes_check(o->chunks_ndim, o->chunks,
+                                 ck_dtype_size(o->dtype), &e) != CK_OK)
+            return ck_err_set(err, CK_EUSAGE, "gen %s: --chunks: %s", o->dst,
+                              e.msg);
+    }
     o->force = c->force;
     o->zarr_format = c->zarr_format;
     o->shards_ndim = c->shards_ndim;

@@ -28,6 +28,12 @@
 #include "pipelines/cf.h"
 #include "pipelines/plan_impl.h"
 #include "io/store.h"
+#include "base/ck_json.h"
+
+/* A pipeline file larger than this is refused before it is read (see
+ * LIMITS in chunkctl(1)); CK_MAX_NODES bounds the steps. */
+#define CK_PLAN_FILE_MAX (16 << 20)
+#define CK_PLAN_VALUES_MAX 1000000 /* JSON values in one pipeline */
 
 ck_code ck_plan_bad(ck_err *err, const char *path, const char *where,
                     const char *fmt, ...)
@@ -1979,6 +1985,25 @@ static int step_index(const steps_ctx *s, const char *name)
     return -1;
 }
 
+/* A step of more than CK_ELEMS_MAX elements (chunkctl(1), LIMITS) is
+ * refused while the pipeline is parsed, before anything is sized for it. */
+static ck_code check_elems(const char *path, const char *where,
+                           const ck_node *n, ck_err *err)
+{
+    int64_t nel = 1;
+    char sh[256];
+
+    for (int d = 0; d < n->ndim; d++)
+        if (__builtin_mul_overflow(nel, n->shape[d], &nel) ||
+            nel > CK_ELEMS_MAX)
+            return ck_plan_bad(err, path, where,
+                               "shape %s has more elements than the limit of "
+                               "2^53 (%lld)",
+                               ck_coords_str(n->ndim, n->shape, sh, sizeof sh),
+                               (long long)CK_ELEMS_MAX);
+    return CK_OK;
+}
+
 static ck_code parse_one(steps_ctx *s, int i, const char *via, ck_err *err)
 {
     const cJSON *step = s->item[i], *args, *a, *w;
@@ -2013,6 +2038,7 @@ static ck_code parse_one(steps_ctx *s, int i, const char *via, ck_err *err)
     }
     CK_TRY(parse_step(s->p, s->path, i, step, err));
     CK_TRY(check_mask_use(s->p, s->path, where, &s->p->node[s->p->n - 1], err));
+    CK_TRY(check_elems(s->path, where, &s->p->node[s->p->n - 1], err));
     s->state[i] = 2;
     return CK_OK;
 }
@@ -2032,8 +2058,8 @@ static ck_code parse_steps(ck_plan *p, const char *path, const cJSON *steps,
     {
         if (s->n == CK_MAX_NODES) {
             free(s);
-            return ck_plan_bad(err, path, "steps", "more than %d steps",
-                               CK_MAX_NODES);
+            return ck_plan_bad(err, path, "steps",
+                               "more than %d steps (the limit)", CK_MAX_NODES);
         }
         s->item[s->n++] = it;
     }
@@ -2084,14 +2110,74 @@ static ck_code parse_output(const char *path, const char *ow, const cJSON *it,
     return CK_OK;
 }
 
+/* Counts, in the raw text, the JSON values (at most about one per comma or
+ * bracket) and the elements of the top-level "steps" list, so that a pipeline
+ * of 10^6 steps or values is refused before cJSON builds a tree of them
+ * (some 80 bytes a value). */
+static void raw_counts(const char *t, long *values, long *steps)
+{
+    const char *key = "";
+    size_t klen = 0;
+    int depth = 0, in_steps = 0;
+
+    *values = 1;
+    *steps = 0;
+    for (const char *c = t; *c; c++) {
+        if (*c == '"') {
+            const char *k = ++c;
+            while (*c && *c != '"')
+                c += c[0] == '\\' && c[1] ? 2 : 1;
+            if (!*c)
+                return;
+            if (depth == 1) {
+                key = k;
+                klen = (size_t)(c - k);
+            }
+        } else if (*c == '[' || *c == '{') {
+            ++*values;
+            if (++depth == 2 && *c == '[' && klen == 5 &&
+                memcmp(key, "steps", 5) == 0)
+                in_steps = 1;
+        } else if (*c == ']' || *c == '}') {
+            if (--depth < 2)
+                in_steps = 0;
+        } else if (*c == ',') {
+            ++*values;
+            *steps += in_steps && depth == 2;
+        }
+        if (in_steps && depth >= 2 && !*steps && c[0] != '[' &&
+            (depth > 2 ||
+             (c[0] != ' ' && c[0] != '\n' && c[0] != '\t' && c[0] != '\r')))
+            *steps = 1; /* the first element */
+    }
+}
+
 ck_code ck_plan_parse(const char *path, const char *text, unsigned flags,
                       ck_plan **out, ck_err *err)
 {
     const char *end = NULL;
-    cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
+    cJSON *root;
     ck_code rc;
+    size_t deep = ck_json_too_deep(text, strlen(text));
+    long values, nsteps;
 
-    if (!root) {
+    if (deep != (size_t)-1) {
+        int line, col;
+        ck_json_pos(text, deep, &line, &col);
+        return ck_err_set(err, CK_EUSAGE,
+                          "%s: line %d column %d: JSON nested deeper than %d "
+                          "levels (the limit)",
+                          path, line, col, CK_JSON_DEPTH_MAX);
+    }
+    raw_counts(text, &values, &nsteps);
+    if (nsteps > CK_MAX_NODES)
+        return ck_plan_bad(err, path, "steps", "more than %d steps (the limit)",
+                           CK_MAX_NODES);
+    if (values > CK_PLAN_VALUES_MAX)
+        return ck_err_set(err, CK_EUSAGE,
+                          "%s: more than %d JSON values (the limit)", path,
+                          CK_PLAN_VALUES_MAX);
+    if (!(root = cJSON_ParseWithOpts(text, &end, 1))) {
         int line = 1, col = 1;
         for (const char *c = text; end && c < end; c++) {
             if (*c == '\n') {
@@ -2273,12 +2359,12 @@ ck_code ck_plan_load(const char *path, unsigned flags, ck_plan **out,
 
     if (fd < 0)
         return ck_err_set(err, CK_EIO, "%s: %s", path, strerror(errno));
-    if (fstat(fd, &st) != 0 || st.st_size > (16 << 20)) {
+    if (fstat(fd, &st) != 0 || st.st_size > CK_PLAN_FILE_MAX) {
         close(fd);
         return ck_err_set(err, CK_EUSAGE,
-                          "%s: not a pipeline file (over "
-                          "16 MiB)",
-                          path);
+                          "%s: not a pipeline file (%lld bytes, over the "
+                          "limit of %d MiB)",
+                          path, (long long)st.st_size, CK_PLAN_FILE_MAX >> 20);
     }
     if (!(text = malloc((size_t)st.st_size + 1))) {
         close(fd);

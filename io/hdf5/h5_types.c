@@ -493,6 +493,12 @@ ck_code ck_h5_describe(ck_store *s, const char *name, hid_t dset, ck_array *a,
                 ha->path = PATH_RAW_CONTIG;
         }
     }
+    if (layout == H5D_CHUNKED &&
+        (rc = ck_chunk_bytes_check(info->ndim, info->chunks, ha->esize, err)) !=
+            CK_OK) {
+        ck_err_prefix(err, "%s:%s", s->path, name);
+        goto out;
+    }
     {
         int64_t cb = (int64_t)ha->esize;
         for (int d = 0; d < info->ndim; d++) {

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/ck_json.h"
+
 #define HOST_BIG_ENDIAN (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__)
 #define EXACT_MAX 9007199254740992.0 /* 2^53: doubles are exact below */
 
@@ -54,6 +56,13 @@ ck_code ck_zarr_parse_json(const char *text, size_t len, const char *where,
     cJSON *j;
     int line, col;
 
+    if ((off = ck_json_too_deep(text, len)) != (size_t)-1) {
+        text_pos(text, off, &line, &col);
+        return ck_err_set(err, CK_EFORMAT,
+                          "%s: JSON nested deeper than %d levels (the limit) "
+                          "at line %d column %d",
+                          where, CK_JSON_DEPTH_MAX, line, col);
+    }
     j = cJSON_ParseWithLengthOpts(text, nul ? (size_t)(nul - text) : len, &end,
                                   0);
     if (j) {

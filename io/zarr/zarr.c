@@ -897,6 +897,9 @@ static ck_code zarray_new(ck_store *s, const char *name, const ck_zarr_meta *m,
     make_label(s, name, label, sizeof label);
     rc = ck_grid_init(&g, m->ndim, m->shape, m->chunks, ck_dtype_size(m->dtype),
                       err);
+    if (rc == CK_OK)
+        rc = ck_chunk_bytes_check(m->ndim, m->chunks, ck_dtype_size(m->dtype),
+                                  err);
     if (rc != CK_OK) {
         ck_err_prefix(err, "%s", label);
         close(dirfd);
