@@ -32,6 +32,8 @@ int __real_fsync(int fd);
 int __real_fdatasync(int fd);
 int __real_rename(const char *from, const char *to);
 int __real_renameat(int fromfd, const char *from, int tofd, const char *to);
+int __real_renameat2(int fromfd, const char *from, int tofd, const char *to,
+                     unsigned flags);
 int __real_open(const char *path, int flags, ...);
 int __real_openat(int dirfd, const char *path, int flags, ...);
 
@@ -331,6 +333,13 @@ int __wrap_renameat(int fromfd, const char *from, int tofd, const char *to)
 {
     FAIL(K_RENAME, EIO, -1);
     return __real_renameat(fromfd, from, tofd, to);
+}
+
+int __wrap_renameat2(int fromfd, const char *from, int tofd, const char *to,
+                     unsigned flags)
+{
+    FAIL(K_RENAME, EIO, -1);
+    return __real_renameat2(fromfd, from, tofd, to, flags);
 }
 
 /* open(2)'s third argument exists only with O_CREAT or O_TMPFILE. */

@@ -15,7 +15,8 @@
  *                       posix_memalign -> NULL / ENOMEM), read (read pread ->
  *                       -1 / EIO), write (write pwrite -> -1 / ENOSPC), fsync
  *                       (fsync fdatasync -> -1 / EIO), rename (rename renameat
- *                       -> -1 / EIO), open (open openat -> -1 / EMFILE).
+ *                       renameat2 -> -1 / EIO), open (open openat -> -1 /
+ *                       EMFILE).
  *   CK_FAULT=site:HEX[:K]  the K-th call (default 1) from call site HEX fails,
  *                       whatever its kind; sites are as CK_FAULT_LOG lists
  * them. a trailing '+'      (KIND:N+, site:HEX:K+) makes every later call of
@@ -49,6 +50,8 @@ int __wrap_fsync(int fd);
 int __wrap_fdatasync(int fd);
 int __wrap_rename(const char *from, const char *to);
 int __wrap_renameat(int fromfd, const char *from, int tofd, const char *to);
+int __wrap_renameat2(int fromfd, const char *from, int tofd, const char *to,
+                     unsigned flags);
 int __wrap_open(const char *path, int flags, ...);
 int __wrap_openat(int dirfd, const char *path, int flags, ...);
 

@@ -41,7 +41,7 @@ enum {
 #define CLI_HELP_RESUME                                                        \
     "  --resume             go on with a run of the same command that was "    \
     "killed:\n"                                                                \
-    "                       keep the zarr chunks it wrote, compute the rest "  \
+    "                       keep the chunks it wrote, compute the rest "       \
     "(see\n"                                                                   \
     "                       chunkctl(1), RESUMING)\n"
 

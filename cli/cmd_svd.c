@@ -34,6 +34,7 @@ static const char svd_help[] =
     "  --memory SIZE      memory cap (default a quarter of RAM)\n"
     "  --threads N        threads, 0 = all cores (default 0)\n"
     "  --force            overwrite DST\n"
+    "  --resume           go on with a killed run of the same command\n"
     "  --quiet            no progress bar\n"
     "  --help             this text\n\n"
     "examples:\n"

@@ -395,6 +395,35 @@ static int tmp_leaf(char *buf, const char *base, long pid,
     return 0;
 }
 
+/* rename(from, to) that fails with EEXIST instead of replacing an
+ * existing 'to': renameat2's RENAME_NOREPLACE, or where the file system
+ * lacks it (NFS: EINVAL), link() for a file and, for a directory, an
+ * empty directory claimed with mkdir() and then replaced. */
+static int rename_new(const char *from, const char *to)
+{
+    struct stat st;
+    int e;
+
+    if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0)
+        return 0;
+    if ((errno != EINVAL && errno != ENOSYS) || lstat(from, &st) != 0)
+        return -1;
+    if (!S_ISDIR(st.st_mode)) {
+        if (link(from, to) != 0)
+            return -1;
+        (void)unlink(from);
+        return 0;
+    }
+    if (mkdir(to, 0700) != 0)
+        return -1;
+    if (rename(from, to) == 0)
+        return 0;
+    e = errno;
+    (void)rmdir(to);
+    errno = e;
+    return -1;
+}
+
 /* Removes the temporaries of target dir/base whose owner is gone, each
  * with one line on stderr, and puts back an output that a killed run had
  * moved aside to replace (so that the target reads as if the killed run
@@ -454,7 +483,7 @@ static void remove_stale(const char *dir, const char *base, const char *skip)
         }
         start_str(o.start, when, sizeof when);
         if (o.old && lstat(target, &st) != 0 && errno == ENOENT) {
-            if (rename(full, target) == 0)
+            if (rename_new(full, target) == 0)
                 ck_log(CK_LOG_NOTE,
                        "put back %s, which a killed run (pid %ld on %s, "
                        "started %s) had moved aside to replace it",
@@ -946,6 +975,7 @@ static ck_code create_in(const char *path, ck_store_kind kind, int force,
     s->kind = kind;
     s->ops = ops_of(kind);
     s->writing = 1;
+    s->force = force;
     snprintf(s->path, sizeof s->path, "%s", path);
     memcpy(s->tmp, tmp, strlen(tmp) + 1); /* fits: checked above */
     pending_add(s->tmp);
@@ -1119,7 +1149,7 @@ ck_code ck_store_commit(ck_store *s, ck_err *err)
 {
     char old[PATH_MAX + 32];
     struct stat st;
-    int replaced = 0;
+    int replaced = 0, e = 0;
 
     CK_TRY(s->ops->flush(s, err));
     CK_TRY(sync_tree(s->tmp, err));
@@ -1133,31 +1163,60 @@ ck_code ck_store_commit(ck_store *s, ck_err *err)
             return ck_os_fail(err, CK_EIO, errno, "%s: cannot remove %s",
                               s->path, jp);
     }
-    /* rename() cannot replace a directory (a Zarr store) or change a file
-     * into one: move the old output aside first, and drop it only once the
-     * new one is in place. */
-    if (lstat(s->path, &st) == 0) {
-        /* ".ck-old" after the temporary's name: owned by this run, as
-         * remove_stale() reads it should the run die here. */
-        snprintf(old, sizeof old, "%s.ck-old", s->tmp);
-        if (rename(s->path, old) != 0)
-            return ck_os_fail(err, CK_EIO, errno, "%s: cannot replace",
-                              s->path);
-        replaced = 1;
+    /* Another process may have created the target since create_in()
+     * looked: the rename never replaces what this run did not move aside
+     * itself (RENAME_NOREPLACE), so the target is always one run's whole
+     * output.  Without --force a target that appeared meanwhile fails the
+     * run; with it, whatever is there is moved aside (rename() cannot
+     * replace a directory, a Zarr store, nor change a file into one) and
+     * dropped once the new output is in place; should yet another run
+     * commit in between, it is moved aside in turn: the last one wins.
+     * ".ck-old" after the temporary's name: owned by this run, as
+     * remove_stale() reads it should the run die here. */
+    snprintf(old, sizeof old, "%s.ck-old", s->tmp);
+    for (int tries = 0;; tries++) {
+        if (s->force && lstat(s->path, &st) == 0) {
+            /* An older output moved aside before: superseded. */
+            if (replaced && remove_tree(old) != 0)
+                return ck_os_fail(err, CK_EIO, errno, "%s: cannot remove %s",
+                                  s->path, old);
+            replaced = 0;
+            if (rename(s->path, old) != 0) {
+                e = errno;
+                if (e == ENOENT && tries < 16)
+                    continue; /* moved away meanwhile: look again */
+                return ck_os_fail(err, CK_EIO, e, "%s: cannot replace",
+                                  s->path);
+            }
+            replaced = 1;
+        }
+        if (rename_new(s->tmp, s->path) == 0) {
+            e = 0;
+            break;
+        }
+        e = errno;
+        if (!(e == EEXIST && s->force && tries < 16))
+            break;
     }
-    if (rename(s->tmp, s->path) != 0) {
-        int e = errno;
-        if (replaced)
-            rename(old, s->path);
+    if (e != 0) {
+        /* Put the old output back, unless another run's new one has
+         * taken its place meanwhile. */
+        if (replaced && rename_new(old, s->path) != 0 && errno == EEXIST)
+            (void)remove_tree(old);
+        if (e == EEXIST)
+            return ck_err_set(err, CK_EEXIST,
+                              "%s was created meanwhile by another process "
+                              "(use --force to overwrite it)",
+                              s->path);
         return ck_os_fail(err, CK_EIO, e, "%s: cannot rename from %s", s->path,
                           s->tmp);
     }
     /* The rename is durable only once its directory is: if that fails,
      * take it back (ck_store_close then drops the temporary). */
     if (sync_parent(s->path) != 0) {
-        int e = sync_errno;
+        e = sync_errno;
         if (rename(s->path, s->tmp) == 0 && replaced)
-            rename(old, s->path);
+            (void)rename_new(old, s->path);
         return ck_os_fail(err, CK_EIO, e, "%s: cannot sync its directory",
                           s->path);
     }

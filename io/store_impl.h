@@ -25,6 +25,7 @@ struct ck_store {
     char tmp[PATH_MAX];  /* where a store being written lives until commit */
     int writing;
     int committed;
+    int force; /* --force: the commit may replace an existing target */
     void *impl;
     /* --resume (io/journal.h): this run's journal of written units, and
      * the killed run's temporary (from) and journal (kept) it takes its
