@@ -7,6 +7,12 @@
 #include <stdio.h>
 
 static ck_log_level max_level = CK_LOG_NOTE;
+static int muted;
+
+void ck_log_mute(int mute)
+{
+    muted = mute;
+}
 
 void ck_log_set_level(ck_log_level level)
 {
@@ -23,7 +29,7 @@ void ck_log(ck_log_level level, const char *fmt, ...)
     char line[1024];
     va_list ap;
 
-    if (level > max_level)
+    if (level > max_level || muted)
         return;
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);

@@ -12,6 +12,9 @@ typedef enum ck_log_level {
     CK_LOG_DEBUG
 } ck_log_level;
 
+/* mute 1: every message is dropped, whatever the level (an MPI rank
+ * other than 0, whose words rank 0 speaks). */
+void ck_log_mute(int mute);
 /* Messages above 'level' are dropped.  Default: CK_LOG_NOTE. */
 void ck_log_set_level(ck_log_level level);
 ck_log_level ck_log_get_level(void);

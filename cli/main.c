@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/ck_comm.h"
 #include "base/ck_config.h"
 #include "base/ck_log.h"
 #include "base/ck_mem.h"
@@ -228,9 +229,19 @@ int main(int argc, char **argv)
     signal(SIGTERM, on_signal);
     signal(SIGHUP, on_signal);
     common.memory = cli_default_memory();
+    /* Under mpirun every rank runs the command on its share; rank 0 alone
+     * speaks, for all of them (base/ck_comm.h). */
+    if ((rc = ck_comm_init(&argc, &argv, &err)) == CK_OK &&
+        ck_comm_rank() != 0) {
+        ck_log_mute(1);
+        if (!freopen("/dev/null", "w", stdout))
+            rc = ck_err_set(&err, CK_EIO, "rank %d: /dev/null: %s",
+                            ck_comm_rank(), strerror(errno));
+    }
     char *line = cmdline(argc, argv);
     common.cmdline = line;
-    rc = cmd->run(argc - 1, argv + 1, &common, &err);
+    if (rc == CK_OK)
+        rc = cmd->run(argc - 1, argv + 1, &common, &err);
     free(line);
     cli_progress_end(&common);
     if (fflush(stdout) != 0 || ferror(stdout)) {
@@ -238,6 +249,17 @@ int main(int argc, char **argv)
             rc = ck_err_set(&err, CK_EIO, "writing to standard output: %s",
                             strerror(errno));
     }
+    if (ck_comm_size() > 1 && !ck_comm_broken())
+        rc = ck_comm_agree(rc, &err);
+    if (ck_comm_broken()) {
+        fprintf(stderr, "chunkctl: rank %d: %s\n", ck_comm_rank(),
+                err.msg[0] ? err.msg : ck_code_name(rc));
+        ck_comm_abort(ck_exit_status(rc));
+    }
+    int rank = ck_comm_rank();
+    ck_comm_finalize();
+    if (rc != CK_OK && rank != 0)
+        return ck_exit_status(rc);
     if (rc != CK_OK) {
         fprintf(stderr, "chunkctl: %s\n",
                 err.msg[0] ? err.msg : ck_code_name(rc));

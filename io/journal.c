@@ -29,7 +29,8 @@ static const char magic[] = "chunkctl-journal 1\n";
 struct ck_journal {
     int fd;
     char path[4096];
-    char target[4096]; /* the output, for messages */
+    char target[4096];  /* the output, for messages */
+    ck_journal_key key; /* what the run is (ck_journal_create) */
     pthread_mutex_t lock;
     /* read back from a killed run's journal */
     ck_journal_entry *e;
@@ -201,6 +202,7 @@ ck_code ck_journal_create(const char *path, const ck_journal_key *key,
     if (!(j = journal_new(path)))
         return ck_err_set(err, CK_ENOMEM, "out of memory");
     snprintf(j->target, sizeof j->target, "%s", target);
+    j->key = *key;
     j->fd =
         open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0666);
     if (j->fd < 0 || write_all(j->fd, magic, sizeof magic - 1) != 0 ||
@@ -390,6 +392,11 @@ const ck_journal_entry *ck_journal_at(const ck_journal *j, int64_t i)
 const char *ck_journal_array(const ck_journal *j, const ck_journal_entry *e)
 {
     return j->names[e->array];
+}
+
+const ck_journal_key *ck_journal_key_of(const ck_journal *j)
+{
+    return &j->key;
 }
 
 const char *ck_journal_path(const ck_journal *j)

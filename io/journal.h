@@ -74,6 +74,9 @@ const char *ck_journal_array(const ck_journal *j, const ck_journal_entry *e);
 ck_code ck_journal_append(ck_journal *j, const char *array,
                           const ck_journal_entry *e, int n, ck_err *err);
 
+/* The key a journal was created with (ck_journal_create). */
+const ck_journal_key *ck_journal_key_of(const ck_journal *j);
+
 /* The path a journal was opened at. */
 const char *ck_journal_path(const ck_journal *j);
 

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/ck_comm.h"
 #include "base/ck_log.h"
 #include "io/cache.h"
 #include "io/journal.h"
@@ -1145,7 +1146,8 @@ ck_code ck_store_get_attr(ck_store *s, const char *name, const char *key,
     return CK_OK;
 }
 
-ck_code ck_store_commit(ck_store *s, ck_err *err)
+/* ck_store_commit in this process. */
+static ck_code commit_here(ck_store *s, ck_err *err)
 {
     char old[PATH_MAX + 32];
     struct stat st;
@@ -1236,6 +1238,18 @@ ck_code ck_store_commit(ck_store *s, ck_err *err)
     return CK_OK;
 }
 
+ck_code ck_store_commit(ck_store *s, ck_err *err)
+{
+    /* Under MPI every rank writes a temporary of its own and rank 0 takes
+     * the others' parts into its own (pipelines/stream.c): only rank 0
+     * commits, and every rank learns how that went.  The others'
+     * temporaries go when they close. */
+    if (ck_comm_size() > 1)
+        return ck_comm_agree(ck_comm_rank() == 0 ? commit_here(s, err) : CK_OK,
+                             err);
+    return commit_here(s, err);
+}
+
 void ck_store_uncommit(ck_store *s)
 {
     if (s && s->committed && rename(s->path, s->tmp) == 0)
@@ -1310,6 +1324,11 @@ ck_code ck_store_create_resumable(const char *path, ck_store_kind kind,
     size_t n = strlen(path);
     ck_code rc;
 
+    if (resume && ck_comm_size() > 1)
+        return ck_err_set(err, CK_EUSAGE,
+                          "%s: --resume is not supported under MPI yet (run "
+                          "again without it)",
+                          path);
     if (key->overflow) {
         if (resume)
             ck_log(CK_LOG_NOTE,
@@ -1385,30 +1404,39 @@ int ck_array_units(const ck_array *a, ck_grid *units)
 
 enum { REC_BATCH = 64 };
 
-ck_code ck_array_resume(ck_array *a, const ck_grid *units, unsigned char *kept,
-                        int64_t *nkept, ck_err *err)
+/* Takes from the store tree at 'from' the units of a that journal j
+ * recorded and that kept (if any) does not mark yet; each taken unit is
+ * marked in kept, counted in *n and recorded in a's journal.  strict: a
+ * unit that does not check is an error, not one to compute again. */
+static ck_code take_units(ck_array *a, const ck_grid *units, const char *from,
+                          const ck_journal *j, unsigned char *kept, int strict,
+                          int64_t *n, ck_err *err)
 {
     ck_store *s = a->store;
     ck_journal_entry rec[REC_BATCH];
     int nrec = 0;
 
-    *nkept = 0;
-    if (!s->kept || !s->from[0])
-        return CK_OK;
-    for (int64_t i = 0; i < ck_journal_count(s->kept); i++) {
-        const ck_journal_entry *e = ck_journal_at(s->kept, i);
+    *n = 0;
+    for (int64_t i = 0; i < ck_journal_count(j); i++) {
+        const ck_journal_entry *e = ck_journal_at(j, i);
         ck_chunk c;
         int taken = 0;
-        if (e->unit >= units->total_chunks || kept[e->unit] ||
-            strcmp(ck_journal_array(s->kept, e), a->info.name) != 0)
+        if (e->unit >= units->total_chunks || (kept && kept[e->unit]) ||
+            strcmp(ck_journal_array(j, e), a->info.name) != 0)
             continue;
         ck_grid_chunk(units, e->unit, &c);
-        CK_TRY(s->ops->take_unit(a, s->from, c.coords, e->off, e->len, e->sum,
+        CK_TRY(s->ops->take_unit(a, from, c.coords, e->off, e->len, e->sum,
                                  &taken, err));
+        if (!taken && strict)
+            return ck_err_set(err, CK_ECORRUPT,
+                              "%s:%s: unit %lld written by another rank in "
+                              "%s does not check",
+                              s->path, a->info.name, (long long)e->unit, from);
         if (!taken)
             continue;
-        kept[e->unit] = 1;
-        ++*nkept;
+        if (kept)
+            kept[e->unit] = 1;
+        ++*n;
         rec[nrec++] = *e;
         if (nrec == REC_BATCH) {
             CK_TRY(ck_journal_append(s->journal, a->info.name, rec, nrec, err));
@@ -1416,6 +1444,50 @@ ck_code ck_array_resume(ck_array *a, const ck_grid *units, unsigned char *kept,
         }
     }
     return ck_journal_append(s->journal, a->info.name, rec, nrec, err);
+}
+
+ck_code ck_array_resume(ck_array *a, const ck_grid *units, unsigned char *kept,
+                        int64_t *nkept, ck_err *err)
+{
+    ck_store *s = a->store;
+
+    *nkept = 0;
+    if (!s->kept || !s->from[0])
+        return CK_OK;
+    return take_units(a, units, s->from, s->kept, kept, 0, nkept, err);
+}
+
+ck_code ck_array_part(const ck_array *a, char *tmp, char *journal, ck_err *err)
+{
+    const ck_store *s = a->store;
+
+    if (!s->journal)
+        return ck_err_set(err, CK_ENOTSUP,
+                          "%s: not journaled, so not written in parts",
+                          s->path);
+    snprintf(tmp, PATH_MAX, "%s", s->tmp);
+    snprintf(journal, PATH_MAX, "%s", ck_journal_path(s->journal));
+    return CK_OK;
+}
+
+ck_code ck_array_take_part(ck_array *a, const ck_grid *units, const char *tmp,
+                           const char *journal, int64_t *n, ck_err *err)
+{
+    ck_store *s = a->store;
+    ck_journal *j = NULL;
+    ck_code rc;
+
+    *n = 0;
+    if (!s->journal)
+        return ck_err_set(err, CK_ENOTSUP, "%s: not journaled", s->path);
+    CK_TRY(ck_journal_read(journal, ck_journal_key_of(s->journal), s->path, &j,
+                           err));
+    if (!j)
+        return ck_err_set(err, CK_ECORRUPT, "%s: the part in %s has no journal",
+                          s->path, tmp);
+    rc = take_units(a, units, tmp, j, NULL, 1, n, err);
+    ck_journal_close(j);
+    return rc;
 }
 
 ck_code ck_array_record(ck_array *a, const ck_grid *units, const int64_t *u,

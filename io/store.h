@@ -122,10 +122,8 @@ ck_code ck_store_create(const char *path, ck_store_kind kind, int force,
  * is not removed: the units it recorded are taken over, each when its
  * stored bytes still check (ck_array_resume), and it is removed once
  * this run commits.  CK_EUSAGE, naming what differs, when its journal
- * has another key; the temporary is then left as it is.  HDF5 outputs
- * are not resumed (a file killed while HDF5 was writing it cannot be
- * trusted): they start afresh, with a note.  Nothing to resume: a note,
- * and the run goes on as ck_store_create. */
+ * has another key; the temporary is then left as it is.  Nothing to
+ * resume: a note, and the run goes on as ck_store_create. */
 struct ck_journal_key;
 ck_code ck_store_create_resumable(const char *path, ck_store_kind kind,
                                   int force, const struct ck_journal_key *key,
@@ -133,7 +131,7 @@ ck_code ck_store_create_resumable(const char *path, ck_store_kind kind,
 
 /* The unit grid of an array written under a journal: its chunk grid, or
  * for a sharded Zarr array the grid of its shards.  0 when a is not
- * journaled (ck_store_create, or an HDF5 output). */
+ * journaled (ck_store_create). */
 int ck_array_units(const ck_array *a, ck_grid *units);
 /* Takes over the units of a that the killed run recorded and whose stored
  * bytes check: kept[u] set to 1 for each (kept holds units->total_chunks
@@ -141,6 +139,17 @@ int ck_array_units(const ck_array *a, ck_grid *units);
  * journal too. */
 ck_code ck_array_resume(ck_array *a, const ck_grid *units, unsigned char *kept,
                         int64_t *nkept, ck_err *err);
+/* Where another process writing the same output under the same key
+ * (an MPI rank) keeps its part: its temporary and journal (PATH_MAX
+ * each).  CK_ENOTSUP when a is not journaled. */
+ck_code ck_array_part(const ck_array *a, char *tmp, char *journal, ck_err *err);
+/* Takes into a every unit of the same array that the part at tmp (with
+ * its journal, as ck_array_part gives them) recorded, each when its
+ * stored bytes check; *n their count.  CK_ECORRUPT naming the unit when
+ * one does not check: the part was written by a live run and must be
+ * whole. */
+ck_code ck_array_take_part(ck_array *a, const ck_grid *units, const char *tmp,
+                           const char *journal, int64_t *n, ck_err *err);
 /* Records units u[0..n) of a (linear numbers in units), written whole,
  * in the journal, with their stored bytes' checksums. */
 ck_code ck_array_record(ck_array *a, const ck_grid *units, const int64_t *u,
@@ -206,7 +215,9 @@ ck_code ck_store_get_attr(ck_store *s, const char *name, const char *key,
 void ck_store_abandon_all(void);
 
 /* Flushes and renames the temporary store over path.  After it the store
- * may only be closed. */
+ * may only be closed.  Under MPI a collective: rank 0 commits (its
+ * temporary holds every rank's units by then) and all ranks return how
+ * that went; the other ranks' temporaries are removed when they close. */
 ck_code ck_store_commit(ck_store *s, ck_err *err);
 
 /* Undoes a ck_store_commit of this run: the output goes back to its

@@ -28,6 +28,7 @@
 #include "pipelines/cf.h"
 #include "pipelines/plan_impl.h"
 #include "io/store.h"
+#include "base/ck_comm.h"
 #include "base/ck_json.h"
 
 /* A pipeline file larger than this is refused before it is read (see
@@ -2453,6 +2454,75 @@ void ck_plan_print(const ck_plan *p, int threads, int64_t memory,
     fprintf(f, "estimated peak memory: %s (%d worker%s)\n",
             ck_size_str(base + peak * threads, pk, sizeof pk), threads,
             threads == 1 ? "" : "s");
+}
+
+void ck_plan_print_ranks(const ck_plan *p, int nranks, FILE *f)
+{
+    char sz[32], what[64];
+
+    fprintf(f,
+            "mpi: %d ranks; every rank reads its inputs for the folds and "
+            "models and computes them whole; each output's chunks are split\n",
+            nranks);
+    for (int k = 0; k < p->nout; k++) {
+        const ck_node *n = &p->node[p->out[k].node];
+        int64_t chunks[CK_MAX_DIMS];
+        size_t esz = ck_dtype_size(n->dtype);
+        ck_grid g;
+
+        /* as write_output clips them */
+        for (int d = 0; d < n->ndim; d++)
+            chunks[d] = n->chunks[d] > n->shape[d]
+                            ? (n->shape[d] > 0 ? n->shape[d] : 1)
+                            : (n->chunks[d] < 1 ? 1 : n->chunks[d]);
+        if (ck_grid_init(&g, n->ndim, n->shape, chunks, esz, NULL) != CK_OK)
+            continue;
+        fprintf(f, "output %s -> %s: %lld chunks\n", n->name, p->out[k].target,
+                (long long)g.total_chunks);
+        for (int r = 0; r < nranks; r++) {
+            int64_t lo, hi;
+            double bytes = 0;
+            ck_chunk c;
+            ck_comm_split(g.total_chunks, r, nranks, &lo, &hi);
+            for (int64_t i = lo; i < hi; i++) {
+                ck_grid_chunk(&g, i, &c);
+                double ne = 1;
+                for (int d = 0; d < n->ndim; d++)
+                    ne *= (double)c.shape[d];
+                bytes += ne * (double)esz;
+            }
+            if (lo < hi)
+                snprintf(what, sizeof what, "chunks %lld-%lld (%lld)",
+                         (long long)lo, (long long)hi - 1,
+                         (long long)(hi - lo));
+            else
+                snprintf(what, sizeof what, "no chunk");
+            fprintf(f, "  rank %-4d %-28s %10s\n", r, what,
+                    bytes > 0 ? ck_size_str(bytes, sz, sizeof sz) : "-");
+        }
+    }
+    /* What pipelines/stream.c and io/store.c send: per output, every rank
+     * agrees twice (4 bytes each way) and sends rank 0 where its part is
+     * (two paths); per output store, one agreement on the commit; one at
+     * the end.  The chunks themselves go through the file system. */
+    int nstores = 0;
+    for (int k = 0; k < p->nout; k++) {
+        char pk[PATH_MAX], pj[PATH_MAX], nk[512], nj[512];
+        int seen = 0;
+        if (ck_target_split(p->out[k].target, pk, nk, sizeof pk, NULL) != CK_OK)
+            continue;
+        for (int j = 0; j < k && !seen; j++)
+            seen = ck_target_split(p->out[j].target, pj, nj, sizeof pj, NULL) ==
+                       CK_OK &&
+                   strcmp(pk, pj) == 0;
+        nstores += !seen;
+    }
+    fprintf(f,
+            "communication per rank: %d agreements of 4 B each way; ranks "
+            "1-%d each send rank 0 %s per output (where their part is); "
+            "chunk data moves through the file system, not MPI\n",
+            2 * p->nout + nstores + 1, nranks - 1,
+            ck_size_str(2.0 * PATH_MAX, sz, sizeof sz));
 }
 
 void ck_plan_dot(const ck_plan *p, FILE *f)

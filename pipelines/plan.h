@@ -235,6 +235,10 @@ ck_code ck_plan_load(const char *path, unsigned flags, ck_plan **out,
  * (resolved: "cpu" or "cuda"; a step whose op the backend lacks runs on
  * the CPU), and the estimated peak memory for the given thread count, with
  * as many workers as the budget 'memory' (bytes; 0: none) holds. */
+/* Under MPI (or to preview a job of nranks ranks): which chunks of each
+ * output each rank writes, with their bytes, and what the ranks send
+ * each other. */
+void ck_plan_print_ranks(const ck_plan *p, int nranks, FILE *f);
 void ck_plan_print(const ck_plan *p, int threads, int64_t memory,
                    const char *backend, FILE *f);
 /* The step graph in Graphviz dot. */

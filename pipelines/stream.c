@@ -6,13 +6,21 @@
  * journal (ck_store_create_resumable) records its units as they are
  * written whole, a batch at a time, and a resumed run skips the units it
  * took over from the killed one (see io/journal.h).
+ *
+ * Under MPI (base/ck_comm.h) each rank takes a contiguous range of the
+ * units in C order and writes them into a temporary of its own; rank 0
+ * then takes the other ranks' units into its output by their journals,
+ * as a resumed run takes a killed one's, and only rank 0 commits.  The
+ * bytes of every unit are those one process writes.
  */
 #include "pipelines/stream.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/ck_comm.h"
 #include "base/ck_log.h"
 #include "base/ck_thread.h"
 
@@ -21,6 +29,7 @@ typedef struct run {
     const ck_grid *g;
     size_t chunk_bytes, arena_bytes;
     int64_t next; /* next chunk index to hand out; atomic */
+    int64_t end;  /* and the one after this rank's last */
     int64_t batch;
     /* journaled output (units: chunks, or shards of a sharded array) */
     int journaled, sharded;
@@ -62,9 +71,10 @@ static ck_code worker(void *ctx, int id, ck_par *par, ck_err *err)
     while (!ck_par_stopped(par)) {
         int64_t first =
             __atomic_fetch_add(&r->next, r->batch, __ATOMIC_RELAXED);
-        if (first >= r->g->total_chunks)
+        if (first >= r->end)
             break;
-        ck_iter it = ck_iter_range(r->g, first, r->batch);
+        ck_iter it = ck_iter_range(
+            r->g, first, first + r->batch > r->end ? r->end - first : r->batch);
         ck_chunk c;
         int64_t whole[64]; /* units written whole in this batch */
         int nwhole = 0;
@@ -132,6 +142,34 @@ void ck_stream_plan(const ck_stream_job *j, int *threads, size_t *worker_bytes)
     *threads = t > 0 ? t : 1;
 }
 
+/* Under MPI, after every rank wrote its units: rank 0 takes the others'
+ * parts into j->dst.  Collective; rc is this rank's status so far. */
+static ck_code take_parts(const run *r, ck_code rc, ck_err *err)
+{
+    const ck_stream_job *j = r->j;
+    char part[2][PATH_MAX];
+    int64_t n;
+
+    if (rc == CK_OK && ck_comm_rank() != 0)
+        rc = ck_array_part(j->dst, part[0], part[1], err);
+    CK_TRY(ck_comm_agree(rc, err));
+    /* Rank 0 hears from every rank even after a failed take, so that
+     * none is left waiting to send. */
+    for (int k = 1; k < ck_comm_size(); k++) {
+        ck_code t = CK_OK;
+        if (ck_comm_rank() == k)
+            t = ck_comm_send(part, sizeof part, 0, 1, err);
+        else if (ck_comm_rank() == 0 &&
+                 (t = ck_comm_recv(part, sizeof part, k, 1, err)) == CK_OK &&
+                 rc == CK_OK)
+            rc = ck_array_take_part(j->dst, &r->units, part[0], part[1], &n,
+                                    err);
+        if (t != CK_OK)
+            return t; /* the ranks can no longer talk: ck_comm_broken() */
+    }
+    return ck_comm_agree(rc, err);
+}
+
 ck_code ck_stream_run(const ck_stream_job *j, ck_err *err)
 {
     run r = {0};
@@ -142,6 +180,7 @@ ck_code ck_stream_run(const ck_stream_job *j, ck_err *err)
     r.j = j;
     r.g = job_grid(j);
     r.chunk_bytes = job_buf_bytes(j);
+    r.end = r.g->total_chunks;
     if (r.g->total_chunks == 0)
         return CK_OK;
     ck_stream_plan(j, &threads, &r.arena_bytes);
@@ -186,8 +225,37 @@ ck_code ck_stream_run(const ck_stream_job *j, ck_err *err)
                    (long long)r.units.total_chunks,
                    r.sharded ? "shards" : "chunks");
     }
-    if (rc == CK_OK)
+    /* This rank's units: a range of chunks, or of shards (whose chunks
+     * are not consecutive: the others are skipped as if kept). */
+    int parts = ck_comm_size() > 1;
+    if (rc == CK_OK && parts) {
+        int64_t lo, hi;
+        if (j->dst && !r.journaled)
+            rc = ck_err_set(err, CK_ENOTSUP,
+                            "%s: this output cannot be written in parts by "
+                            "several MPI ranks",
+                            ck_store_path(ck_array_store(j->dst)));
+        else if (j->dst) {
+            ck_comm_split(r.units.total_chunks, ck_comm_rank(), ck_comm_size(),
+                          &lo, &hi);
+            if (r.sharded)
+                for (int64_t u = 0; u < r.units.total_chunks; u++)
+                    r.kept[u] |= u < lo || u >= hi;
+            else {
+                r.next = lo;
+                r.end = hi;
+            }
+        } else {
+            ck_comm_split(r.g->total_chunks, ck_comm_rank(), ck_comm_size(),
+                          &r.next, &r.end);
+        }
+    }
+    if (rc == CK_OK && r.next < r.end)
         rc = ck_par_run(threads, worker, &r, err);
+    if (parts && j->dst && !ck_comm_broken())
+        rc = take_parts(&r, rc, err);
+    else if (parts)
+        rc = ck_comm_agree(rc, err);
     free(r.kept);
     free(r.done);
     return rc;

@@ -344,6 +344,7 @@ static void h5_close(ck_store *s)
         close(hs->rfd);
     if (hs->from_fd >= 0)
         close(hs->from_fd);
+    free(hs->from);
     free(hs->dimreq);
     free(hs);
     s->impl = NULL;

@@ -56,6 +56,7 @@ typedef struct h5_store {
      * holds (rfd), and a killed run's file whose chunks are taken over
      * (from_fd); -1 until first needed. */
     int rfd, from_fd;
+    char *from; /* the file from_fd reads (malloc'd) */
 } h5_store;
 
 typedef struct h5_array {

@@ -393,8 +393,18 @@ ck_code ck_h5_take_unit(ck_array *a, const char *from, const int64_t *coords,
     *taken = 0;
     /* A journal line names no chunk larger than this run would store. */
     if (a->info.ndim == 0 || off == 0 || len == 0 ||
-        len > ck_codec_bound(&ha->wcodec, ha->chunk_bytes) ||
-        open_ro(&ha->hs->from_fd, from) < 0)
+        len > ck_codec_bound(&ha->wcodec, ha->chunk_bytes))
+        return CK_OK;
+    /* One file at a time: a killed run's, or each MPI rank's part. */
+    if (!ha->hs->from || strcmp(ha->hs->from, from) != 0) {
+        if (ha->hs->from_fd >= 0)
+            close(ha->hs->from_fd);
+        ha->hs->from_fd = -1;
+        free(ha->hs->from);
+        if (!(ha->hs->from = strdup(from)))
+            return ck_err_set(err, CK_ENOMEM, "out of memory");
+    }
+    if (open_ro(&ha->hs->from_fd, from) < 0)
         return CK_OK;
     if (!(buf = malloc((size_t)len)))
         return ck_err_set(err, CK_ENOMEM, "out of memory");
