@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "io/journal.h"
 #include "pipelines/stream.h"
 
 static uint64_t mix(uint64_t z)
@@ -179,7 +180,25 @@ ck_code ck_gen(const ck_gen_opts *o, ck_err *err)
     spec.zarr_format = o->zarr_format;
     memcpy(spec.shards, o->shards, sizeof spec.shards);
     CK_TRY(ck_budget_charge(&budget, CK_BASE_OVERHEAD, "chunkctl itself", err));
-    if ((rc = ck_store_create(path, kind, o->force, &out, err)) != CK_OK ||
+    /* Journaled as every output is (under MPI each rank's part is taken
+     * into rank 0's output through it); gen has no --resume. */
+    ck_journal_key key;
+    uint64_t h = CK_JOURNAL_HASH_INIT;
+    h = ck_journal_hash(h, o->dst, strlen(o->dst) + 1);
+    h = ck_journal_hash(h, spec.shape, sizeof spec.shape);
+    h = ck_journal_hash(h, spec.chunks, sizeof spec.chunks);
+    h = ck_journal_hash(h, &spec.dtype, sizeof spec.dtype);
+    h = ck_stream_hash_codec(h, &spec.codec);
+    h = ck_journal_hash(h, &spec.zarr_format, sizeof spec.zarr_format);
+    h = ck_journal_hash(h, spec.shards, sizeof spec.shards);
+    h = ck_journal_hash(h, &o->dist, sizeof o->dist);
+    h = ck_journal_hash(h, &o->a, sizeof o->a);
+    h = ck_journal_hash(h, &o->b, sizeof o->b);
+    h = ck_journal_hash(h, &o->seed, sizeof o->seed);
+    ck_journal_key_init(&key);
+    ck_journal_key_command(&key, &h, sizeof h);
+    if ((rc = ck_store_create_resumable(path, kind, o->force, &key, 0, &out,
+                                        err)) != CK_OK ||
         (rc = ck_array_create(out, &spec, &dst, err)) != CK_OK)
         goto out;
     gen_ctx x = {o, ck_array_grid(dst)};

@@ -11,7 +11,8 @@
  * units in C order and writes them into a temporary of its own; rank 0
  * then takes the other ranks' units into its output by their journals,
  * as a resumed run takes a killed one's, and only rank 0 commits.  The
- * bytes of every unit are those one process writes.
+ * bytes of every unit are those one process writes.  A job with no output
+ * (verify) runs whole on every rank.
  */
 #include "pipelines/stream.h"
 
@@ -245,10 +246,9 @@ ck_code ck_stream_run(const ck_stream_job *j, ck_err *err)
                 r.next = lo;
                 r.end = hi;
             }
-        } else {
-            ck_comm_split(r.g->total_chunks, ck_comm_rank(), ck_comm_size(),
-                          &r.next, &r.end);
         }
+        /* A job with no output (verify) runs whole on every rank: what
+         * it finds is printed by rank 0 alone. */
     }
     if (rc == CK_OK && r.next < r.end)
         rc = ck_par_run(threads, worker, &r, err);

@@ -43,23 +43,15 @@ import tempfile
 import time
 
 CK = os.environ.get("CHUNKCTL", "chunkctl")
-# h5py reads chunkctl's zstd-compressed outputs through its filter plugin
-# (as tests/interop/_common.py does); HDF5 reads the path when it loads.
-PLUGIN_DIR = os.environ.get(
-    "CK_PLUGIN_DIR",
-    os.path.join(os.path.dirname(os.path.dirname(CK)), "plugins"))
-os.environ["HDF5_PLUGIN_PATH"] = ":".join(
-    d for d in (PLUGIN_DIR, "/usr/lib/x86_64-linux-gnu/hdf5/serial/plugins")
-    if d)
-
-import numpy as np  # noqa: E402  (after HDF5_PLUGIN_PATH, on purpose)
-import h5py  # noqa: E402
-import zarr  # noqa: E402  (2.13: Zarr v2 only)
-
-# Zarr v3 stores are read with the interop suite's reader, written from
-# the specification.
+# The interop suite's helpers: _common sets HDF5_PLUGIN_PATH before h5py
+# loads (chunkctl's zstd outputs), and Zarr v3 stores are read with its
+# reader written from the specification.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "interop"))
+import _common as C  # noqa: E402  (before h5py, on purpose)
+import numpy as np  # noqa: E402
+import h5py  # noqa: E402
+import zarr  # noqa: E402  (2.13: Zarr v2 only)
 import zarr3_spec as Z3  # noqa: E402
 
 TIMEOUT = 120
@@ -140,31 +132,6 @@ def jobs(inp):
 
 # ---- reading outputs ----
 
-def no_history(doc):
-    if isinstance(doc, dict):
-        doc = dict(doc)
-        doc.pop("history", None)
-        if isinstance(doc.get("attributes"), dict):
-            doc["attributes"] = no_history(doc["attributes"])
-    return doc
-
-
-def zarr_files(path):
-    """{relative path: bytes} of every file of a Zarr store, attribute
-    files as JSON without history."""
-    out = {}
-    for dirpath, _, files in os.walk(path):
-        for name in files:
-            p = os.path.join(dirpath, name)
-            with open(p, "rb") as f:
-                data = f.read()
-            if name in (".zattrs", "zarr.json"):
-                data = json.dumps(no_history(json.loads(data)),
-                                  sort_keys=True).encode()
-            out[os.path.relpath(p, path)] = data
-    return out
-
-
 def attrs_of(obj):
     return {k: (v.tolist() if isinstance(v, np.ndarray) else v)
             for k, v in obj.attrs.items() if k != "history"}
@@ -200,7 +167,7 @@ def values(path):
         return out
     if os.path.exists(os.path.join(path, "zarr.json")):
         for name, meta in Z3.walk(path).items():
-            attrs = no_history(meta.get("attributes", {}))
+            attrs = C.without_history(meta.get("attributes", {}))
             if meta["node_type"] == "group":
                 out[name] = ("group", attrs)
                 continue
@@ -210,11 +177,11 @@ def values(path):
     z = zarr.open(path, mode="r")
     if isinstance(z, zarr.Array):
         return {"/": (str(z.dtype), z.shape, z[...].tobytes(),
-                      no_history(z.attrs.asdict()))}
-    out["/"] = ("group", no_history(z.attrs.asdict()))
+                      C.without_history(z.attrs.asdict()))}
+    out["/"] = ("group", C.without_history(z.attrs.asdict()))
     for name, a in z.arrays(recurse=True):
         out[name] = (str(a.dtype), a.shape, a[...].tobytes(),
-                     no_history(a.attrs.asdict()))
+                     C.without_history(a.attrs.asdict()))
     return out
 
 
@@ -222,7 +189,7 @@ def stored(path):
     """What must be byte-identical after a resume: a Zarr store's files;
     an HDF5 file's chunks (or, for a contiguous dataset, its values)."""
     if not path.endswith(".h5"):
-        return zarr_files(path)
+        return C.zarr_files(path)
     out = {}
     with h5py.File(path, "r") as f:
         def visit(name, obj):

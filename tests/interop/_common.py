@@ -280,3 +280,32 @@ def attrs_equal(case, got, want, what):
 
 def main():
     unittest.main(verbosity=2)
+
+
+def without_history(doc):
+    """A copy of an attributes document (or a zarr.json, whose attributes
+    are a member) without the history attribute, which records the
+    command line and time of each run."""
+    if isinstance(doc, dict):
+        doc = dict(doc)
+        doc.pop("history", None)
+        if isinstance(doc.get("attributes"), dict):
+            doc["attributes"] = without_history(doc["attributes"])
+    return doc
+
+
+def zarr_files(path):
+    """{relative path: bytes} of every file of a Zarr store, attribute
+    files (.zattrs, zarr.json) as sorted JSON without history: what two
+    runs of one command must write alike."""
+    out = {}
+    for dirpath, _, files in os.walk(path):
+        for name in files:
+            p = os.path.join(dirpath, name)
+            with open(p, "rb") as f:
+                data = f.read()
+            if name in (".zattrs", "zarr.json"):
+                data = json.dumps(without_history(json.loads(data)),
+                                  sort_keys=True).encode()
+            out[os.path.relpath(p, path)] = data
+    return out

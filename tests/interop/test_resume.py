@@ -20,7 +20,6 @@ import re
 import signal
 import subprocess
 import time
-import unittest
 
 import _common as C
 from _common import np, h5py
@@ -46,25 +45,6 @@ def journal_units(tmp):
     except OSError:
         return 0
     return len(re.findall(rb"^[0-9a-f]{8} u .*\n", data, re.M))
-
-
-def tree(path):
-    """{relative path: bytes} of every file under a Zarr store, with the
-    history attribute taken out of the attribute files."""
-    out = {}
-    for dirpath, _, files in os.walk(path):
-        for name in files:
-            p = os.path.join(dirpath, name)
-            with open(p, "rb") as f:
-                data = f.read()
-            if name in (".zattrs", "zarr.json"):
-                doc = json.loads(data)
-                doc.pop("history", None)
-                if isinstance(doc.get("attributes"), dict):
-                    doc["attributes"].pop("history", None)
-                data = json.dumps(doc, sort_keys=True).encode()
-            out[os.path.relpath(p, path)] = data
-    return out
 
 
 class Resume(C.InteropCase):
@@ -122,7 +102,7 @@ class Resume(C.InteropCase):
         return kept
 
     def assertSameTree(self, got, want):
-        a, b = tree(got), tree(want)
+        a, b = C.zarr_files(got), C.zarr_files(want)
         self.assertEqual(sorted(a), sorted(b))
         for k in a:
             self.assertEqual(a[k], b[k], "file %s differs" % k)

@@ -1,0 +1,461 @@
+"""chunkctl under MPI (issue 16): `mpirun -n N chunkctl ...` with N = 2, 3
+and 4 on this machine gives outputs bit-identical to one process (no
+mpirun), and printed results identical, for copy, gen, run (a pipeline
+touching many ops), svd, glm-fit, matmul and the one-step reduce and
+histogram commands; with uneven chunk counts per rank and ranks that own
+no chunk (a Zarr output is compared file by file, the history attribute
+aside; an HDF5 output stored chunk by stored chunk, values and
+attributes).  Errors: a damaged chunk read by one rank is one line from
+rank 0 naming that rank and the chunk, exit 1, no output, no temporary; a
+rank killed with SIGKILL ends the job promptly with no output, and a later
+plain run removes the temporaries left; --resume is refused under mpirun.
+
+Only where chunkctl is built with MPI: ctest sets CK_MPIRUN there
+(tests/CMakeLists.txt); without it every test is skipped, saying why.
+"""
+import glob
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+import unittest
+
+import _common as C
+from _common import np, h5py
+
+MPIRUN = os.environ.get("CK_MPIRUN")
+RANKS = (2, 3, 4)
+# Under sanitizers (CI's second pass) each launch costs seconds: Open MPI's
+# start-up mallocs are unwound the slow way for LeakSanitizer's
+# suppressions (fast_unwind_on_malloc=0, tests/CMakeLists.txt).  There each
+# case runs under one of its rank counts, taken in turn, so that the
+# suite still meets 2, 3 and 4.
+SANITIZED = bool(os.environ.get("CK_SANITIZE"))
+# gzip:9 of random doubles on one thread per rank: a few seconds in all,
+# so that a kill lands while the ranks write.
+BIG_SHAPE = (2400, 2000)
+
+STALE = re.compile(
+    r"^chunkctl: removed a stale temporary (\S+) \(pid (\d+) on (\S+), "
+    r"started \d{4}-\d\d-\d\d \d\d:\d\d:\d\d, is gone\)$")
+
+
+def mpirun_argv(n, args):
+    return [MPIRUN, "-q", "--oversubscribe", "--allow-run-as-root", "-n",
+            str(n), C.CHUNKCTL] + [str(a) for a in args]
+
+
+def mpi(n, *args, expect=0):
+    """chunkctl ARGS under `mpirun -n N`; asserts the exit status (None:
+    any).  Returns the CompletedProcess (text mode)."""
+    argv = mpirun_argv(n, args)
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=C.TIMEOUT)
+    if expect is not None and p.returncode != expect:
+        raise C.ChunkctlError("`%s` exited %d, expected %d\nstderr: %s" %
+                              (" ".join(argv), p.returncode, expect,
+                               p.stderr.strip()))
+    return p
+
+
+def h5_objects(f):
+    """{'/name': object} of every group and dataset in an h5py File."""
+    out = {"/": f}
+    f.visititems(lambda name, obj: out.__setitem__("/" + name, obj))
+    return out
+
+
+def stale(target):
+    return sorted(glob.glob(os.path.join(
+        os.path.dirname(target), ".%s.ck-tmp-*" % os.path.basename(target))))
+
+
+def children(pid):
+    """Pids of the processes whose parent is pid, named chunkctl."""
+    out = []
+    for d in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            with open(d) as f:
+                s = f.read()
+        except OSError:
+            continue
+        comm = s[s.index("(") + 1:s.rindex(")")]
+        ppid = int(s[s.rindex(")") + 2:].split()[1])
+        if ppid == pid and comm == "chunkctl":
+            out.append(int(d.split("/")[2]))
+    return sorted(out)
+
+
+def mpi_rank(pid):
+    """The rank Open MPI gave process pid (its environment)."""
+    try:
+        with open("/proc/%d/environ" % pid, "rb") as f:
+            env = f.read().split(b"\0")
+    except OSError:
+        return None
+    for kv in env:
+        if kv.startswith(b"OMPI_COMM_WORLD_RANK="):
+            return int(kv.split(b"=", 1)[1])
+    return None
+
+
+@unittest.skipUnless(MPIRUN, "no CK_MPIRUN: chunkctl is built without MPI "
+                     "(ctest sets it where CHUNKCTL_MPI found MPI)")
+class Mpi(C.InteropCase):
+
+    @classmethod
+    def make_fixtures(cls):
+        rng = np.random.default_rng(1616)
+        cls.x = rng.standard_normal((70, 45))
+        cls.x[3, 4] = np.nan
+        with h5py.File(cls.path("in.h5"), "w") as f:
+            # 7 chunks: 4, 3 and 2 ranks own unequal numbers of them
+            d = f.create_dataset("x", data=cls.x, chunks=(10, 45),
+                                 compression="gzip")
+            d.attrs["units"] = "m"
+            f.attrs["title"] = "mpi fixture"
+            g = f.create_group("g")
+            g.create_dataset("i", data=np.arange(70 * 12, dtype=np.int32)
+                             .reshape(70, 12), chunks=(20, 12))
+        with h5py.File(cls.path("small.h5"), "w") as f:
+            # 2 chunks: under 3 and 4 ranks some own none
+            f.create_dataset("s", data=rng.standard_normal((20, 30)),
+                             chunks=(10, 30))
+        with h5py.File(cls.path("lin.h5"), "w") as f:
+            a = rng.standard_normal((200, 12))
+            f.create_dataset("a", data=a, chunks=(25, 12))
+            f.create_dataset("b", data=rng.standard_normal((45, 20)),
+                             chunks=(15, 20))
+            X = rng.standard_normal((300, 5))
+            w = np.array([1.0, -2.0, 0.5, 0.0, 1.5])
+            y = (rng.random(300) < 1 / (1 + np.exp(-(X @ w - 0.3))))
+            f.create_dataset("X", data=X, chunks=(40, 5))
+            f.create_dataset("y", data=y.astype(np.float64), chunks=(40,))
+        with h5py.File(cls.path("big.h5"), "w") as f:
+            f.create_dataset("data", data=rng.standard_normal(BIG_SHAPE),
+                             chunks=(50, BIG_SHAPE[1]))
+        C.copy(cls.path("in.h5"), cls.path("in.zarr"))
+        cls.timings = {}
+        cls.turn = 0
+
+    @classmethod
+    def tearDownClass(cls):
+        print("\nmpi timings: " + ", ".join(
+            "%s %.1fs" % kv if isinstance(kv[1], float) else "%s %d" % kv
+            for kv in sorted(cls.timings.items())))
+        super().tearDownClass()
+
+    def setUp(self):
+        self.t0 = time.time()
+        self.dir = self.path("t-" + self._testMethodName)
+        os.makedirs(self.dir)
+
+    def tearDown(self):
+        self.timings[self._testMethodName[5:]] = time.time() - self.t0
+
+    def out(self, name):
+        return os.path.join(self.dir, name)
+
+    # -- comparisons --
+
+    def assertSameZarr(self, got, want):
+        a, b = C.zarr_files(got), C.zarr_files(want)
+        self.assertEqual(sorted(a), sorted(b), "files of %s" % got)
+        for k in b:
+            self.assertEqual(a[k], b[k], "%s: file %s differs" % (got, k))
+
+    def assertSameAttrs(self, got, want, what):
+        g = {k: v for k, v in got.attrs.items() if k != "history"}
+        w = {k: v for k, v in want.attrs.items() if k != "history"}
+        C.attrs_equal(self, g, w, what)
+
+    def assertSameH5(self, got, want):
+        with h5py.File(got, "r") as fa, h5py.File(want, "r") as fb:
+            a, b = h5_objects(fa), h5_objects(fb)
+            self.assertEqual(sorted(a), sorted(b), "objects of %s" % got)
+            for name, y in b.items():
+                x = a[name]
+                what = "%s:%s" % (got, name)
+                self.assertEqual(type(x), type(y), what)
+                self.assertSameAttrs(x, y, what)
+                if not isinstance(y, h5py.Dataset):
+                    continue
+                self.assertEqual(x.dtype, y.dtype, what)
+                self.assertEqual(x.shape, y.shape, what)
+                self.assertEqual(x.chunks, y.chunks, what)
+                self.assertEqual(C.h5_filter_ids(x), C.h5_filter_ids(y), what)
+                if y.chunks is not None:
+                    n = y.id.get_num_chunks()
+                    self.assertEqual(x.id.get_num_chunks(), n, what)
+                    for i in range(n):
+                        off = y.id.get_chunk_info(i).chunk_offset
+                        self.assertEqual(x.id.read_direct_chunk(off),
+                                         y.id.read_direct_chunk(off),
+                                         "%s: chunk at %s" % (what, off))
+                self.assertSameArray(x[()], y[()], what)
+
+    def assertSameOutput(self, got, want):
+        if os.path.isdir(want):
+            self.assertSameZarr(got, want)
+        else:
+            self.assertSameH5(got, want)
+
+    def remove(self, path):
+        if os.path.isdir(path):
+            shutil.rmtree(path)
+        elif os.path.exists(path):
+            os.remove(path)
+
+    def against_one(self, args, outs, ranks=RANKS):
+        """Runs chunkctl ARGS alone, then under mpirun -n N for each N in
+        ranks, writing the same outputs (paths in outs; some attributes
+        record them): each output identical to the lone run's, and
+        standard output too.  Returns the lone run's standard output."""
+        if SANITIZED:
+            ranks = (ranks[Mpi.turn % len(ranks)],)
+            Mpi.turn += 1
+        p = C.run(*args)
+        ref = {}
+        for o in outs:
+            ref[o] = o + ".ref" + os.path.splitext(o)[1]
+            os.rename(o, ref[o])
+        for n in ranks:
+            q = mpi(n, *args)
+            self.assertEqual(q.stdout, p.stdout, "-n %d: standard output" % n)
+            self.assertEqual(q.stderr, p.stderr, "-n %d: stderr" % n)
+            for o in outs:
+                with self.subTest(ranks=n, output=os.path.basename(o)):
+                    self.assertSameOutput(o, ref[o])
+                    self.assertEqual(stale(o), [])
+                self.remove(o)
+        return p.stdout
+
+    # -- copy --
+
+    def copy_case(self, src, name, *opts, ranks=RANKS):
+        dst = self.out(name)
+        self.against_one(["copy", "--quiet"] + list(opts) + [src, dst],
+                         [dst.split(":")[0]], ranks)
+
+    def test_copy_h5_to_zarr_v2(self):
+        # every array of the file, with its groups and attributes
+        self.copy_case(self.path("in.h5"), "o.zarr")
+
+    def test_copy_h5_to_h5_rechunked(self):
+        # 10 chunks: 4, 3, 3 on 3 ranks; 3, 3, 2, 2 on 4
+        self.copy_case(self.path("in.h5:/x"), "o.h5:/x", "--chunks", "7,45",
+                       "--compress", "gzip:4:shuffle")
+
+    def test_copy_h5_to_zarr_v3_sharded(self):
+        # 4 shards of 2 x 3 chunks (the last ones cut by the array's edge)
+        self.copy_case(self.path("in.h5:/x"), "o.zarr", "--zarr-format", "3",
+                       "--chunks", "10,15", "--shards", "20,45")
+
+    def test_copy_one_shard_four_ranks(self):
+        self.copy_case(self.path("in.h5:/x"), "o.zarr", "--zarr-format", "3",
+                       "--chunks", "10,15", "--shards", "70,45",
+                       ranks=(3, 4))
+
+    def test_copy_zarr_to_h5(self):
+        self.copy_case(self.path("in.zarr"), "o.h5")
+
+    def test_copy_ranks_without_chunks(self):
+        # 2 chunks over 3 and 4 ranks, to both formats
+        self.copy_case(self.path("small.h5:/s"), "s.zarr", ranks=(3, 4))
+        self.copy_case(self.path("small.h5:/s"), "s.h5:/s", "--compress",
+                       "zstd", ranks=(3, 4))
+
+    # -- gen --
+
+    def test_gen(self):
+        for dst in ("g.zarr", "g.h5:/r"):
+            self.against_one(["gen", "--quiet", "--shape", "70,45",
+                              "--chunks", "10,20", "--dist", "normal",
+                              "--seed", "5", self.out(dst)],
+                             [self.out(dst.split(":")[0])])
+
+    # -- run --
+
+    def test_run_pipeline(self):
+        zo, ho = self.out("o.zarr"), self.out("o.h5")
+        steps = [
+            {"name": "pos", "op": "greater", "args": ["x", 0.0]},
+            {"name": "sq", "op": "multiply", "args": ["x", "x"]},
+            {"name": "w", "op": "where", "args": ["pos", "sq", "x"]},
+            {"name": "e", "op": "exp", "args": ["w"]},
+            {"name": "sk", "op": "nansum", "args": ["w"], "axis": 1,
+             "keepdims": True},
+            {"name": "c", "op": "subtract", "args": ["w", "sk"]},
+            {"name": "m", "op": "nanmean", "args": ["x"]},
+            {"name": "s", "op": "std", "args": ["x"], "axis": 0, "ddof": 1},
+            {"name": "h", "op": "histogram", "args": ["x"], "bins": 16,
+             "range": [-3, 3]},
+            {"name": "lt", "op": "less", "args": ["x", 0.5]},
+            {"name": "mk", "op": "mask", "args": ["x", "lt"]},
+            {"name": "mm", "op": "max", "args": ["mk"]},
+            {"name": "sl", "op": "slice", "args": ["c"],
+             "index": [[3, 60, 2], [None, None, -3]]},
+            {"name": "t", "op": "transpose", "args": ["sl"]},
+            {"name": "r", "op": "reshape", "args": ["x"], "shape": [35, -1]},
+            {"name": "tk", "op": "take", "args": ["x"],
+             "indices": [3, 1, 69, 0, 3], "axis": 0},
+            {"name": "q", "op": "nanquantile", "args": ["x"],
+             "q": [0.1, 0.5, 0.9], "axis": 0},
+            {"name": "cs", "op": "cumsum", "args": ["r"], "axis": 0},
+        ]
+        outputs = {}
+        for k in ("c", "t", "r", "mk", "cs", "e"):
+            outputs[k] = zo + ":/" + k
+        for k in ("sk", "s", "h", "q", "tk", "m"):
+            outputs[k] = ho + ":/" + k
+        doc = {"inputs": {"x": self.path("in.h5:/x")}, "steps": steps,
+               "outputs": outputs, "print": ["m", "s", "h", "mm", "q"]}
+        pj = self.out("p.json")
+        with open(pj, "w") as f:
+            json.dump(doc, f)
+        printed = self.against_one(["run", "--quiet", "--json", pj],
+                                   [zo, ho])
+        res = json.loads(printed)
+        self.assertEqual(sorted(res), ["h", "m", "mm", "q", "s"])
+
+    # -- linear algebra and the one-step commands --
+
+    def test_svd_exact(self):
+        o = self.out("u.h5")
+        self.against_one(["svd", "--quiet", "--json", self.path("lin.h5:/a"),
+                          "-o", o], [o])
+
+    def test_svd_randomized(self):
+        o = self.out("u.h5")
+        self.against_one(["svd", "--quiet", "--json", "--randomized", "--k",
+                          "3", "--seed", "9", self.path("lin.h5:/a"), "-o",
+                          o], [o])
+
+    def test_glm_fit(self):
+        o = self.out("model.h5")
+        printed = self.against_one(
+            ["glm-fit", "--quiet", "--family", "logistic",
+             self.path("lin.h5:/X"), self.path("lin.h5:/y"), "-o", o], [o])
+        self.assertIn("coef", printed)
+
+    def test_matmul(self):
+        for o in (self.out("mm.zarr"), self.out("mm.h5")):
+            self.against_one(["matmul", "--quiet", self.path("in.h5:/x"),
+                              self.path("lin.h5:/b"), "-o", o], [o])
+
+    def test_reduce_and_histogram(self):
+        o = self.out("r.h5")
+        self.against_one(["reduce", "std", "--quiet", "--axis", "0",
+                          "--ddof", "1", self.path("in.zarr:/x"), "-o",
+                          o + ":/s"], [o])
+        printed = self.against_one(["reduce", "nanmean", "--quiet", "--json",
+                                    self.path("in.h5:/x")], [])
+        self.assertTrue(np.isfinite(json.loads(printed)["result"]["values"]))
+        self.against_one(["histogram", "--quiet", "--bins", "20",
+                          self.path("in.h5:/x"), "-o", o + ":/h"], [o])
+        self.against_one(["histogram", "--quiet", "--json", "--range",
+                          "-2,2", self.path("in.zarr:/x")], [])
+
+    # -- errors --
+
+    def test_damaged_chunk_on_rank_2(self):
+        src, dst = self.out("in.zarr"), self.out("o.zarr")
+        C.gen(src, "--shape", "90,30", "--chunks", "10,30", "--seed", "3")
+        # 9 chunks over 3 ranks: rank 2 owns chunks 6, 7 and 8
+        with open(os.path.join(src, "7.0"), "wb") as f:
+            f.write(b"not a chunk at all")
+        p = mpi(3, "copy", "--quiet", src, dst, expect=1)
+        self.assertCleanError(p, 1, "rank 2: ", "chunk 7.0")
+        self.assertTrue(p.stderr.startswith("chunkctl: rank 2: %s: chunk 7.0"
+                                            % src), p.stderr)
+        self.assertFalse(os.path.exists(dst))
+        self.assertEqual(stale(dst), [])
+        self.assertEqual(os.listdir(self.dir), ["in.zarr"])
+        # to HDF5 as well
+        dst = self.out("o.h5")
+        p = mpi(3, "copy", "--quiet", src, dst, expect=1)
+        self.assertCleanError(p, 1, "rank 2: ", "chunk 7.0")
+        self.assertEqual(os.listdir(self.dir), ["in.zarr"])
+
+    # verify writes nothing: every rank reads every chunk, rank 0 reports.
+    def test_verify(self):
+        src = self.out("in.zarr")
+        C.gen(src, "--shape", "90,30", "--chunks", "10,30", "--seed", "3")
+        with open(os.path.join(src, "7.0"), "wb") as f:
+            f.write(b"not a chunk at all")
+        p = C.run("verify", src, expect=1)
+        timing = re.compile(r" in [0-9.]+ s \([0-9.]+ GB/s\)")
+        for n in RANKS:
+            q = mpi(n, "verify", src, expect=1)
+            self.assertEqual(timing.sub("", q.stdout),
+                             timing.sub("", p.stdout), "-n %d" % n)
+            self.assertCleanError(q, 1, "1 of 9 chunks damaged")
+
+    def test_resume_refused(self):
+        dst = self.out("o.zarr")
+        p = mpi(2, "copy", "--resume", self.path("small.h5:/s"), dst,
+                expect=2)
+        self.assertCleanError(p, 2, "--resume", "MPI")
+        self.assertEqual(os.listdir(self.dir), [])
+
+    def test_kill_one_rank(self):
+        src, dst = self.path("big.h5:/data"), self.out("o.zarr")
+        args = ["copy", "--quiet", "--threads", "1", "--chunks", "50,1000",
+                "--compress", "gzip:9", src, dst]
+        p = subprocess.Popen(mpirun_argv(3, args), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        victim = None
+        try:
+            deadline = time.time() + 30
+            # every rank has started writing its temporary
+            while time.time() < deadline and p.poll() is None:
+                kids = children(p.pid)
+                if len(kids) == 3 and all(
+                        glob.glob(os.path.join(self.dir, ".o.zarr.ck-tmp-%d-*/"
+                                               "*.*" % k)) for k in kids):
+                    victim = [k for k in kids if mpi_rank(k) == 1][0]
+                    break
+                time.sleep(0.01)
+            self.assertIsNotNone(victim, "the ranks never started writing")
+            os.kill(victim, signal.SIGKILL)
+            killed = time.time()
+            try:
+                _, err = p.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.fail("mpirun still runs 10 s after a rank's SIGKILL")
+            took = time.time() - killed
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+        self.timings["kill: job ended after"] = took
+        self.assertNotEqual(p.returncode, 0, err)
+        self.assertLess(took, 5.0, "the job took %.1f s to end" % took)
+        self.assertFalse(os.path.exists(dst))
+        left = stale(dst)
+        self.assertGreaterEqual(len(left), 1)  # at least the killed rank's
+        self.timings["kill: temporaries left"] = len(left)
+        self.assertEqual(children(p.pid), [])
+        # a plain run (gzip:1, to be quick) removes the leftovers, one line
+        # each, and succeeds
+        # (the other ranks, ended by SIGTERM, remove their own temporaries
+        # as they exit, which may still be under way: at least the killed
+        # rank's is stale by then)
+        q = C.run("copy", "--compress", "gzip:1", src, dst)
+        lines = q.stderr.splitlines()
+        self.assertGreaterEqual(len(lines), 1, q.stderr)
+        for line in lines:
+            self.assertRegex(line, STALE)
+        removed = [STALE.match(line).group(1) for line in lines]
+        self.assertTrue(set(removed) <= set(left), q.stderr)
+        self.assertTrue(any(".ck-tmp-%d-" % victim in r for r in removed),
+                        q.stderr)
+        self.assertEqual(stale(dst), [])
+        self.assertEqual(os.listdir(self.dir), ["o.zarr"])
+
+
+if __name__ == "__main__":
+    C.main()
