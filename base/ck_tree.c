@@ -69,11 +69,12 @@ ck_code ck_tree_init(ck_tree *t, int64_t n, size_t part_bytes,
     /* The stack's node list, then finish's message header (a count and up
      * to cap pairs). */
     t->node = malloc((4 * (size_t)t->cap + 1) * sizeof *t->node);
-    t->part = malloc((size_t)t->cap * part_bytes);
-    if (!t->node || !t->part)
+    if (!t->node)
         return ck_err_set(err, CK_ENOMEM,
                           "reduction tree: %d parts of %zu bytes", t->cap,
                           part_bytes);
+    /* Parts are allocated as the stack grows: a stream of n tasks holds
+     * at most floor(log2 n) + 1 at a time, fewer than cap. */
     return CK_OK;
 }
 
@@ -85,7 +86,7 @@ void ck_tree_release(ck_tree *t)
     free(t->part);
     t->node = NULL;
     t->part = NULL;
-    t->depth = t->cap = 0;
+    t->depth = t->cap = t->alloc = 0;
 }
 
 static unsigned char *slot(const ck_tree *t, int i)
@@ -93,9 +94,30 @@ static unsigned char *slot(const ck_tree *t, int i)
     return t->part + (size_t)i * t->part_bytes;
 }
 
+/* Slot i, allocating up to it (never past cap); NULL when out of memory
+ * or i >= cap.  Moves the parts: earlier slot pointers are stale. */
+static unsigned char *room(ck_tree *t, int i)
+{
+    if (i >= t->cap)
+        return NULL;
+    if (i >= t->alloc) {
+        int want = t->alloc ? 2 * t->alloc : 2;
+        if (want > t->cap)
+            want = t->cap;
+        if (want <= i)
+            want = i + 1;
+        unsigned char *p = realloc(t->part, (size_t)want * t->part_bytes);
+        if (!p)
+            return NULL;
+        t->part = p;
+        t->alloc = want;
+    }
+    return slot(t, i);
+}
+
 void *ck_tree_slot(ck_tree *t)
 {
-    return t->depth < t->cap ? slot(t, t->depth) : NULL;
+    return room(t, t->depth);
 }
 
 /* The part for [lo, hi) is already in slot 'depth': records it and merges
@@ -239,7 +261,13 @@ static ck_code recv_stack(ck_tree *t, int from, ck_code *rc, int *failed,
     for (int64_t i = 0; i < count; i++) {
         unsigned char *dst = ck_tree_slot(t);
         if (*failed || !dst)
-            dst = slot(t, t->cap - 1); /* dropped */
+            dst = room(t, t->cap - 1); /* dropped */
+        if (!dst) {
+            /* no room even to drop it: the parts cannot be read off */
+            return ck_err_set(err, CK_ENOMEM,
+                              "reduction tree: no memory for rank %d's parts",
+                              from);
+        }
         CK_TRY(ck_comm_recv(dst, t->part_bytes, from, CK_TREE_TAG, err));
         t->recvd += t->part_bytes;
         if (!*failed &&

@@ -36,7 +36,8 @@ typedef struct ck_tree {
     int cap;              /* parts the stack can hold: ck_tree_max_parts(n) */
     int depth;            /* parts on the stack */
     int64_t *node;        /* node[2i], node[2i+1]: tasks [lo, hi) of part i */
-    unsigned char *part;  /* cap * part_bytes */
+    unsigned char *part;  /* alloc * part_bytes, grown as the stack does */
+    int alloc;            /* parts allocated (<= cap) */
     uint64_t sent, recvd; /* bytes ck_tree_finish sent and received */
 } ck_tree;
 

@@ -14,8 +14,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/ck_comm.h"
 #include "base/ck_log.h"
 #include "base/ck_thread.h"
+#include "base/ck_tree.h"
 #include "io/store.h"
 #include "ops/ew.h"
 #include "ops/hist.h"
@@ -1274,6 +1276,252 @@ static ck_code fold_finish(fold *f, int k, fold_out *o, ck_err *err)
     return CK_OK;
 }
 
+/* ---- the fixed tree a member's partials are combined along ----
+ *
+ * A reduction's partials are combined along the canonical tree of
+ * base/ck_tree.h, one tree per output box (the elements that the same
+ * chunks of the operand fold into), over that box's tasks in C order,
+ * and a histogram's along one tree over all tasks.  Its bits then depend
+ * on the chunks alone, never on --threads nor on how many MPI ranks share
+ * the tasks: a rank folds a contiguous range of them, keeps for each box
+ * the completed subtrees of its range (a binary counter: at most
+ * log2(tasks) + 1 partials a box), and ck_tree_finish combines the
+ * ranks'.  Merging two partials costs their box, so the whole combination
+ * is as cheap as the sequential one it replaces. */
+
+typedef struct tree_node {
+    int64_t lo, hi; /* the box's tasks it holds */
+    char *part;     /* their combined partial */
+} tree_node;
+
+typedef struct box_stack {
+    int n, cap;
+    tree_node *v;
+} box_stack;
+
+typedef struct member_tree {
+    int64_t nbox, leaves; /* boxes, and tasks folding into each */
+    box_stack *box;
+    size_t elem;   /* bytes of one partial's element */
+    int counts;    /* a histogram's: doubles, added */
+    ck_red_op red; /* a reduction's */
+    int64_t held;  /* bytes of partials held (charged to the budget) */
+} member_tree;
+
+static void tree_merge(void *left, const void *right, size_t bytes,
+                       const member_tree *t)
+{
+    if (t->counts) {
+        double *l = left;
+        const double *rr = right;
+        for (size_t i = 0; i < bytes / sizeof(double); i++)
+            l[i] += rr[i];
+    } else {
+        ck_red_combine(t->red, left, right, bytes / t->elem);
+    }
+}
+
+typedef struct merge_ctx {
+    const member_tree *t;
+    size_t bytes;
+} merge_ctx;
+
+static void tree_merge_fn(void *left, const void *right, void *ctx)
+{
+    const merge_ctx *m = ctx;
+    tree_merge(left, right, m->bytes, m->t);
+}
+
+/* The box and the leaf (its place among the box's tasks) of the task
+ * whose first chunk is c, for member k. */
+static void box_leaf(const fold *f, int k, const ck_chunk *c, int64_t *box,
+                     int64_t *leaf, int64_t task)
+{
+    const ck_node *nd = &f->r->p->node[f->node[k]];
+
+    *box = 0;
+    *leaf = 0;
+    if (nd->kind != CK_NODE_REDUCE || masked(f, k)) {
+        *leaf = task;
+        return;
+    }
+    for (int d = 0; d < f->g.ndim; d++) {
+        int along = d == f->axis && f->run > 1;
+        if (!(nd->axes & (1u << d)))
+            *box = *box * f->g.nchunks[d] + c->coords[d];
+        else
+            *leaf = *leaf * (along ? f->per_row : f->g.nchunks[d]) +
+                    (along ? c->coords[d] / f->run : c->coords[d]);
+    }
+}
+
+/* Bytes of member k's partial for the task whose first chunk is c (a
+ * reduction's box of states; a histogram's counts: c may be NULL). */
+static size_t tree_bytes(const fold *f, int k, const ck_chunk *c)
+{
+    const ck_node *nd = &f->r->p->node[f->node[k]];
+    int64_t os[CK_MAX_DIMS], osh[CK_MAX_DIMS];
+
+    if (nd->kind != CK_NODE_REDUCE)
+        return (size_t)ck_exec_nelem(nd->ndim, nd->shape) * sizeof(double);
+    int ond = out_box(f, k, c, os, osh);
+    return (size_t)ck_exec_nelem(ond, osh) * ck_red_state_size();
+}
+
+/* A chunk of box bx of member k: the box's chunk coordinates, 0 along
+ * the reduced axes. */
+static void box_chunk(const fold *f, int k, int64_t bx, ck_chunk *c)
+{
+    const ck_node *nd = &f->r->p->node[f->node[k]];
+    int64_t lin = 0, coords[CK_MAX_DIMS] = {0};
+
+    for (int d = f->g.ndim - 1; d >= 0 && !masked(f, k); d--)
+        if (!(nd->axes & (1u << d))) {
+            coords[d] = bx % f->g.nchunks[d];
+            bx /= f->g.nchunks[d];
+        }
+    for (int d = 0; d < f->g.ndim; d++)
+        lin = lin * f->g.nchunks[d] + coords[d];
+    ck_grid_chunk(&f->g, lin, c);
+}
+
+static void member_tree_init(const fold *f, int k, member_tree *t)
+{
+    const ck_node *nd = &f->r->p->node[f->node[k]];
+
+    memset(t, 0, sizeof *t);
+    t->nbox = 1;
+    t->leaves = f->ntasks;
+    t->counts = nd->kind != CK_NODE_REDUCE;
+    t->red = nd->red;
+    t->elem = nd->kind == CK_NODE_REDUCE ? ck_red_state_size() : sizeof(double);
+    if (nd->kind != CK_NODE_REDUCE || masked(f, k))
+        return;
+    t->leaves = 1;
+    for (int d = 0; d < f->g.ndim; d++) {
+        int along = d == f->axis && f->run > 1;
+        if (!(nd->axes & (1u << d)))
+            t->nbox *= f->g.nchunks[d];
+        else
+            t->leaves *= along ? f->per_row : f->g.nchunks[d];
+    }
+}
+
+/* Pushes leaf 'leaf' of box 'box' (a partial of 'bytes'), merging the
+ * siblings it completes. */
+static ck_code tree_push(xrun *r, member_tree *t, int64_t box, int64_t leaf,
+                         const void *part, size_t bytes, ck_err *err)
+{
+    box_stack *b;
+
+    if (!t->box && !(t->box = calloc((size_t)t->nbox, sizeof *t->box)))
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    b = &t->box[box];
+    if (b->n == b->cap) {
+        int cap = b->cap ? 2 * b->cap : 4;
+        tree_node *v = realloc(b->v, (size_t)cap * sizeof *v);
+        if (!v)
+            return ck_err_set(err, CK_ENOMEM, "out of memory");
+        b->v = v;
+        b->cap = cap;
+    }
+    CK_TRY(ck_budget_charge(&r->budget, (int64_t)bytes,
+                            "partial results of a reduction", err));
+    t->held += (int64_t)bytes;
+    if (!(b->v[b->n].part = malloc(bytes)))
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    memcpy(b->v[b->n].part, part, bytes);
+    b->v[b->n].lo = leaf;
+    b->v[b->n].hi = leaf + 1;
+    b->n++;
+    /* siblings: equal aligned blocks of a power of two (the right spine's
+     * nodes are merged by ck_tree at the end) */
+    while (b->n >= 2) {
+        tree_node *lt = &b->v[b->n - 2], *rt = &b->v[b->n - 1];
+        int64_t sz = rt->hi - rt->lo;
+        if (lt->hi != rt->lo || lt->hi - lt->lo != sz || lt->lo % (2 * sz))
+            break;
+        tree_merge(lt->part, rt->part, bytes, t);
+        lt->hi = rt->hi;
+        free(rt->part);
+        ck_budget_release(&r->budget, (int64_t)bytes);
+        t->held -= (int64_t)bytes;
+        b->n--;
+    }
+    return CK_OK;
+}
+
+/* Combines box 'box''s subtrees (across ranks: collective) into out,
+ * 'bytes' long. */
+static ck_code tree_finish(member_tree *t, int64_t box, void *out, size_t bytes,
+                           ck_err *err)
+{
+    box_stack *b = t->box ? &t->box[box] : NULL;
+    merge_ctx m = {t, bytes};
+    ck_tree tree;
+    ck_code rc;
+
+    CK_TRY(ck_tree_init(&tree, t->leaves, bytes, tree_merge_fn, &m, err));
+    rc = CK_OK;
+    for (int i = 0; rc == CK_OK && b && i < b->n; i++)
+        rc = ck_tree_add(&tree, b->v[i].lo, b->v[i].hi, b->v[i].part, err);
+    rc = ck_tree_finish(&tree, rc, out, err);
+    ck_tree_release(&tree);
+    return rc;
+}
+
+static void member_tree_free(xrun *r, member_tree *t)
+{
+    for (int64_t i = 0; t->box && i < t->nbox; i++) {
+        for (int j = 0; j < t->box[i].n; j++)
+            free(t->box[i].v[j].part);
+        free(t->box[i].v);
+    }
+    free(t->box);
+    ck_budget_release(&r->budget, t->held);
+    memset(t, 0, sizeof *t);
+}
+
+/* Under MPI: every rank's selection of a mask pass, in rank order (ranks
+ * hold consecutive tasks), becomes every rank's.  Collective. */
+static ck_code mask_gather(xrun *r, int i, int64_t *len, ck_err *err)
+{
+    const ck_node *nd = &r->p->node[i];
+    size_t esz = ck_dtype_size(nd->dtype);
+    int size = ck_comm_size(), rank = ck_comm_rank();
+    int64_t total = 0, at = 0, mine = *len;
+    char *all;
+
+    if (size == 1)
+        return CK_OK;
+    int64_t *lens = malloc((size_t)size * sizeof *lens);
+    if (!lens)
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    ck_code rc = ck_comm_allgather(&mine, sizeof mine, lens, err);
+    for (int q = 0; rc == CK_OK && q < size; q++)
+        total += lens[q];
+    if (rc == CK_OK)
+        rc = ck_budget_charge(&r->budget, (total - mine) * (int64_t)esz,
+                              nd->name, err);
+    if (rc == CK_OK && !(all = malloc((size_t)(total ? total : 1) * esz)))
+        rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+    for (int q = 0; rc == CK_OK && q < size; q++) {
+        if (q == rank && lens[q])
+            memcpy(all + (size_t)at * esz, r->x[i].mem, (size_t)mine * esz);
+        if (lens[q])
+            rc = ck_comm_bcast(all + (size_t)at * esz, (size_t)lens[q] * esz, q,
+                               err);
+        at += lens[q];
+    }
+    free(lens);
+    if (rc != CK_OK)
+        return rc;
+    free(r->x[i].mem);
+    r->x[i].mem = all;
+    *len = total;
+    return CK_OK;
+}
+
 /* Runs the fold steps f->node[] over f->operand (f->cond: through a mask)
  * in one pass. */
 static ck_code run_fold(fold *f, ck_err *err)
@@ -1506,11 +1754,17 @@ static ck_code run_fold(fold *f, ck_err *err)
     }
     if (rc == CK_OK && r->o->progress)
         r->o->progress->total += f->g.total_chunks;
-    for (int64_t w0 = 0; rc == CK_OK && w0 < f->ntasks; w0 += f->wn) {
+    member_tree trees[CK_MAX_FOLD];
+    for (int k = 0; k < f->nm; k++)
+        member_tree_init(f, k, &trees[k]);
+    /* this rank's tasks (all of them in one process) */
+    int64_t tlo, thi;
+    ck_comm_split(f->ntasks, ck_comm_rank(), ck_comm_size(), &tlo, &thi);
+    for (int64_t w0 = tlo; rc == CK_OK && w0 < thi; w0 += f->wn) {
         int64_t wn = f->wn;
         f->w0 = w0;
-        if (w0 + wn > f->ntasks)
-            f->wn = f->ntasks - w0;
+        if (w0 + wn > thi)
+            f->wn = thi - w0;
         f->next = 0;
         rc = ck_par_run(threads < f->wn ? threads : (int)f->wn, fold_worker, f,
                         err);
@@ -1524,21 +1778,52 @@ static ck_code run_fold(fold *f, ck_err *err)
                 const ck_node *nd = &r->p->node[f->node[k]];
                 const char *part =
                     f->parts + (size_t)c * f->part_bytes + f->off[k];
+                int64_t box, leaf;
                 if (nd->kind == CK_NODE_REDUCE && f->twin[k] >= 0)
                     continue; /* read from its twin's states */
-                if (nd->kind == CK_NODE_REDUCE)
-                    combine_box(f, k, &ch, out[k].states, part, out[k].gsh);
-                else if (nd->kind == CK_NODE_MASK)
+                if (nd->kind == CK_NODE_MASK) {
                     rc = append_mask(r, f->node[k], part, &out[k].masked, err);
-                else
-                    for (int64_t b = 0; b < ck_exec_nelem(nd->ndim, nd->shape);
-                         b++)
-                        out[k].counts[b] +=
-                            ((const double *)(const void *)part)[b];
+                    continue;
+                }
+                box_leaf(f, k, &ch, &box, &leaf, w0 + c);
+                rc = tree_push(r, &trees[k], box, leaf, part,
+                               tree_bytes(f, k, &ch), err);
             }
         }
         f->wn = wn;
     }
+    /* Every rank's part of each tree, combined; the masks' selections. */
+    rc = ck_comm_agree(rc, err);
+    for (int k = 0; rc == CK_OK && k < f->nm; k++) {
+        const ck_node *nd = &r->p->node[f->node[k]];
+        member_tree *t = &trees[k];
+        if (nd->kind == CK_NODE_MASK) {
+            rc = mask_gather(r, f->node[k], &out[k].masked, err);
+            continue;
+        }
+        if (nd->kind == CK_NODE_REDUCE && f->twin[k] >= 0)
+            continue;
+        if (nd->kind != CK_NODE_REDUCE) {
+            size_t bytes = tree_bytes(f, k, NULL);
+            if (f->ntasks > 0)
+                rc = tree_finish(t, 0, out[k].counts, bytes, err);
+            continue;
+        }
+        char *res = malloc(member_part_bytes(f, k) + 1);
+        if (!res)
+            rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+        for (int64_t bx = 0; rc == CK_OK && t->leaves > 0 && bx < t->nbox;
+             bx++) {
+            ck_chunk ch;
+            box_chunk(f, k, bx, &ch);
+            size_t bytes = tree_bytes(f, k, &ch);
+            if ((rc = tree_finish(t, bx, res, bytes, err)) == CK_OK)
+                combine_box(f, k, &ch, out[k].states, res, out[k].gsh);
+        }
+        free(res);
+    }
+    for (int k = 0; k < f->nm; k++)
+        member_tree_free(r, &trees[k]);
     for (int k = 0; rc == CK_OK && k < f->nm; k++)
         rc = fold_finish(f, k, &out[f->twin[k] >= 0 ? f->twin[k] : k], err);
     for (int t = 0; t < threads; t++)

@@ -2460,10 +2460,36 @@ void ck_plan_print_ranks(const ck_plan *p, int nranks, FILE *f)
 {
     char sz[32], what[64];
 
+    int nfold = 0, steps = 0;
+
+    while ((1 << steps) < nranks)
+        steps++;
     fprintf(f,
-            "mpi: %d ranks; every rank reads its inputs for the folds and "
-            "models and computes them whole; each output's chunks are split\n",
+            "mpi: %d ranks; each output's chunks are split, and so are the "
+            "chunks reductions, histograms and masks fold; quantiles, scans, "
+            "stencils, models, svd and matmul run whole on every rank\n",
             nranks);
+    for (int j = 0; j < p->n; j++) {
+        const ck_node *n = &p->node[p->order[j]];
+        const ck_node *m;
+        ck_grid g;
+        if (n->kind != CK_NODE_REDUCE && n->kind != CK_NODE_HIST &&
+            n->kind != CK_NODE_HIST2D && n->kind != CK_NODE_MASK)
+            continue;
+        m = &p->node[n->arg[0]];
+        if (ck_grid_init(&g, m->ndim, m->shape, m->chunks,
+                         ck_dtype_size(m->dtype), NULL) != CK_OK)
+            continue;
+        nfold++;
+        fprintf(f, "fold %s (%s): %lld chunks, per rank", n->name,
+                ck_optab_label(n), (long long)g.total_chunks);
+        for (int r = 0; r < nranks && r < 16; r++) {
+            int64_t lo, hi;
+            ck_comm_split(g.total_chunks, r, nranks, &lo, &hi);
+            fprintf(f, "%s%lld", r ? "/" : " ", (long long)(hi - lo));
+        }
+        fprintf(f, "%s\n", nranks > 16 ? "/..." : "");
+    }
     for (int k = 0; k < p->nout; k++) {
         const ck_node *n = &p->node[p->out[k].node];
         int64_t chunks[CK_MAX_DIMS];
@@ -2523,6 +2549,13 @@ void ck_plan_print_ranks(const ck_plan *p, int nranks, FILE *f)
             "chunk data moves through the file system, not MPI\n",
             2 * p->nout + nstores + 1, nranks - 1,
             ck_size_str(2.0 * PATH_MAX, sz, sizeof sz));
+    if (nfold)
+        fprintf(f,
+                "each fold's partial results meet up a binary tree of ranks "
+                "in %d steps: a rank sends at most 2 log2(chunks) + 2 partials "
+                "per output box (a box: the elements the same chunks fold "
+                "into), and every rank receives the result\n",
+                steps);
 }
 
 void ck_plan_dot(const ck_plan *p, FILE *f)
