@@ -256,11 +256,8 @@ int main(int argc, char **argv)
                 err.msg[0] ? err.msg : ck_code_name(rc));
         ck_comm_abort(ck_exit_status(rc));
     }
-    int rank = ck_comm_rank();
-    ck_comm_finalize();
-    if (rc != CK_OK && rank != 0)
-        return ck_exit_status(rc);
-    if (rc != CK_OK) {
+    int rank = ck_comm_rank(), size = ck_comm_size();
+    if (rc != CK_OK && rank == 0) {
         fprintf(stderr, "chunkctl: %s\n",
                 err.msg[0] ? err.msg : ck_code_name(rc));
         if (rc == CK_EINTERNAL)
@@ -268,7 +265,16 @@ int main(int argc, char **argv)
                     "chunkctl: this is a bug in chunkctl; please report it "
                     "with the command line (chunkctl --version: %s)\n",
                     CK_VERSION);
-        return ck_exit_status(rc);
     }
-    return 0;
+    /* Under MPI rank 0 speaks and exits for every rank: the others wait
+     * until its line is out and exit 0, as a launcher ends the whole job
+     * (rank 0 among it) as soon as one rank exits non-zero. */
+    if (size > 1) {
+        ck_err ignored = {0};
+        (void)ck_comm_barrier(&ignored);
+    }
+    ck_comm_finalize();
+    if (rank != 0)
+        return 0;
+    return rc != CK_OK ? ck_exit_status(rc) : 0;
 }
