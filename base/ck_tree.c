@@ -158,11 +158,16 @@ static ck_code add_top(ck_tree *t, int64_t lo, int64_t hi, ck_err *err)
 ck_code ck_tree_add(ck_tree *t, int64_t lo, int64_t hi, const void *part,
                     ck_err *err)
 {
-    unsigned char *dst = ck_tree_slot(t);
+    unsigned char *dst;
 
-    if (!dst)
+    if (t->depth >= t->cap)
         return ck_err_internal(err, "reduction tree: stack of %d is full",
                                t->cap);
+    if (!(dst = ck_tree_slot(t)))
+        return ck_err_set(err, CK_ENOMEM,
+                          "out of memory for a reduction's partial results "
+                          "(%zu bytes each)",
+                          t->part_bytes);
     if (part != dst)
         memcpy(dst, part, t->part_bytes);
     return add_top(t, lo, hi, err);

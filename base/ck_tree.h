@@ -58,7 +58,9 @@ void ck_tree_release(ck_tree *t);
 
 /* Where the caller may compute the next task's part in place (then
  * ck_tree_push it with part == this slot, which copies nothing).  Valid
- * until the next push, add or finish. */
+ * until the next push, add or finish.  NULL when the stack is full or its
+ * parts, allocated as it grows, cannot grow (ck_tree_add then says which:
+ * an internal fault, or CK_ENOMEM). */
 void *ck_tree_slot(ck_tree *t);
 
 /* Adds task 'task''s part (part_bytes at 'part', copied) and merges every
