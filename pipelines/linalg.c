@@ -13,12 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/ck_comm.h"
 #include "base/ck_log.h"
 #include "base/ck_thread.h"
+#include "base/ck_tree.h"
 #include "ops/glm.h"
 #include "ops/linalg.h"
 #include "pipelines/exec_impl.h"
 #include "pipelines/gen.h"
+#include "pipelines/rowtasks.h"
 
 #define al ck_exec_al
 #define nelem ck_exec_nelem
@@ -33,8 +36,8 @@ enum { MM_KB = 512 };
 static size_t factor_bytes(const xrun *r, const ck_node *s, int tall,
                            int64_t lines);
 
-/* Rows per glm kernel call: its scratch is about this many rows of X. */
-enum { GLM_SLICE = 8192, GLM_GROUP = 8 };
+/* GLM tasks (at most CK_GLM_SLICE rows each) summed at once. */
+enum { GLM_GROUP = 8 };
 
 /* Rows of the sample that starts newton and lbfgs on data read from disk
  * (glm_sample_start): 50000 rows put the start ~5e-3 from the optimum (in
@@ -46,37 +49,74 @@ enum { GLM_SAMPLE = 50000 };
  * that every worker can write one, and to no more than U_MAX_BYTES. */
 enum { U_MIN_ROWS = 4096, U_MAX_BYTES = 16 << 20 };
 
-/* Parts a pass's block is split into, each summed on a thread into its
- * own partial result (part k always gets the same rows, and the partials
- * are combined in order, so results do not depend on --threads).  TSQR's
- * parts are its R factors, one per thread; the randomized passes' are
- * cheap to add up, and finer parts even out the threads when the reader
- * takes a core's share from one of them (3 threads on 2 cores). */
-enum { PASS_PARTS = 2, RS_PARTS = 8 };
+#define GLM_SLICE CK_GLM_SLICE
+#define RS_PANEL CK_RS_PANEL
 
-/* Rows of a randomized-SVD panel: 32 was fastest of 4..1000 on 20000 x
- * 5000 (k + oversample = 20) with p and z transposed (0.61 s against
- * 0.66 for 8 and 0.82 for 1000). */
-enum { RS_PANEL = 32 };
+/* ---- row tasks (pipelines/rowtasks.h) ---- */
+
+typedef ck_rowtasks rtasks;
+#define rtask_rows ck_rowtask_rows
+#define rtasks_of ck_rowtasks_of
+
+static void rtasks_mine(const rtasks *k, int64_t *t0, int64_t *t1)
+{
+    rtasks_of(k, ck_comm_rank(), ck_comm_size(), t0, t1);
+}
+
+/* Collective: y (m x l, row-major) on every rank gets each rank's rows,
+ * those of its tasks, from that rank. */
+static ck_code share_rows(const rtasks *k, double *y, int64_t l, ck_err *err)
+{
+    int size = ck_comm_size();
+
+    for (int q = 0; q < size && size > 1; q++) {
+        int64_t t0, t1, lo, hi, x;
+        rtasks_of(k, q, size, &t0, &t1);
+        if (t1 <= t0)
+            continue;
+        rtask_rows(k, t0, &lo, &x);
+        rtask_rows(k, t1 - 1, &x, &hi);
+        CK_TRY(ck_comm_bcast(y + lo * l, (size_t)((hi - lo) * l) * 8, q, err));
+    }
+    return CK_OK;
+}
+
+/* The tree's part combination for parts that are sums of doubles:
+ * left += right, *(int64_t *)ctx doubles. */
+static void sum_merge(void *left, const void *right, void *ctx)
+{
+    double *l = left;
+    const double *rt = right;
+    int64_t n = *(const int64_t *)ctx;
+
+    for (int64_t i = 0; i < n; i++)
+        l[i] += rt[i];
+}
 
 /* ---- row blocks ----
- * A pass walks the rows of L, which is a 2-D node A or its transpose, in
- * blocks of nr rows, as float64 row-major; with a 1-D node y beside it
- * (rows of y match rows of L).  Blocks come in order to fn on the calling
- * thread; the next block is read meanwhile. */
+ * A pass walks this rank's tasks of L, which is a 2-D node A or its
+ * transpose, in blocks of whole tasks (at most nr rows), as float64
+ * row-major; with a 1-D node y beside it (rows of y match rows of L).
+ * Blocks come in order to fn on the calling thread, with their tasks;
+ * the next block is read meanwhile. */
 
-typedef ck_code (*block_fn)(void *ctx, int64_t r0, int64_t nr,
-                            const double *blk, const double *y, ck_err *err);
+typedef ck_code (*block_fn)(void *ctx, int64_t r0, int64_t nr, int64_t ta,
+                            int64_t tb, const double *blk, const double *y,
+                            ck_err *err);
 
 typedef struct rows {
     xrun *r;
-    int a, y;      /* nodes; y -1 for none */
-    int transpose; /* L = A^T */
-    int64_t m, n;  /* L's shape */
-    int64_t nr;    /* rows per block */
-    int64_t unit;  /* A's chunk extent along L's rows */
-    int64_t sub;   /* A rows per read task */
-    int nbuf;      /* 2: the next block is read while one is computed */
+    int a, y;       /* nodes; y -1 for none */
+    int transpose;  /* L = A^T */
+    int64_t m, n;   /* L's shape */
+    rtasks tk;      /* L's tasks */
+    int64_t t0, t1; /* the tasks this pass reads (this rank's) */
+    int64_t lo, hi; /* and their rows */
+    int64_t tpb;    /* tasks per block */
+    int64_t nr;     /* rows per block, at most */
+    int64_t unit;   /* A's chunk extent along L's rows */
+    int64_t sub;    /* A rows per read task */
+    int nbuf;       /* 2: the next block is read while one is computed */
     int threads;
     /* blocks are A's chunks seen in place (ck_array_view_chunk), one per
      * slot, instead of copies: A is an input of float64 chunks that span
@@ -93,7 +133,20 @@ typedef struct rows {
 
 static int64_t rows_nblocks(const rows *w)
 {
-    return (w->m + w->nr - 1) / w->nr;
+    return (w->t1 - w->t0 + w->tpb - 1) / w->tpb;
+}
+
+/* Block b's rows [*r0, *r0 + *nr) and tasks [*ta, *tb). */
+static void rows_block(const rows *w, int64_t b, int64_t *r0, int64_t *nr,
+                       int64_t *ta, int64_t *tb)
+{
+    int64_t lo, hi;
+
+    *ta = w->t0 + b * w->tpb;
+    *tb = *ta + w->tpb < w->t1 ? *ta + w->tpb : w->t1;
+    rtask_rows(&w->tk, *ta, r0, &hi);
+    rtask_rows(&w->tk, *tb - 1, &lo, &hi);
+    *nr = hi - *r0;
 }
 
 /* One read task: a piece of block b, evaluated and placed as float64. */
@@ -177,14 +230,15 @@ static ck_code rows_fill(rows *w, int64_t b, int s, const double **blk,
 {
     fill f = {0};
     size_t bb = (size_t)(w->nr * w->n) * 8;
+    int64_t ta, tb;
 
     f.w = w;
-    f.r0 = b * w->nr;
-    f.nr = w->m - f.r0 < w->nr ? w->m - f.r0 : w->nr;
+    rows_block(w, b, &f.r0, &f.nr, &ta, &tb);
     f.y = w->yv[s];
     ck_chunk_view_release(&w->vw[s]);
     if (w->view &&
-        ck_array_view_chunk(w->r->x[w->a].arr, (int64_t[2]){b, 0}, &w->vw[s])) {
+        ck_array_view_chunk(w->r->x[w->a].arr, (int64_t[2]){f.r0 / w->unit, 0},
+                            &w->vw[s])) {
         /* only y (if any) is left to read */
         *blk = w->vw[s].data;
         f.ntasks = w->y >= 0 ? 1 : 0;
@@ -246,20 +300,21 @@ static int64_t rows_need(const rows *w, int nbuf, int threads, int64_t nr,
            threads * (int64_t)rows_arena(w, nr);
 }
 
-/* Sizes a pass over node a (transposed or not; with y, or -1) to what is
- * left of the budget after 'fixed' bytes, the caller keeping per_row bytes
- * for each row of a block, blocks of at least minrows rows (at most
- * maxrows, 0 for no limit).  Prefers blocks of whole chunks, read by
- * several readers while the previous block is computed on; falls back to
- * one buffer, one reader, and blocks smaller than a chunk.  Reserves the
- * readers' arenas. */
+/* Sizes a pass over this rank's tasks of node a (transposed or not; with
+ * y, or -1), its tasks tk (rowtasks.h), to what is left of the
+ * budget after 'fixed' bytes, the caller keeping per_row bytes for each
+ * row of a block.  A block holds at least one task.  Prefers blocks of
+ * whole chunks, read by several readers while the previous block is
+ * computed on; falls back to one buffer, one reader, and blocks smaller
+ * than a chunk.  Reserves the readers' arenas. */
 static ck_code rows_init(rows *w, xrun *r, int a, int transpose, int y,
-                         int64_t minrows, int64_t maxrows, int64_t per_row,
-                         int64_t fixed, const char *what, ck_err *err)
+                         const rtasks *tk, int64_t per_row, int64_t fixed,
+                         const char *what, ck_err *err)
 {
     const ck_node *an = &r->p->node[a];
     int64_t left = r->budget.limit - r->budget.used - fixed;
     int tmax = r->o->threads > 0 ? r->o->threads : ck_ncpus();
+    int64_t minrows, maxrows, span;
     ck_code rc = CK_OK;
 
     memset(w, 0, sizeof *w);
@@ -274,20 +329,22 @@ static ck_code rows_init(rows *w, xrun *r, int a, int transpose, int y,
     if (w->unit > w->m)
         w->unit = w->m > 0 ? w->m : 1;
     w->sub = transpose ? (an->chunks[0] > 0 ? an->chunks[0] : 1) : w->unit;
-    if (maxrows <= 0 || maxrows > w->m)
-        maxrows = w->m > 0 ? w->m : 1;
-    if (minrows > maxrows)
-        minrows = maxrows;
+    w->tk = *tk;
+    rtasks_mine(&w->tk, &w->t0, &w->t1);
+    if (w->t1 > w->t0) {
+        int64_t h;
+        rtask_rows(&w->tk, w->t0, &w->lo, &h);
+        rtask_rows(&w->tk, w->t1 - 1, &h, &w->hi);
+    }
+    span = maxrows = w->hi - w->lo > 0 ? w->hi - w->lo : 1;
+    minrows = w->tk.sub < maxrows ? w->tk.sub : maxrows;
     if (tmax > 64)
         tmax = 64;
     /* whole-chunk blocks, largest first */
     for (int nbuf = 2; nbuf >= 1 && !w->nr; nbuf--)
         for (int t = tmax; t >= 1 && !w->nr; t--)
             for (int64_t k = maxrows / w->unit; k >= 1 && !w->nr; k--) {
-                int64_t nr = k * w->unit == (maxrows / w->unit) * w->unit &&
-                                     maxrows == w->m
-                                 ? w->m
-                                 : k * w->unit;
+                int64_t nr = k == maxrows / w->unit ? span : k * w->unit;
                 if (nr >= minrows &&
                     rows_need(w, nbuf, t, nr, per_row) <= left) {
                     w->nr = nr;
@@ -297,46 +354,59 @@ static ck_code rows_init(rows *w, xrun *r, int a, int transpose, int y,
                 if (k > 64) /* coarse steps for many chunks */
                     k -= k / 64;
             }
-    /* else blocks smaller than a chunk */
-    for (int64_t nr = w->unit / 2; !w->nr && nr >= minrows && nr >= 1; nr /= 2)
+    /* else blocks smaller than a chunk, down to a task */
+    for (int64_t nr = w->unit / 2; !w->nr && nr >= 1; nr /= 2) {
+        if (nr < minrows)
+            nr = minrows;
         if (rows_need(w, 1, 1, nr, per_row) <= left) {
             w->nr = nr;
             w->nbuf = 1;
             w->threads = 1;
         }
+        if (nr == minrows)
+            break;
+    }
     if (!w->nr) {
         char have[32], need[32];
-        int64_t nr = minrows > 0 ? minrows : 1;
         return ck_err_set(
             err, CK_ENOMEM,
             "--memory %s is too small for %s: blocks of %lld rows of "
             "'%s' need %s (raise --memory)",
             ck_size_str((double)r->budget.limit, have, sizeof have), what,
-            (long long)nr, an->name,
-            ck_size_str((double)(rows_need(w, 1, 1, nr, per_row) + fixed +
+            (long long)minrows, an->name,
+            ck_size_str((double)(rows_need(w, 1, 1, minrows, per_row) + fixed +
                                  r->budget.used),
                         need, sizeof need));
     }
     if (!transpose && w->sub > w->nr)
         w->sub = w->nr;
     /* an input stored raw as float64 in chunks that span the columns is
-     * seen in place, no copy, a chunk a block, where blocks of at least a
-     * chunk fit (larger blocks only cost memory then; the probe maps
-     * chunk 0's first bytes) */
-    if (!transpose && an->kind == CK_NODE_INPUT && an->dtype == CK_F64) {
+     * seen in place, no copy, a chunk a block, where a group is a chunk, a
+     * chunk fits, and a chunk holds a task for each thread or no two
+     * chunks fit (a block's tasks are what the threads share; larger
+     * blocks only cost memory otherwise; the probe maps chunk 0's first
+     * bytes) */
+    int nt = r->o->threads > 0 ? r->o->threads : ck_ncpus();
+    if (!transpose && an->kind == CK_NODE_INPUT && an->dtype == CK_F64 &&
+        w->tk.G == w->unit && (w->tk.q >= nt || w->nr < 2 * w->unit)) {
         const ck_grid *g = ck_array_grid(r->x[a].arr);
         ck_chunk_view probe = {0};
         if (ck_array_info_of(r->x[a].arr)->dtype == CK_F64 && g->ndim == 2 &&
             g->chunk[1] == w->n &&
-            (w->nr >= g->chunk[0] || (w->nr == w->m && g->chunk[0] >= w->m)) &&
+            (g->chunk[0] == w->unit || g->chunk[0] >= w->m) &&
+            w->nr >= w->unit &&
             ck_array_view_chunk_bytes(r->x[a].arr, (int64_t[2]){0, 0}, 0, 8,
                                       &probe)) {
             w->view = 1;
-            if (w->nr > g->chunk[0])
-                w->nr = w->sub = g->chunk[0];
+            w->nr = w->sub = w->unit;
             ck_chunk_view_release(&probe);
         }
     }
+    /* whole groups a block where a group fits, else whole tasks */
+    if (w->nr >= w->tk.G)
+        w->tpb = w->tk.q * (w->nr / w->tk.G);
+    else
+        w->tpb = w->nr / w->tk.sub > 0 ? w->nr / w->tk.sub : 1;
     w->arena_bytes = rows_arena(w, w->nr);
     for (int t = 0; rc == CK_OK && t < w->threads; t++)
         rc = ck_arena_reserve(&w->arena[t], &r->budget, w->arena_bytes,
@@ -433,11 +503,11 @@ static ck_code rows_run(rows *w, block_fn fn, void *ctx, ck_err *err)
     if (nb == 1) {
         /* one buffer: read, then compute */
         for (int64_t b = 0; rc == CK_OK && b < p.nblocks; b++) {
-            int64_t r0 = b * w->nr;
-            int64_t n = w->m - r0 < w->nr ? w->m - r0 : w->nr;
+            int64_t r0, n, ta, tb;
+            rows_block(w, b, &r0, &n, &ta, &tb);
             rc = rows_fill(w, b, 0, &p.blk[0], err);
             if (rc == CK_OK)
-                rc = fn(ctx, r0, n, p.blk[0], w->yv[0], err);
+                rc = fn(ctx, r0, n, ta, tb, p.blk[0], w->yv[0], err);
             ck_progress_add(bar, n * w->n * 8);
         }
     } else {
@@ -455,9 +525,9 @@ static ck_code rows_run(rows *w, block_fn fn, void *ctx, ck_err *err)
                 pthread_mutex_unlock(&p.mu);
                 if (!ok)
                     break;
-                int64_t r0 = b * w->nr;
-                int64_t n = w->m - r0 < w->nr ? w->m - r0 : w->nr;
-                rc = fn(ctx, r0, n, p.blk[s], w->yv[s], err);
+                int64_t r0, n, ta, tb;
+                rows_block(w, b, &r0, &n, &ta, &tb);
+                rc = fn(ctx, r0, n, ta, tb, p.blk[s], w->yv[s], err);
                 ck_progress_add(bar, n * w->n * 8);
                 pthread_mutex_lock(&p.mu);
                 p.full[s] = 0;
@@ -536,61 +606,74 @@ static ck_code charge(xrun *r, int64_t bytes, const ck_node *nd,
 
 /* ---- svd ---- */
 
-/* A block's rows split into np fixed parts, fn(ctx, k, i0, i1) run on
- * each, taken in turn by up to np threads. */
-typedef ck_code (*part_fn)(void *ctx, int k, int64_t i0, int64_t i1,
+/* A block's tasks [ta, tb), up to 'wave' at a time computed side by side
+ * on the threads, each by fn(ctx, id, task, part) into its own part of
+ * plen doubles, then pushed into the tree in task order. */
+typedef ck_code (*task_fn)(void *ctx, int id, int64_t task, double *part,
                            ck_err *err);
 
-typedef struct parts {
-    part_fn fn;
+typedef struct waves {
+    task_fn fn;
     void *ctx;
-    int64_t nr, next;
-    int np;
-} parts;
+    double *parts; /* wave x plen */
+    int64_t plen, ta, tn, next;
+} waves;
 
-static ck_code parts_worker(void *ctx, int id, ck_par *par, ck_err *err)
+static ck_code waves_worker(void *ctx, int id, ck_par *par, ck_err *err)
 {
-    parts *w = ctx;
-    int64_t per = (w->nr + w->np - 1) / w->np;
+    waves *v = ctx;
 
-    (void)id;
     while (!ck_par_stopped(par)) {
-        int64_t k = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED);
-        if (k >= w->np)
+        int64_t k = __atomic_fetch_add(&v->next, 1, __ATOMIC_RELAXED);
+        if (k >= v->tn)
             break;
-        int64_t i0 = k * per < w->nr ? k * per : w->nr;
-        int64_t i1 = i0 + per < w->nr ? i0 + per : w->nr;
-        CK_TRY(w->fn(w->ctx, (int)k, i0, i1, err));
+        CK_TRY(v->fn(v->ctx, id, v->ta + k, v->parts + k * v->plen, err));
     }
     return CK_OK;
 }
 
-static ck_code run_parts(const xrun *r, int64_t nr, int np, part_fn fn,
-                         void *ctx, ck_err *err)
+static ck_code run_tasks(int64_t ta, int64_t tb, int wave, task_fn fn,
+                         void *ctx, double *parts, int64_t plen, ck_tree *tree,
+                         ck_err *err)
 {
-    parts w = {.fn = fn, .ctx = ctx, .nr = nr, .np = np};
-    int t = r->o->threads > 0 ? r->o->threads : ck_ncpus();
+    waves v = {.fn = fn, .ctx = ctx, .parts = parts, .plen = plen};
 
-    return ck_par_run(t < np ? t : np, parts_worker, &w, err);
+    for (v.ta = ta; v.ta < tb; v.ta += wave) {
+        v.tn = tb - v.ta < wave ? tb - v.ta : wave;
+        v.next = 0;
+        CK_TRY(
+            ck_par_run(v.tn < wave ? (int)v.tn : wave, waves_worker, &v, err));
+        for (int64_t k = 0; k < v.tn; k++)
+            CK_TRY(ck_tree_push(tree, v.ta + k, parts + k * plen, err));
+    }
+    return CK_OK;
 }
 
-/* TSQR: each part of a block is folded into its own R in sub-blocks of
- * 'sub' rows, [R_k; sub-block] -> R_k by a QR; the pass ends with R =
- * qr([R_0; R_1]).  A narrow array's sub-blocks fit the core's cache
- * (TSQR_SUB_BYTES): the QR of a long panel re-reads it from memory at
- * every level of its recursion (a 100100 x 100 QR ran at 13 GFLOP/s).
- * A wide array's are half a block.  R_k starts as n rows of zeros, so a
- * part may begin with fewer than n rows. */
-enum { TSQR_SUB_BYTES = 2 << 20 };
+/* Threads a pass's tasks run on: --threads, at most 64. */
+static int pass_threads(const xrun *r)
+{
+    int t = r->o->threads > 0 ? r->o->threads : ck_ncpus();
+    return t < 64 ? t : 64;
+}
+
+/* TSQR: each task's rows are factored by one QR into its R (n x n,
+ * column-major, upper triangular), and two neighbours' R factors are
+ * merged by the QR of the one stacked on the other (dtpqrt), along the
+ * tree (tasks: ck_rowtasks_of_node).  A task with fewer than n rows is
+ * factored below n rows of zeros.  For a wide array (L = A^T) a part
+ * carries L's column sums too (for the signs). */
 
 typedef struct tsqr {
     xrun *r;
-    int64_t n, sub;
-    int have[PASS_PARTS];       /* R_k is no longer zero */
-    double *stack[PASS_PARTS];  /* (max(sub, n) + n) x n col-major */
-    double *rr[PASS_PARTS];     /* n x n col-major */
-    double *colsum[PASS_PARTS]; /* n: L's column sums (wide inputs' signs) */
-    const double *blk;          /* the block */
+    int64_t n, plen; /* a part: R (n x n), then n column sums or none */
+    int colsums;
+    const rtasks *tk;
+    double *stack[64]; /* per thread: (max(task rows, 2n)) x n col-major */
+    double *mstack;    /* a merge's: 2n x n */
+    const double *blk; /* the block, from row r0 */
+    int64_t r0;
+    ck_code mrc; /* the first merge that failed, and why */
+    ck_err merr;
 } tsqr;
 
 /* Rows [top, top + h) of column-major st (leading dimension ld) <- the h
@@ -613,103 +696,134 @@ static void rows_to_cols(double *st, int64_t ld, int64_t top, const double *x,
     }
 }
 
-/* R_k <- the R of [R_k; h rows of L at x]; with tri, x is an upper
- * triangle (h = n), another part's R. */
-static ck_code tsqr_fold(tsqr *t, int k, const double *x, int64_t h, int tri,
+static ck_code tsqr_task(void *ctx, int id, int64_t task, double *part,
                          ck_err *err)
 {
-    /* a part's first sub-block of at least n rows needs no R above it */
-    int64_t n = t->n, top = t->have[k] || h < n ? n : 0, ld = top + h;
-    double *st = t->stack[k], *rr = t->rr[k];
+    tsqr *t = ctx;
+    int64_t lo, hi, n = t->n;
+
+    rtask_rows(t->tk, task, &lo, &hi);
+    int64_t h = hi - lo, top = h < n ? n : 0, ld = top + h;
+    const double *x = t->blk + (lo - t->r0) * n;
+    double *st = t->stack[id];
 
     for (int64_t j = 0; j < n; j++)
-        memcpy(st + j * ld, rr + j * n, (size_t)top * 8);
+        memset(st + j * ld, 0, (size_t)top * 8);
     rows_to_cols(st, ld, top, x, h, n);
-    t->have[k] = 1;
-    ck_qr_args q = {.m = ld,
-                    .n = n,
-                    .a = st,
-                    .lda = ld,
-                    .r = rr,
-                    .ldr = n,
-                    .two_r = tri && top == n};
+    if (t->colsums) {
+        double *cs = part + n * n;
+        memset(cs, 0, (size_t)n * 8);
+        for (int64_t i = 0; i < h; i++)
+            for (int64_t j = 0; j < n; j++)
+                cs[j] += x[i * n + j];
+    }
+    ck_qr_args q = {.m = ld, .n = n, .a = st, .lda = ld, .r = part, .ldr = n};
     return ck_op_qr(&t->r->be, &q, err);
 }
 
-static ck_code tsqr_part(void *ctx, int k, int64_t i0, int64_t i1, ck_err *err)
+static void tsqr_merge(void *left, const void *right, void *ctx)
 {
     tsqr *t = ctx;
     int64_t n = t->n;
-    const double *x = t->blk + i0 * n;
+    double *l = left, *st = t->mstack;
+    const double *rt = right;
+    ck_err e = {0};
 
-    if (t->colsum[k])
-        for (int64_t i = 0; i < i1 - i0; i++)
-            for (int64_t j = 0; j < n; j++)
-                t->colsum[k][j] += x[i * n + j];
-    for (int64_t i = i0; i < i1; i += t->sub)
-        CK_TRY(tsqr_fold(t, k, t->blk + i * n,
-                         i1 - i < t->sub ? i1 - i : t->sub, 0, err));
-    return CK_OK;
+    for (int64_t j = 0; j < n; j++) {
+        memcpy(st + j * 2 * n, l + j * n, (size_t)n * 8);
+        memcpy(st + j * 2 * n + n, rt + j * n, (size_t)n * 8);
+    }
+    ck_qr_args q = {.m = 2 * n,
+                    .n = n,
+                    .a = st,
+                    .lda = 2 * n,
+                    .r = l,
+                    .ldr = n,
+                    .two_r = 1};
+    ck_code rc = ck_op_qr(&t->r->be, &q, &e);
+    if (rc != CK_OK && t->mrc == CK_OK) {
+        t->mrc = rc;
+        t->merr = e;
+    }
+    for (int64_t j = 0; t->colsums && j < n; j++)
+        l[n * n + j] += rt[n * n + j];
 }
 
-static ck_code tsqr_block(void *ctx, int64_t r0, int64_t nr, const double *blk,
-                          const double *y, ck_err *err)
+typedef struct tsqr_pass {
+    tsqr *t;
+    ck_tree *tree;
+    double *parts;
+    int wave;
+} tsqr_pass;
+
+static ck_code tsqr_block(void *ctx, int64_t r0, int64_t nr, int64_t ta,
+                          int64_t tb, const double *blk, const double *y,
+                          ck_err *err)
 {
-    tsqr *t = ctx;
+    tsqr_pass *p = ctx;
 
-    (void)r0;
+    (void)nr;
     (void)y;
-    t->blk = blk;
-    return run_parts(t->r, nr, PASS_PARTS, tsqr_part, t, err);
+    p->t->blk = blk;
+    p->t->r0 = r0;
+    return run_tasks(ta, tb, p->wave, tsqr_task, p->t, p->parts, p->t->plen,
+                     p->tree, err);
 }
 
-/* Randomized passes: z = L^T (L p) over the blocks, and with y, L p kept
+/* Randomized passes: z = L^T (L p) over the tasks, and with y, L p kept
  * too (m x l).  p and z are held transposed (l x n), so both products
  * take the panel's rows along their long side (the small-matrix kernels
- * are fastest so).  A block's rows are split into RS_PARTS parts summed
- * on the threads into their own partial z (zt[k] always gets part k's
- * rows, so the sums do not depend on --threads). */
+ * are fastest so).  A task's part is its rows' z^T, the panels' products
+ * summed in order. */
 typedef struct rpass {
     xrun *r;
     int64_t n, l;
+    const rtasks *tk;
     const double *pt;  /* l x n */
-    double *zt;        /* RS_PARTS partials, l x n each */
     double *y;         /* m x l, or NULL */
-    double *yb;        /* nr x l scratch */
+    double *yb;        /* per thread: RS_PANEL x l scratch */
     const double *blk; /* the block, from row r0 */
     int64_t r0;
+    ck_tree *tree;
+    double *parts;
+    int wave;
 } rpass;
 
-static ck_code rpass_part(void *ctx, int k, int64_t i0, int64_t i1, ck_err *err)
+static ck_code rpass_task(void *ctx, int id, int64_t task, double *part,
+                          ck_err *err)
 {
     rpass *q = ctx;
-    int64_t l = q->l, n = q->n;
+    int64_t l = q->l, n = q->n, lo, hi;
+    double *yt = q->yb + (size_t)id * RS_PANEL * l; /* l x h */
 
+    rtask_rows(q->tk, task, &lo, &hi);
+    memset(part, 0, (size_t)(l * n) * 8);
     /* y_i^T = p^T L_i^T, then z^T += y_i^T L_i, a panel of rows at a time
      * so the panel is still in cache for the second product */
-    for (int64_t i = i0; i < i1; i += RS_PANEL) {
-        int64_t h = i1 - i < RS_PANEL ? i1 - i : RS_PANEL;
-        const double *li = q->blk + i * n;
-        double *yt = q->yb + i * l; /* l x h */
+    for (int64_t i = lo; i < hi; i += RS_PANEL) {
+        int64_t h = hi - i < RS_PANEL ? hi - i : RS_PANEL;
+        const double *li = q->blk + (i - q->r0) * n;
         CK_TRY(gemm(q->r, 0, 1, l, h, n, q->pt, n, li, n, 0, yt, h, err));
-        CK_TRY(gemm(q->r, 0, 0, l, n, h, yt, h, li, n, 1, q->zt + k * l * n, n,
-                    err));
+        CK_TRY(gemm(q->r, 0, 0, l, n, h, yt, h, li, n, 1, part, n, err));
         for (int64_t t = 0; q->y && t < h; t++)
             for (int64_t j = 0; j < l; j++)
-                q->y[(q->r0 + i + t) * l + j] = yt[j * h + t];
+                q->y[(i + t) * l + j] = yt[j * h + t];
     }
     return CK_OK;
 }
 
-static ck_code rpass_block(void *ctx, int64_t r0, int64_t nr, const double *blk,
-                           const double *y, ck_err *err)
+static ck_code rpass_block(void *ctx, int64_t r0, int64_t nr, int64_t ta,
+                           int64_t tb, const double *blk, const double *y,
+                           ck_err *err)
 {
     rpass *q = ctx;
 
+    (void)nr;
     (void)y;
     q->blk = blk;
     q->r0 = r0;
-    return run_parts(q->r, nr, RS_PARTS, rpass_part, q, err);
+    return run_tasks(ta, tb, q->wave, rpass_task, q, q->parts, q->l * q->n,
+                     q->tree, err);
 }
 
 /* dask's convention: each row of Vt has a non-negative sum (a zero sum
@@ -727,66 +841,78 @@ static ck_code svd_exact(xrun *r, int i, int transpose, ck_err *err)
     const ck_node *an = &r->p->node[a];
     int64_t n = transpose ? an->shape[0] : an->shape[1], k = nd->k;
     tsqr t = {0};
+    rtasks tk;
+    ck_tree tree = {0};
     rows w = {0};
     double *u = NULL, *s = NULL, *vt = NULL, *sg = NULL, *sum = NULL;
-    /* the parts' R factors, the small SVD's u and vt, a stack's n rows
-     * of R beside its sub-block (per part), vectors */
-    int64_t fixed = (int64_t)(6 * n * n + 6 * n) * 8, ch = 0, nr, stk;
+    double *parts = NULL, *res = NULL;
+    int nt = pass_threads(r);
+    int64_t ch = 0;
     ck_code rc;
 
-    /* room for the factors, charged after the pass, is left beside it;
-     * the stacks' sub-blocks, at most a block's rows in all, are the
-     * per-row bytes */
-    if ((rc = rows_init(&w, r, a, transpose, -1, n, 0, n * 8,
-                        fixed + (2 * n * k + k) * 8, "svd", err)) != CK_OK)
-        goto out;
-    nr = w.nr;
+    ck_rowtasks_of_node(r->p, nd, &tk, NULL);
     t.r = r;
     t.n = n;
-    t.sub = TSQR_SUB_BYTES / (8 * n);
-    if (t.sub < n || t.sub > (nr + 1) / 2)
-        t.sub = (nr + 1) / 2;
-    stk = ((t.sub > n ? t.sub : n) + n) * n;
-    if ((rc = charge(r, fixed + PASS_PARTS * (stk - n * n) * 8, nd,
-                     "the R factor", err)) != CK_OK)
-        goto out;
-    ch = fixed + PASS_PARTS * (stk - n * n) * 8;
-    for (int q = 0; q < PASS_PARTS; q++) {
-        t.stack[q] = ck_alloc_large((size_t)stk * 8);
-        t.rr[q] = calloc((size_t)(n * n), 8);
-        t.colsum[q] = transpose ? calloc((size_t)n, 8) : NULL;
-        if (!t.stack[q] || !t.rr[q] || (transpose && !t.colsum[q])) {
+    t.tk = &tk;
+    t.colsums = transpose;
+    t.plen = n * n + (transpose ? n : 0);
+    /* per thread a task's stack; a wave's parts, the tree's, the result;
+     * a merge's stack, the small SVD's u and vt, vectors */
+    int64_t stk = (tk.sub > 2 * n ? tk.sub : 2 * n) * n;
+    int64_t own = (nt * stk + (nt + ck_tree_max_parts(tk.n) + 1) * t.plen +
+                   4 * n * n + 6 * n) *
+                  8;
+    if ((rc = charge(r, own, nd, "the R factors", err)) == CK_OK) {
+        ch = own;
+        for (int q = 0; q < nt && rc == CK_OK; q++)
+            if (!(t.stack[q] = ck_alloc_large((size_t)stk * 8)))
+                rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+        t.mstack = malloc((size_t)(2 * n * n) * 8);
+        parts = malloc((size_t)(nt * t.plen) * 8);
+        res = malloc((size_t)t.plen * 8);
+        u = malloc((size_t)(n * n) * 8);
+        vt = malloc((size_t)(n * n) * 8);
+        s = malloc((size_t)n * 8);
+        sg = malloc((size_t)n * 8);
+        sum = calloc((size_t)n + 1, 8);
+        if (rc == CK_OK &&
+            (!t.mstack || !parts || !res || !u || !vt || !s || !sg || !sum))
             rc = ck_err_set(err, CK_ENOMEM, "out of memory");
-            goto out;
-        }
     }
-    u = malloc((size_t)(n * n) * 8);
-    vt = malloc((size_t)(n * n) * 8);
-    s = malloc((size_t)n * 8);
-    sg = malloc((size_t)n * 8);
-    sum = calloc((size_t)n + 1, 8);
-    if (!u || !vt || !s || !sg || !sum) {
-        rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+    /* room for the factors, charged after the pass, is left beside it */
+    if (rc == CK_OK)
+        rc = rows_init(&w, r, a, transpose, -1, &tk, 0, (2 * n * k + k) * 8,
+                       "svd", err);
+    if (rc == CK_OK)
+        rc = ck_tree_init(&tree, tk.n, (size_t)t.plen * 8, tsqr_merge, &t, err);
+    /* every rank ready before the tree's messages */
+    if ((rc = ck_comm_agree(rc, err)) != CK_OK)
         goto out;
+    /* One BLAS thread: the tasks' QRs run side by side, and the dense
+     * steps after the tree (R's SVD) must give the same bits on a rank
+     * that mpirun bound to one core as in a process with all of them
+     * (threaded LAPACK does not). */
+    ck_be_set_threads(&r->be, 1);
+    tsqr_pass tp = {.t = &t, .tree = &tree, .parts = parts, .wave = nt};
+    rc = rows_run(&w, tsqr_block, &tp, err);
+    if (rc == CK_OK && t.mrc != CK_OK) {
+        rc = t.mrc;
+        *err = t.merr;
     }
-    ck_be_set_threads(&r->be, 1); /* the parts' QRs run side by side */
-    rc = rows_run(&w, tsqr_block, &t, err);
-    ck_be_set_threads(&r->be, 0);
-    /* R = qr([R_0; R_1]), into R_0; the column sums likewise */
-    for (int q = 1; rc == CK_OK && q < PASS_PARTS; q++) {
-        for (int64_t ii = 0; ii < n; ii++) /* R_q's rows, in u */
-            for (int64_t j = 0; j < n; j++)
-                u[ii * n + j] = t.rr[q][ii + j * n];
-        rc = tsqr_fold(&t, 0, u, n, 1, err);
-        for (int64_t j = 0; transpose && j < n; j++)
-            t.colsum[0][j] += t.colsum[q][j];
+    rc = ck_tree_finish(&tree, rc, res, err);
+    /* a merge on the way up may have failed too */
+    if (rc == CK_OK) {
+        if (t.mrc != CK_OK)
+            *err = t.merr;
+        rc = ck_comm_agree(t.mrc, err);
     }
     if (rc != CK_OK)
         goto out;
+    double *colsum = res + n * n;
     /* R = U_R S V^T; L = (Q U_R) S V^T */
     ck_svd_args sv = {.m = n,
                       .n = n,
-                      .a = t.rr[0],
+                      .a = res,
                       .lda = n,
                       .s = s,
                       .u = u,
@@ -806,7 +932,7 @@ static ck_code svd_exact(xrun *r, int i, int transpose, ck_err *err)
          * S^-1 V^T (row sums of A) = S^-1 V^T colsum(L) */
         for (int64_t j = 0; j < k; j++)
             for (int64_t c = 0; c < n; c++)
-                sum[j] += vt[j + c * n] * t.colsum[0][c];
+                sum[j] += vt[j + c * n] * colsum[c];
     }
     signs(sum, k, sg);
     int zero = 0;
@@ -846,13 +972,15 @@ static ck_code svd_exact(xrun *r, int i, int transpose, ck_err *err)
     r->x[i + 2].mem = sm; /* "d.S" */
     r->x[i].mem = wm;
 out:
+    ck_be_set_threads(&r->be, 0);
     rows_release(&w);
+    ck_tree_release(&tree);
     ck_budget_release(&r->budget, ch);
-    for (int q = 0; q < PASS_PARTS; q++) {
+    for (int q = 0; q < nt; q++)
         free(t.stack[q]);
-        free(t.rr[q]);
-        free(t.colsum[q]);
-    }
+    free(t.mstack);
+    free(parts);
+    free(res);
     free(u);
     free(vt);
     free(s);
@@ -869,49 +997,53 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
     int64_t n = transpose ? an->shape[0] : an->shape[1];
     int64_t m = transpose ? an->shape[1] : an->shape[0], k = nd->k;
     int64_t l = k + nd->oversample < n ? k + nd->oversample : n;
-    double *p = NULL, *z = NULL, *pt = NULL, *zt = NULL;
+    double *p = NULL, *z = NULL, *pt = NULL, *zt = NULL, *parts = NULL;
     double *y = NULL, *yb = NULL;
     double *col = NULL, *rr = NULL, *u = NULL, *s = NULL, *vt = NULL;
     double *sum = NULL;
-    int64_t fixed, ch = 0, nr;
+    int64_t fixed, ch = 0, ln = l * n;
+    int nt = pass_threads(r);
+    rtasks tk;
     rows w = {0};
     ck_code rc;
 
-    /* in memory: y (m x l), p, z, p's transpose and z's partials (n x
-     * l), QR scratch (the larger of m and n, x l), the small SVDs */
-    fixed = (m * l * 2 + n * l * (4 + RS_PARTS) + 4 * l * l + 4 * l) * 8;
+    ck_rowtasks_of_node(r->p, nd, &tk, NULL);
+    /* in memory: y (m x l), p, z, p's transpose (n x l), QR scratch (the
+     * larger of m and n, x l), the small SVDs; the tasks' z (a wave's,
+     * the tree's, the sum) and the threads' panels */
+    fixed = (m * l * 2 + n * l * 3 + 4 * l * l + 4 * l +
+             (nt + ck_tree_max_parts(tk.n) + 1) * ln + nt * RS_PANEL * l) *
+            8;
     if ((rc = charge(r, fixed, nd,
                      "the randomized range: (rows + columns) x (k + "
                      "oversample) values",
-                     err)) != CK_OK)
-        return rc;
-    ch = fixed;
+                     err)) == CK_OK) {
+        ch = fixed;
+        p = malloc((size_t)ln * 8);
+        z = malloc((size_t)ln * 8);
+        pt = malloc((size_t)ln * 8);
+        zt = malloc((size_t)ln * 8);
+        parts = malloc((size_t)(nt * ln) * 8);
+        y = malloc((size_t)(m * l) * 8);
+        yb = malloc((size_t)(nt * RS_PANEL * l) * 8);
+        col = malloc((size_t)((m > n ? m : n) * l) * 8);
+        rr = malloc((size_t)(l * l) * 8);
+        u = malloc((size_t)(l * l) * 8);
+        vt = malloc((size_t)(l * l) * 8);
+        s = malloc((size_t)l * 8);
+        sum = calloc((size_t)l, 8);
+        if (!p || !z || !pt || !zt || !parts || !y || !yb || !col || !rr ||
+            !u || !vt || !s || !sum)
+            rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+    }
     /* room for the factors, charged after the passes, is left beside
      * them */
-    if ((rc = rows_init(&w, r, a, transpose, -1, 1, 0, l * 8,
-                        (m + n + 1) * k * 8, "a randomized svd", err)) != CK_OK)
+    if (rc == CK_OK)
+        rc = rows_init(&w, r, a, transpose, -1, &tk, 0, (m + n + 1) * k * 8,
+                       "a randomized svd", err);
+    /* every rank ready before the passes' messages */
+    if ((rc = ck_comm_agree(rc, err)) != CK_OK)
         goto out;
-    nr = w.nr;
-    if ((rc = charge(r, nr * l * 8, nd, "a block's products", err)) != CK_OK)
-        goto out;
-    ch += nr * l * 8;
-    p = malloc((size_t)(n * l) * 8);
-    z = malloc((size_t)(n * l) * 8);
-    pt = malloc((size_t)(n * l) * 8);
-    zt = malloc((size_t)(n * l) * RS_PARTS * 8);
-    y = malloc((size_t)(m * l) * 8);
-    yb = malloc((size_t)(nr * l) * 8);
-    col = malloc((size_t)((m > n ? m : n) * l) * 8);
-    rr = malloc((size_t)(l * l) * 8);
-    u = malloc((size_t)(l * l) * 8);
-    vt = malloc((size_t)(l * l) * 8);
-    s = malloc((size_t)l * 8);
-    sum = calloc((size_t)l, 8);
-    if (!p || !z || !pt || !zt || !y || !yb || !col || !rr || !u || !vt || !s ||
-        !sum) {
-        rc = ck_err_set(err, CK_ENOMEM, "out of memory");
-        goto out;
-    }
     {
         /* a Gaussian test matrix, the same for any chunking and threads */
         int64_t sh[2] = {n, l}, st[2] = {0, 0};
@@ -921,33 +1053,47 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
     /* power_iters + 1 passes of y = L p, z = L^T y, p = orth(z) (so p
      * spans (L^T L)^i applied to the test matrix), the last keeping y =
      * L (L^T L)^q Omega: dask's svd_compressed range, Q = orth(y), with
-     * its B = Q^T L = (L^T Q)^T read off the same pass's z (below). */
-    ck_be_set_threads(&r->be, 1); /* the passes' small gemms, one a thread */
+     * its B = Q^T L = (L^T Q)^T read off the same pass's z (below).  Each
+     * pass's z is its tasks' sum along the tree; the last pass's rows of
+     * y are then shared, so that every rank holds all of y. */
+    /* one BLAS thread: the passes' small gemms run one a thread, and the
+     * dense steps after the passes must give the same bits on a rank that
+     * mpirun bound to one core as in a process with all of them */
+    ck_be_set_threads(&r->be, 1);
     for (int it = 0; rc == CK_OK && it <= nd->power_iters; it++) {
         int last = it == nd->power_iters;
+        ck_tree tree;
         rpass q = {.r = r,
                    .n = n,
                    .l = l,
+                   .tk = &tk,
                    .pt = pt,
-                   .zt = zt,
                    .y = last ? y : NULL,
-                   .yb = yb};
+                   .yb = yb,
+                   .tree = &tree,
+                   .parts = parts,
+                   .wave = nt};
         for (int64_t c = 0; c < n; c++)
             for (int64_t j = 0; j < l; j++)
                 pt[j * n + c] = p[c * l + j];
-        memset(zt, 0, (size_t)(n * l) * RS_PARTS * 8);
+        memset(zt, 0, (size_t)ln * 8);
+        /* (init fails only on a few hundred bytes, as the process does) */
+        if ((rc = ck_tree_init(&tree, tk.n, (size_t)ln * 8, sum_merge, &ln,
+                               err)) != CK_OK)
+            break;
         rc = rows_run(&w, rpass_block, &q, err);
-        memset(z, 0, (size_t)(n * l) * 8);
-        for (int h = 0; rc == CK_OK && h < RS_PARTS; h++)
-            for (int64_t j = 0; j < l; j++)
-                for (int64_t c = 0; c < n; c++)
-                    z[c * l + j] += zt[(h * l + j) * n + c];
+        rc = ck_tree_finish(&tree, rc, zt, err);
+        ck_tree_release(&tree);
+        if (rc == CK_OK && last)
+            rc = share_rows(&tk, y, l, err);
+        for (int64_t j = 0; rc == CK_OK && j < l; j++)
+            for (int64_t c = 0; c < n; c++)
+                z[c * l + j] = zt[j * n + c];
         if (rc == CK_OK && !last) {
-            memcpy(p, z, (size_t)(n * l) * 8);
+            memcpy(p, z, (size_t)ln * 8);
             rc = orth(r, p, n, l, col, rr, err);
         }
     }
-    ck_be_set_threads(&r->be, 0);
     if (rc != CK_OK)
         goto out;
     /* y = U_y S_y W^T (y row-major is y^T column-major: its SVD's V^T is
@@ -1052,12 +1198,14 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
     r->x[i + 2].mem = sm;  /* "d.S" */
     r->x[i + 3].mem = vta; /* "d.Vt" */
 out:
+    ck_be_set_threads(&r->be, 0);
     rows_release(&w);
     ck_budget_release(&r->budget, ch);
     free(p);
     free(z);
     free(pt);
     free(zt);
+    free(parts);
     free(y);
     free(yb);
     free(col);
@@ -1116,6 +1264,19 @@ ck_code ck_exec_run_svd(xrun *r, int i, ck_err *err)
 
 /* ---- glm_fit ---- */
 
+/* Collective: *flag becomes 1 on every rank when it is 1 on any; 'all'
+ * holds ck_comm_size() ints (allocated before the ranks last agreed, so
+ * that no rank can fail here alone). */
+static ck_code any_rank(int *flag, int *all, ck_err *err)
+{
+    if (ck_comm_size() == 1)
+        return CK_OK;
+    CK_TRY(ck_comm_allgather(flag, sizeof *flag, all, err));
+    for (int k = 0; k < ck_comm_size(); k++)
+        *flag |= all[k];
+    return CK_OK;
+}
+
 /* Index of the first of x[0..n) that is inf or nan, or -1.  A block of 64
  * is judged by summing x * 0 in 8 independent lanes (0 for finite
  * values, nan otherwise), which the compiler keeps in vector registers:
@@ -1145,48 +1306,56 @@ typedef struct gfit {
     const ck_node *nd;
     rows w;
     int64_t n, p;
-    double *x, *y;   /* the data, when held in memory */
+    rtasks tk;      /* the rows' tasks (w.tk, or the sample's) */
+    int64_t t0, t1; /* this rank's */
+    int local;      /* all tasks here, no other rank: the sample */
+    int fits;       /* all of X and y fit the budget (on any rank) */
+    double *x, *y;  /* this rank's rows (from row lo), when in memory */
+    int64_t lo;
     double *scratch; /* nt kernel scratches of scratch_n doubles */
     size_t scratch_n;
-    int nt;         /* threads folding slices */
-    double *part;   /* GLM_GROUP slices' partial loss, grad, hess */
-    int64_t i0, nr; /* the group's rows (of the block at x, y) */
+    int nt;         /* threads folding tasks */
+    double *part;   /* GLM_GROUP tasks' partial loss, grad, hess */
+    int64_t ta, tn; /* the group's first task and count */
+    int64_t base;   /* the row at gx, gy */
     const double *gx, *gy;
-    int64_t next; /* atomic: next slice of the group */
+    int64_t next; /* atomic: next task of the group */
     int checking; /* the first pass: check the data, fill x and y */
-    /* checking: each slice's first value of X (as an offset) and of y
+    /* checking: each task's first value of X (as an offset) and of y
      * that glm_fit refuses, or -1 */
     int64_t bad_x[GLM_GROUP], bad_y[GLM_GROUP];
     const double *b; /* the pass's parameters */
-    double loss, *grad, *hess;
+    int64_t plen;    /* doubles of the pass's parts: loss[, grad[, hess]] */
+    ck_tree tree;    /* the pass's */
+    double *grad, *hess;
 } gfit;
 
-/* Doubles of one slice's partial sums: loss, grad (d), hess (d x d). */
+/* Doubles of one task's partial sums: loss, grad (d), hess (d x d). */
 static int64_t part_len(const gfit *g)
 {
     int64_t d = g->p + (g->nd->glm.fit_intercept ? 1 : 0);
     return 1 + d + d * d;
 }
 
-/* A worker: takes slices of the group in turn and sums each into its own
+/* A worker: takes tasks of the group in turn and sums each into its own
  * partial (so the sums do not depend on which thread took which). */
-static ck_code glm_slice_worker(void *ctx, int id, ck_par *par, ck_err *err)
+static ck_code glm_task_worker(void *ctx, int id, ck_par *par, ck_err *err)
 {
     gfit *g = ctx;
     int64_t d = g->p + (g->nd->glm.fit_intercept ? 1 : 0), len = part_len(g);
     double *scratch = g->scratch + (size_t)id * g->scratch_n;
 
     while (!ck_par_stopped(par)) {
-        int64_t k = __atomic_fetch_add(&g->next, 1, __ATOMIC_RELAXED);
-        int64_t i = g->i0 + k * GLM_SLICE;
-        if (k >= GLM_GROUP || i >= g->nr)
+        int64_t k = __atomic_fetch_add(&g->next, 1, __ATOMIC_RELAXED), lo, hi;
+        if (k >= g->tn)
             break;
-        int64_t m = g->nr - i < GLM_SLICE ? g->nr - i : GLM_SLICE;
+        rtask_rows(&g->tk, g->ta + k, &lo, &hi);
+        int64_t i = lo - g->base, m = hi - lo;
         double *pt = g->part + k * len;
-        memset(pt, 0, (size_t)len * 8);
+        memset(pt, 0, (size_t)g->plen * 8);
         if (g->checking) {
-            /* on the threads, and the slice is then in cache for the sums
-             */
+            /* on the threads, and the task's rows are then in cache for
+             * the sums */
             g->bad_x[k] = first_nonfinite(g->gx + i * g->p, m * g->p);
             g->bad_y[k] = ck_glm_bad_y(g->nd->glm.family, g->gy + i, m);
             if (g->bad_x[k] >= 0 || g->bad_y[k] >= 0)
@@ -1199,29 +1368,26 @@ static ck_code glm_slice_worker(void *ctx, int id, ck_par *par, ck_err *err)
     return CK_OK;
 }
 
-/* Adds rows r0.. of a block to the pass's sums, GLM_SLICE rows at a time
- * (the kernel's scratch is sized for that many): GLM_GROUP slices at once
- * on the pass's threads, their partial sums then added in slice order, so
- * the result is the same for any --threads. */
-static ck_code glm_sums(gfit *g, int64_t r0, int64_t nr, const double *x,
-                        const double *y, ck_err *err)
+/* Adds tasks [ta, tb), whose rows are at x and y from row 'base', to the
+ * pass's tree: GLM_GROUP tasks at once on the pass's threads, their
+ * partial sums then pushed in task order. */
+static ck_code glm_sums(gfit *g, int64_t base, int64_t ta, int64_t tb,
+                        const double *x, const double *y, ck_err *err)
 {
-    int64_t d = g->p + (g->nd->glm.fit_intercept ? 1 : 0), len = part_len(g);
+    int64_t len = part_len(g);
 
     g->gx = x;
     g->gy = y;
-    g->nr = nr;
-    for (int64_t i0 = 0; i0 < nr; i0 += GLM_GROUP * GLM_SLICE) {
-        int64_t ns = (nr - i0 + GLM_SLICE - 1) / GLM_SLICE;
-        ns = ns < GLM_GROUP ? ns : GLM_GROUP;
-        g->i0 = i0;
+    g->base = base;
+    for (g->ta = ta; g->ta < tb; g->ta += GLM_GROUP) {
+        g->tn = tb - g->ta < GLM_GROUP ? tb - g->ta : GLM_GROUP;
         g->next = 0;
-        CK_TRY(
-            ck_par_run(g->nt < ns ? g->nt : (int)ns, glm_slice_worker, g, err));
-        for (int64_t k = 0; g->checking && k < ns; k++) {
-            int64_t at = r0 + i0 + k * GLM_SLICE, bx = g->bad_x[k];
-            int64_t by = g->bad_y[k];
-            const double *ys = y + i0 + k * GLM_SLICE;
+        CK_TRY(ck_par_run(g->nt < g->tn ? g->nt : (int)g->tn, glm_task_worker,
+                          g, err));
+        for (int64_t k = 0; g->checking && k < g->tn; k++) {
+            int64_t at, hi, bx = g->bad_x[k], by = g->bad_y[k];
+            rtask_rows(&g->tk, g->ta + k, &at, &hi);
+            const double *ys = y + (at - base);
             if (bx >= 0)
                 return ck_err_set(
                     err, CK_EUSAGE,
@@ -1229,7 +1395,7 @@ static ck_code glm_sums(gfit *g, int64_t r0, int64_t nr, const double *x,
                     "finite values",
                     g->r->p->node[g->nd->arg[0]].name,
                     (long long)(at + bx / g->p), (long long)(bx % g->p),
-                    x[(i0 + k * GLM_SLICE) * g->p + bx]);
+                    x[(at - base) * g->p + bx]);
             if (by >= 0)
                 return ck_err_set(err, CK_EUSAGE,
                                   "y ('%s') value %lld is %g: %s",
@@ -1240,61 +1406,66 @@ static ck_code glm_sums(gfit *g, int64_t r0, int64_t nr, const double *x,
                                       ? "logistic needs 0 or 1"
                                       : "poisson needs y >= 0");
         }
-        for (int64_t k = 0; k < ns; k++) {
-            const double *pt = g->part + k * len;
-            g->loss += pt[0];
-            for (int64_t j = 0; g->grad && j < d; j++)
-                g->grad[j] += pt[1 + j];
-            for (int64_t j = 0; g->hess && j < d * d; j++)
-                g->hess[j] += pt[1 + d + j];
-        }
+        for (int64_t k = 0; k < g->tn; k++)
+            CK_TRY(ck_tree_push(&g->tree, g->ta + k, g->part + k * len, err));
     }
     return CK_OK;
 }
 
 /* A block of rows from the stores; in the first pass (checking) it is
  * also kept when X is held in memory. */
-static ck_code glm_block_fn(void *ctx, int64_t r0, int64_t nr,
-                            const double *blk, const double *y, ck_err *err)
+static ck_code glm_block_fn(void *ctx, int64_t r0, int64_t nr, int64_t ta,
+                            int64_t tb, const double *blk, const double *y,
+                            ck_err *err)
 {
     gfit *g = ctx;
 
     if (g->checking && g->x) {
-        memcpy(g->x + r0 * g->p, blk, (size_t)(nr * g->p) * 8);
-        memcpy(g->y + r0, y, (size_t)nr * 8);
+        memcpy(g->x + (r0 - g->lo) * g->p, blk, (size_t)(nr * g->p) * 8);
+        memcpy(g->y + (r0 - g->lo), y, (size_t)nr * 8);
     }
-    return glm_sums(g, r0, nr, blk, y, err);
+    return glm_sums(g, r0, ta, tb, blk, y, err);
 }
 
+/* One pass of the solver: the mean loss, gradient and Hessian over all
+ * rows, the tasks' sums combined along the tree (under MPI, every rank's:
+ * each gets the same bits). */
 static ck_code glm_pass(void *ctx, const double *b, double *loss, double *grad,
                         double *hess, ck_err *err)
 {
     gfit *g = ctx;
     int64_t d = g->p + (g->nd->glm.fit_intercept ? 1 : 0);
+    double *acc = g->part + GLM_GROUP * part_len(g); /* the result */
+    ck_code rc;
 
     g->b = b;
-    g->loss = 0;
     g->grad = grad;
     g->hess = hess;
-    if (grad)
-        memset(grad, 0, (size_t)d * 8);
-    if (hess)
-        memset(hess, 0, (size_t)(d * d) * 8);
+    g->plen = hess ? 1 + d + d * d : grad ? 1 + d : 1;
+    memset(acc, 0, (size_t)g->plen * 8);
+    /* (its stack is allocated as it grows: init fails only on a few
+     * hundred bytes, as the whole process does) */
+    CK_TRY(ck_tree_init(&g->tree, g->tk.n, (size_t)g->plen * 8, sum_merge,
+                        &g->plen, err));
     /* the first pass reads the data from its stores, checking it (and
      * keeping it, when it is held in memory) as it goes */
     if (g->x && !g->checking) {
-        CK_TRY(glm_sums(g, 0, g->n, g->x, g->y, err));
+        rc = glm_sums(g, g->lo, g->t0, g->t1, g->x, g->y, err);
     } else {
-        CK_TRY(rows_run(&g->w, glm_block_fn, g, err));
+        rc = rows_run(&g->w, glm_block_fn, g, err);
         g->checking = 0;
     }
-    *loss = g->loss / (double)g->n;
-    if (grad)
-        for (int64_t j = 0; j < d; j++)
-            grad[j] /= (double)g->n;
-    if (hess)
-        for (int64_t j = 0; j < d * d; j++)
-            hess[j] /= (double)g->n;
+    if (g->local)
+        rc = rc == CK_OK ? ck_tree_result(&g->tree, acc, err) : rc;
+    else
+        rc = ck_tree_finish(&g->tree, rc, acc, err);
+    ck_tree_release(&g->tree);
+    CK_TRY(rc);
+    *loss = acc[0] / (double)g->n;
+    for (int64_t j = 0; grad && j < d; j++)
+        grad[j] = acc[1 + j] / (double)g->n;
+    for (int64_t j = 0; hess && j < d * d; j++)
+        hess[j] = acc[1 + d + j] / (double)g->n;
     return CK_OK;
 }
 
@@ -1326,7 +1497,7 @@ static int glm_sample_start(gfit *g, ck_glm_result *sres)
 
     per = per < unit ? per : unit;
     if ((nd->glm.solver != CK_GLM_NEWTON && nd->glm.solver != CK_GLM_LBFGS) ||
-        g->x || S < 20 * d)
+        g->fits || S < 20 * d)
         return 1;
     /* the sample, and a reader's scratch for a piece of it */
     size_t sab = al((size_t)(per * p) * ex) +
@@ -1369,6 +1540,11 @@ static int glm_sample_start(gfit *g, ck_glm_result *sres)
         goto out;
     h.n = have;
     h.checking = 0;
+    h.local = 1; /* every rank fits the same sample */
+    h.lo = 0;
+    ck_rowtasks_init(&h.tk, have, have, GLM_SLICE);
+    h.t0 = 0;
+    h.t1 = h.tk.n;
     ck_glm_opts o = nd->glm;
     o.solver = CK_GLM_NEWTON;
     o.tol = 1e-6;
@@ -1394,6 +1570,7 @@ ck_code ck_exec_run_glm(xrun *r, int i, ck_err *err)
     ck_glm_start st = {0};
     int64_t n = xn->shape[0], p = xn->shape[1], ch = 0, nr;
     int64_t d = p + (nd->glm.fit_intercept ? 1 : 0), data = (n * p + n) * 8;
+    int *ranks = NULL;
     ck_code rc;
 
     memset(&g, 0, sizeof g);
@@ -1401,48 +1578,70 @@ ck_code ck_exec_run_glm(xrun *r, int i, ck_err *err)
     g.nd = nd;
     g.n = n;
     g.p = p;
+    /* the rows' tasks, and this rank's */
+    ck_rowtasks_of_node(r->p, nd, &g.tk, NULL);
+    rtasks_mine(&g.tk, &g.t0, &g.t1);
+    int64_t hi = 0, mine;
+    if (g.t1 > g.t0) {
+        rtask_rows(&g.tk, g.t0, &g.lo, &hi);
+        rtask_rows(&g.tk, g.t1 - 1, &nr, &hi);
+    }
+    mine = hi - g.lo;
     /* the solver's own state: a few d x d matrices and d vectors (its
      * own, ck_glm_fit's 4 d^2 + 32 d, and a sample start's point and
-     * Hessian); a kernel scratch per thread and the slices' partial sums */
+     * Hessian); a kernel scratch per thread, the tasks' partial sums and
+     * the pass's result, the tree's parts */
     int64_t fixed = (6 * d * d + 64 * d) * 8;
     g.nt = r->o->threads > 0 ? r->o->threads : ck_ncpus();
     g.nt = g.nt < GLM_GROUP ? g.nt : GLM_GROUP;
     g.scratch_n = ck_glm_block_scratch(GLM_SLICE, p);
     int64_t own =
-        fixed + (int64_t)g.scratch_n * 8 * g.nt + GLM_GROUP * part_len(&g) * 8;
-    if ((rc = charge(r, own, nd, "the solver's state", err)) != CK_OK)
-        return rc;
-    ch = own;
-    g.scratch = malloc(g.scratch_n * 8 * (size_t)g.nt + 8);
-    g.part = malloc((size_t)(GLM_GROUP * part_len(&g)) * 8);
-    if (!g.scratch || !g.part) {
-        rc = ck_err_set(err, CK_ENOMEM, "out of memory");
-        goto out;
+        fixed + (int64_t)g.scratch_n * 8 * g.nt +
+        (GLM_GROUP + 1 + ck_tree_max_parts(g.tk.n)) * part_len(&g) * 8;
+    if ((rc = charge(r, own, nd, "the solver's state", err)) == CK_OK) {
+        ch = own;
+        g.scratch = malloc(g.scratch_n * 8 * (size_t)g.nt + 8);
+        g.part = malloc((size_t)((GLM_GROUP + 1) * part_len(&g)) * 8);
+        ranks = malloc((size_t)ck_comm_size() * sizeof *ranks);
+        if (!g.scratch || !g.part || !ranks)
+            rc = ck_err_set(err, CK_ENOMEM, "out of memory");
     }
     /* X and y are held in memory when they fit with room for one small
      * block beside them (then the first pass is the only read), else
-     * read on every pass */
+     * read on every pass.  Whether all of them would fit (not this rank's
+     * rows) decides whether newton and lbfgs start from a sample: the
+     * same choice, and the same bits, for any number of ranks. */
     nr = xn->chunks[0] < n ? xn->chunks[0] : n;
-    if (r->budget.limit - r->budget.used > data + 2 * nr * (p + 1) * 8 &&
+    g.fits = r->budget.limit - r->budget.used > data + 2 * nr * (p + 1) * 8;
+    data = (mine * p + mine) * 8;
+    if (rc == CK_OK &&
+        r->budget.limit - r->budget.used > data + 2 * nr * (p + 1) * 8 &&
         ck_budget_charge(&r->budget, data, "X held in memory", NULL) == CK_OK) {
         ch += data;
-        g.x = malloc((size_t)(n * p) * 8);
-        g.y = malloc((size_t)n * 8);
-        if (!g.x || !g.y) {
+        g.x = malloc((size_t)(mine * p) * 8 + 8);
+        g.y = malloc((size_t)mine * 8 + 8);
+        if (!g.x || !g.y)
             rc = ck_err_set(err, CK_ENOMEM, "out of memory");
-            goto out;
-        }
     }
     /* the kernel's BLAS calls are small (GLM_SLICE rows): one BLAS thread
      * computes while the readers read, instead of BLAS threads spinning.
      * The sample comes first, with the whole budget to read it. */
     ck_be_set_threads(&r->be, 1);
-    if (glm_sample_start(&g, &sres) == 0) {
-        st.b = sres.b;
-        st.h = sres.h;
-    }
-    if ((rc = rows_init(&g.w, r, nd->arg[0], 0, nd->arg[1], 1, 0, 0, 0,
-                        "glm_fit", err)) == CK_OK) {
+    int nosample = 1;
+    if (rc == CK_OK)
+        nosample = glm_sample_start(&g, &sres);
+    if (rc == CK_OK)
+        rc = rows_init(&g.w, r, nd->arg[0], 0, nd->arg[1], &g.tk, 0, 0,
+                       "glm_fit", err);
+    /* every rank ready, and starting from the same point, before the
+     * passes' collectives */
+    if ((rc = ck_comm_agree(rc, err)) == CK_OK)
+        rc = any_rank(&nosample, ranks, err);
+    if (rc == CK_OK) {
+        if (!nosample) {
+            st.b = sres.b;
+            st.h = sres.h;
+        }
         g.checking = 1;
         rc = ck_glm_fit(&r->be, &nd->glm, p, glm_pass, &g, st.b ? &st : NULL,
                         &res, err);
@@ -1479,7 +1678,6 @@ ck_code ck_exec_run_glm(xrun *r, int i, ck_err *err)
     }
 out_rows:
     rows_release(&g.w);
-out:
     ck_glm_result_release(&res);
     ck_glm_result_release(&sres);
     ck_budget_release(&r->budget, ch);
@@ -1487,6 +1685,7 @@ out:
     free(g.part);
     free(g.x);
     free(g.y);
+    free(ranks);
     if (rc != CK_OK)
         ck_err_prefix(err, "%s", nd->where);
     return rc;

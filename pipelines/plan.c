@@ -25,11 +25,13 @@
 #include "pipelines/gen.h"
 #include "pipelines/exec.h"
 #include "pipelines/optab.h"
+#include "pipelines/rowtasks.h"
 #include "pipelines/cf.h"
 #include "pipelines/plan_impl.h"
 #include "io/store.h"
 #include "base/ck_comm.h"
 #include "base/ck_json.h"
+#include "base/ck_tree.h"
 
 /* A pipeline file larger than this is refused before it is read (see
  * LIMITS in chunkctl(1)); CK_MAX_NODES bounds the steps. */
@@ -2465,9 +2467,11 @@ void ck_plan_print_ranks(const ck_plan *p, int nranks, FILE *f)
     while ((1 << steps) < nranks)
         steps++;
     fprintf(f,
-            "mpi: %d ranks; each output's chunks are split, and so are the "
-            "chunks reductions, histograms and masks fold; quantiles, scans, "
-            "stencils, models, svd and matmul run whole on every rank\n",
+            "mpi: %d ranks; each output's chunks are split (a step computed "
+            "per chunk, matmul and stencils among them, is computed where its "
+            "chunks are), and so are the chunks reductions, histograms and "
+            "masks fold and the row tasks of svd and glm_fit; quantiles, "
+            "scans, unique and bincount run whole on every rank\n",
             nranks);
     for (int j = 0; j < p->n; j++) {
         const ck_node *n = &p->node[p->order[j]];
@@ -2489,6 +2493,42 @@ void ck_plan_print_ranks(const ck_plan *p, int nranks, FILE *f)
             fprintf(f, "%s%lld", r ? "/" : " ", (long long)(hi - lo));
         }
         fprintf(f, "%s\n", nranks > 16 ? "/..." : "");
+    }
+    /* svd and glm_fit: each rank's row tasks; their partial results meet
+     * along ck_tree (once, or once a pass) */
+    for (int j = 0; j < p->n; j++) {
+        const ck_node *n = &p->node[p->order[j]];
+        ck_rowtasks tk;
+        int64_t part, t0, t1, lo, hi, x;
+        if (!ck_rowtasks_of_node(p, n, &tk, &part))
+            continue;
+        fprintf(f, "%s %s (%s): %lld row tasks of up to %lld rows, per rank",
+                n->kind == CK_NODE_SVD ? "svd" : "glm_fit", n->name,
+                n->kind == CK_NODE_SVD
+                    ? (n->randomized ? "randomized: each pass's sketches meet "
+                                       "along the tree; then every rank gets "
+                                       "all rows of L p"
+                                     : "each rank's R factors meet along the "
+                                       "tree")
+                    : "every pass's loss, gradient and Hessian meet along "
+                      "the tree",
+                (long long)tk.n, (long long)tk.sub);
+        for (int r = 0; r < nranks && r < 16; r++) {
+            ck_rowtasks_of(&tk, r, nranks, &t0, &t1);
+            lo = hi = 0;
+            if (t1 > t0) {
+                ck_rowtask_rows(&tk, t0, &lo, &x);
+                ck_rowtask_rows(&tk, t1 - 1, &x, &hi);
+            }
+            fprintf(f, "%s%lld (%lld rows)", r ? "/" : " ",
+                    (long long)(t1 - t0), (long long)(hi - lo));
+        }
+        fprintf(f, "%s\n", nranks > 16 ? "/..." : "");
+        fprintf(f,
+                "  a rank sends at most %d partials of %s each time (%d "
+                "steps up the tree), and receives the result\n",
+                ck_tree_max_parts(tk.n),
+                ck_size_str((double)part * 8, sz, sizeof sz), steps);
     }
     for (int k = 0; k < p->nout; k++) {
         const ck_node *n = &p->node[p->out[k].node];

@@ -134,6 +134,26 @@ class Mpi(C.InteropCase):
             y = (rng.random(300) < 1 / (1 + np.exp(-(X @ w - 0.3))))
             f.create_dataset("X", data=X, chunks=(40, 5))
             f.create_dataset("y", data=y.astype(np.float64), chunks=(40,))
+        with h5py.File(cls.path("tall.h5"), "w") as f:
+            # Row tasks (pipelines/rowtasks.h): 48 columns make svd tasks
+            # of at most 5461 rows.  t: groups of 5 chunks, 6 tasks (3 + 3
+            # on 2 ranks, 2 + 2 + 1 + 1 on 4); q: 2 chunks of 3 tasks each
+            # (2 groups: on 3 and 4 ranks the tasks are split, and ranks
+            # share a chunk); s: 3 tasks (a rank without any on 4); w
+            # (wide, L = w^T): chunks of 2 tasks, the last of 1.  X: 4
+            # groups of 8 chunks (the last 6) of GLM tasks (8192 rows at
+            # most).
+            for name, shape, chunks in (("t", (30000, 48), (1000, 48)),
+                                        ("q", (30000, 48), (15000, 48)),
+                                        ("s", (12000, 48), (1000, 48)),
+                                        ("w", (48, 30000), (48, 7000))):
+                f.create_dataset(name, data=rng.standard_normal(shape),
+                                 chunks=chunks)
+            X = rng.standard_normal((30000, 5))
+            w = np.array([0.5, -1.0, 0.25, 0.0, 2.0])
+            y = (rng.random(30000) < 1 / (1 + np.exp(-(X @ w + 0.2))))
+            f.create_dataset("X", data=X, chunks=(1000, 5))
+            f.create_dataset("y", data=y.astype(np.float64), chunks=(1000,))
         with h5py.File(cls.path("big.h5"), "w") as f:
             f.create_dataset("data", data=rng.standard_normal(BIG_SHAPE),
                              chunks=(50, BIG_SHAPE[1]))
@@ -340,6 +360,35 @@ class Mpi(C.InteropCase):
             ["glm-fit", "--quiet", "--family", "logistic",
              self.path("lin.h5:/X"), self.path("lin.h5:/y"), "-o", o], [o])
         self.assertIn("coef", printed)
+
+    def test_svd_distributed(self):
+        # each rank factors its tasks; the R factors meet along the tree
+        for name in ("t", "q", "s", "w"):
+            o = self.out("u.h5")
+            with self.subTest(array=name):
+                self.against_one(["svd", "--quiet", "--json",
+                                  self.path("tall.h5:/" + name), "-o", o],
+                                 [o])
+
+    def test_svd_randomized_distributed(self):
+        # each pass's sketch summed along the tree, y's rows shared
+        for name in ("t", "w"):
+            o = self.out("u.h5")
+            with self.subTest(array=name):
+                self.against_one(["svd", "--quiet", "--json", "--randomized",
+                                  "--k", "4", "--power-iters", "1",
+                                  self.path("tall.h5:/" + name), "-o", o],
+                                 [o])
+
+    def test_glm_fit_distributed(self):
+        # every pass's loss, gradient and Hessian summed along the tree
+        for solver in ("newton", "lbfgs", "admm", "gradient_descent"):
+            o = self.out("model.h5")
+            with self.subTest(solver=solver):
+                self.against_one(
+                    ["glm-fit", "--quiet", "--family", "logistic",
+                     "--solver", solver, self.path("tall.h5:/X"),
+                     self.path("tall.h5:/y"), "-o", o], [o])
 
     def test_matmul(self):
         for o in (self.out("mm.zarr"), self.out("mm.h5")):
