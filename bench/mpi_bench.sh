@@ -32,7 +32,8 @@
 # none -n RANKS chunkctl ... --threads T` for (RANKS, T) = (1, 1), (2, 1),
 # (1, 2), default --memory (a quarter of RAM, per rank).  Today a, b, c are
 # divided over the ranks (each reads a contiguous range of chunks, partial
-# results meet along a fixed tree); d and e run whole on every rank.
+# results meet along a fixed tree), and so are d and e (each rank factors or
+# sums a contiguous range of fixed row tasks; pipelines/rowtasks.h).
 # dask: python3 mpi_bench_peers.py dask ROW DATA: distributed.LocalCluster(
 # n_workers=2, threads_per_worker=1) started inside the timed process,
 # dask.array over the HDF5 datasets (read with h5py by the workers),

@@ -26,7 +26,7 @@ ROWS = {
     "d": "(d) exact SVD (TSQR) of %(d)s float64, U not written",
     "e": "(e) logistic regression (Newton, intercept, no penalty, until the largest gradient entry < %(tol)s) of %(e)s float64",
 }
-DISTRIBUTED = {"a": True, "b": True, "c": True, "d": False, "e": False}
+DISTRIBUTED = {"a": True, "b": True, "c": True, "d": True, "e": True}
 CONFIGS = [("r1t1", "chunkctl, 1 rank x 1 thread"), ("r2t1", "chunkctl, 2 ranks x 1 thread"),
            ("r1t2", "chunkctl, 1 rank x 2 threads"),
            ("dask", "dask.distributed, 2 workers x 1 thread")]
