@@ -10,9 +10,11 @@
 
 #include <dlfcn.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/ck_comm_impl.h"
@@ -21,6 +23,12 @@
 static const ck_comm_ops *mpi; /* the module, once it initialized MPI */
 static int initialized;
 static ck_comm_stats stats;
+/* ck_comm_stopping: the thread that may call MPI, when it next asks, and
+ * whether a stop word has arrived (read by every worker: atomic). */
+static pthread_t main_thread;
+static int64_t next_probe_ns;
+static int stop_seen;
+static int told; /* this rank has told the others it failed */
 
 static void count(ck_comm_op op, uint64_t sent, uint64_t recvd)
 {
@@ -126,6 +134,7 @@ ck_code ck_comm_init(int *argc, char ***argv, ck_err *err)
         CK_TRY(ops->init(argc, argv, err));
         mpi = ops;
     }
+    main_thread = pthread_self();
     initialized = 1;
     return CK_OK;
 }
@@ -232,6 +241,32 @@ ck_code ck_comm_allgather(const void *mine, size_t rec_bytes, void *all,
 static ck_code failed_rc = CK_OK;
 static ck_err failed_err;
 
+/* Every 5 ms: a chunk takes longer than that, and an MPI_Iprobe costs a
+ * microsecond or two. */
+#define PROBE_EVERY_NS 5000000
+
+int ck_comm_stopping(void)
+{
+    struct timespec ts;
+    int64_t now;
+
+    if (!mpi)
+        return 0;
+    if (__atomic_load_n(&stop_seen, __ATOMIC_ACQUIRE))
+        return 1;
+    if (!pthread_equal(pthread_self(), main_thread) || mpi->size() == 1)
+        return 0;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    if (now < next_probe_ns)
+        return 0;
+    next_probe_ns = now + PROBE_EVERY_NS;
+    if (!mpi->stop_probe())
+        return 0;
+    __atomic_store_n(&stop_seen, 1, __ATOMIC_RELEASE);
+    return 1;
+}
+
 ck_code ck_comm_agree(ck_code rc, ck_err *err)
 {
     int size = ck_comm_size();
@@ -244,6 +279,12 @@ ck_code ck_comm_agree(ck_code rc, ck_err *err)
         if (err)
             *err = failed_err;
         return failed_rc;
+    }
+    /* the others may be deep in a long pass: tell them now, not when they
+     * reach this agreement */
+    if (rc != CK_OK && rc != CK_ESTOPPED && !told) {
+        mpi->stop_tell();
+        told = 1;
     }
     rc = mpi->agree(rc, err);
     /* the lowest failing rank, 4 bytes each way; then its error */
@@ -259,6 +300,8 @@ ck_code ck_comm_agree(ck_code rc, ck_err *err)
 void ck_comm_agree_forget(void)
 {
     failed_rc = CK_OK;
+    told = 0;
+    __atomic_store_n(&stop_seen, 0, __ATOMIC_RELEASE);
 }
 
 void ck_comm_abort(int code)

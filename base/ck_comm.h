@@ -95,6 +95,19 @@ ck_code ck_comm_allgather(const void *mine, size_t rec_bytes, void *all,
  * whose agreements (and nothing else collective: callers agree before
  * every other collective call) cost nothing. */
 ck_code ck_comm_agree(ck_code rc, ck_err *err);
+/* Stopping promptly.  A rank that passes a failure to ck_comm_agree first
+ * tells every other rank, without waiting (a few bytes each, on a
+ * communicator of their own); ck_comm_agree then collects those words, so
+ * none is left in flight.  The others look for that word between chunks:
+ * ck_comm_stopping() returns 1 once some rank has failed (0 outside MPI).
+ * It asks MPI at most every few milliseconds and only on the thread that
+ * called ck_comm_init; on other threads (and in between) it reads the
+ * answer last seen, so it is cheap enough for every chunk.  ck_par_run
+ * polls it (base/ck_thread.h), and a job it stops fails with CK_ESTOPPED,
+ * which ck_comm_agree ranks below every real failure: rank 0 prints the
+ * failing rank's message, never "stopped". */
+int ck_comm_stopping(void);
+
 /* Forgets an agreed failure, so the next ck_comm_agree communicates
  * again: for tests that agree on several failures in turn. */
 void ck_comm_agree_forget(void);

@@ -13,7 +13,7 @@
 
 #include "base/ck_comm.h"
 
-#define CK_COMM_ABI 1 /* bump when the table changes */
+#define CK_COMM_ABI 2 /* bump when the table changes */
 
 /* Each slot has the contract of the ck_comm.h function of the same name,
  * under MPI; ck_comm.c counts the bytes and checks the arguments that do
@@ -31,7 +31,14 @@ typedef struct ck_comm_ops {
     ck_code (*recv)(void *buf, size_t n, int from, int tag, ck_err *err);
     ck_code (*allgather)(const void *mine, size_t rec_bytes, void *all,
                          ck_err *err);
+    /* rc CK_ESTOPPED ranks below every other failure; a rank passing
+     * another failure has called stop_tell() first, and the agreement
+     * receives every stop word sent to this rank before it returns. */
     ck_code (*agree)(ck_code rc, ck_err *err);
+    /* Tells every other rank, without waiting, that this one failed. */
+    void (*stop_tell)(void);
+    /* 1 when a stop word from another rank has arrived (not received). */
+    int (*stop_probe)(void);
     void (*abort)(int code);
 } ck_comm_ops;
 

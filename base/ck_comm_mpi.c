@@ -14,6 +14,7 @@
 #include <mpi.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/ck_comm_impl.h"
@@ -24,6 +25,12 @@
 static int broken; /* a message failed: ck_comm_broken */
 static int my_rank, nranks = 1;
 static MPI_Comm comm = MPI_COMM_NULL;
+/* Stop words (ck_comm_stopping) travel on a communicator of their own, so
+ * that no tag of chunkctl's can match them; 'stops' are this rank's
+ * unfinished sends of one, one request per other rank. */
+static MPI_Comm stop_comm = MPI_COMM_NULL;
+static MPI_Request *stops;
+static int stop_word = 1;
 
 /* CK_EIO naming the MPI call and MPI's own words for mrc. */
 static ck_code fail(ck_err *err, int mrc, const char *fmt, ...)
@@ -60,6 +67,7 @@ static ck_code mpi_init(int *argc, char ***argv, ck_err *err)
     if ((mrc = MPI_Comm_dup(MPI_COMM_WORLD, &comm)) != MPI_SUCCESS ||
         (mrc = MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN)) !=
             MPI_SUCCESS ||
+        (mrc = MPI_Comm_dup(comm, &stop_comm)) != MPI_SUCCESS ||
         (mrc = MPI_Comm_rank(comm, &my_rank)) != MPI_SUCCESS ||
         (mrc = MPI_Comm_size(comm, &nranks)) != MPI_SUCCESS) {
         ck_code rc = fail(err, mrc, "setting up the communicator");
@@ -73,6 +81,9 @@ static ck_code mpi_init(int *argc, char ***argv, ck_err *err)
 
 static void mpi_finalize(void)
 {
+    free(stops);
+    stops = NULL;
+    MPI_Comm_free(&stop_comm);
     MPI_Comm_free(&comm);
     MPI_Finalize();
     my_rank = 0;
@@ -171,6 +182,50 @@ static ck_code mpi_allgather(const void *mine, size_t rec_bytes, void *all,
                : fail(err, mrc, "allgather of %zu-byte records", rec_bytes);
 }
 
+static void mpi_stop_tell(void)
+{
+    int k = 0;
+
+    if (stops || !(stops = malloc((size_t)nranks * sizeof *stops)))
+        return; /* told already; or the others learn at the agreement */
+    for (int r = 0; r < nranks; r++)
+        if (r != my_rank && MPI_Isend(&stop_word, 1, MPI_INT, r, 0, stop_comm,
+                                      &stops[k]) == MPI_SUCCESS)
+            k++;
+    while (k < nranks)
+        stops[k++] = MPI_REQUEST_NULL;
+}
+
+static int mpi_stop_probe(void)
+{
+    int flag = 0;
+
+    if (MPI_Iprobe(MPI_ANY_SOURCE, 0, stop_comm, &flag, MPI_STATUS_IGNORE) !=
+        MPI_SUCCESS)
+        return 0;
+    return flag;
+}
+
+/* After a failure is agreed: receives the stop words sent to this rank
+ * (one from every rank that told, but this one) and completes this
+ * rank's own sends, so nothing is in flight at MPI_Finalize. */
+static int drain_stops(void)
+{
+    int mine = stops != NULL, all = 0, word;
+
+    if (MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_SUM, comm) != MPI_SUCCESS)
+        return -1;
+    for (int k = all - mine; k > 0; k--)
+        if (MPI_Recv(&word, 1, MPI_INT, MPI_ANY_SOURCE, 0, stop_comm,
+                     MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return -1;
+    if (stops && MPI_Waitall(nranks, stops, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+        return -1;
+    free(stops);
+    stops = NULL;
+    return 0;
+}
+
 static ck_code mpi_agree(ck_code rc, ck_err *err)
 {
     struct {
@@ -179,16 +234,27 @@ static ck_code mpi_agree(ck_code rc, ck_err *err)
     } first;
     int mine, low, mrc;
 
-    /* The lowest failing rank, or nranks when none failed. */
-    mine = rc != CK_OK ? my_rank : nranks;
+    /* The lowest rank with a failure of its own; else the lowest rank
+     * that only stopped because another failed (nranks + rank); 2 * nranks
+     * when none failed. */
+    mine = rc == CK_OK         ? 2 * nranks
+           : rc == CK_ESTOPPED ? nranks + my_rank
+                               : my_rank;
     if ((mrc = MPI_Allreduce(&mine, &low, 1, MPI_INT, MPI_MIN, comm)) !=
         MPI_SUCCESS) {
         if (err)
             err->code = CK_OK; /* this failure replaces the rank's own */
         return fail(err, mrc, "agreeing on the outcome");
     }
-    if (low >= nranks)
+    if (low >= 2 * nranks)
         return CK_OK;
+    if (low >= nranks)
+        low -= nranks;
+    if (drain_stops() != 0) {
+        if (err)
+            err->code = CK_OK;
+        return fail(err, MPI_ERR_OTHER, "collecting the stop words");
+    }
     memset(&first, 0, sizeof first);
     if (my_rank == low) {
         first.code = (int)rc;
@@ -228,6 +294,8 @@ static const ck_comm_ops ops = {
     .recv = mpi_recv,
     .allgather = mpi_allgather,
     .agree = mpi_agree,
+    .stop_tell = mpi_stop_tell,
+    .stop_probe = mpi_stop_probe,
     .abort = mpi_abort,
 };
 

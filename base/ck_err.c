@@ -100,6 +100,7 @@ const char *ck_code_name(ck_code code)
         [CK_EDEVICE] = "device",
         [CK_EEXIST] = "exists",
         [CK_EINTERNAL] = "internal",
+        [CK_ESTOPPED] = "stopped",
     };
     if ((unsigned)code < sizeof names / sizeof names[0] && names[code])
         return names[code];

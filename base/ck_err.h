@@ -18,6 +18,7 @@ typedef enum ck_code {
     CK_EDEVICE,   /* CUDA runtime or library failure */
     CK_EEXIST,    /* output exists and --force was not given */
     CK_EINTERNAL, /* an impossible state: a bug in chunkctl, exit 3 */
+    CK_ESTOPPED,  /* another MPI rank failed, so this one stopped early */
 } ck_code;
 
 typedef struct ck_err {

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/ck_comm.h"
+
 struct ck_par {
     ck_par_fn fn;
     void *ctx;
@@ -39,7 +41,9 @@ static void *trampoline(void *arg)
 
 int ck_par_stopped(const ck_par *par)
 {
-    return __atomic_load_n(&par->stop, __ATOMIC_ACQUIRE);
+    /* another MPI rank's failure stops this job too (ck_comm_stopping:
+     * the main thread, worker 0, asks MPI now and then) */
+    return __atomic_load_n(&par->stop, __ATOMIC_ACQUIRE) || ck_comm_stopping();
 }
 
 ck_code ck_par_run(int nthreads, ck_par_fn fn, void *ctx, ck_err *err)
@@ -75,6 +79,9 @@ ck_code ck_par_run(int nthreads, ck_par_fn fn, void *ctx, ck_err *err)
             *err = p.first;
         return p.first.code;
     }
+    /* workers return CK_OK when stopped: the job is not done */
+    if (ck_comm_stopping())
+        return ck_err_set(err, CK_ESTOPPED, "stopped: another rank failed");
     return CK_OK;
 }
 

@@ -18,7 +18,8 @@ typedef ck_code (*ck_par_fn)(void *ctx, int worker, ck_par *par, ck_err *err);
  * first error any of them reported, with its message in *err. */
 ck_code ck_par_run(int nthreads, ck_par_fn fn, void *ctx, ck_err *err);
 
-/* True once some worker has failed. */
+/* True once some worker has failed, or another MPI rank has
+ * (ck_comm_stopping); ck_par_run then fails with CK_ESTOPPED. */
 int ck_par_stopped(const ck_par *par);
 
 /* Online processors, at least 1. */

@@ -9,7 +9,8 @@
  *           parts, and agrees on a failure of one rank
  *   agree   ck_comm_agree: a failure on rank 2 reaches every rank as
  *           "rank 2: ...", the lowest failing rank wins, messages arrive
- *           whole
+ *           whole; a failure stops the other ranks' busy workers
+ *           (ck_comm_stopping) and their CK_ESTOPPED loses to it
  *   comm    bcast, send/recv (empty, 3 MB), allgather, the byte counters
  *   kill    rank 1 kills itself (SIGKILL) while the others wait in MPI
  *           ("kill wait") or compute outside it ("kill busy"); they must
@@ -29,6 +30,7 @@
 #include <unistd.h>
 
 #include "base/ck_comm.h"
+#include "base/ck_thread.h"
 #include "base/ck_tree.h"
 
 static int failures;
@@ -262,6 +264,20 @@ static void run_tree(void)
 
 /* ---- agree ---- */
 
+/* A worker that computes until it is told to stop (20 s at most). */
+static ck_code spin_until_stopped(void *ctx, int worker, ck_par *par,
+                                  ck_err *err)
+{
+    const time_t *t0 = ctx;
+    volatile double x = worker;
+
+    (void)err;
+    while (!ck_par_stopped(par) && time(NULL) - *t0 < 20)
+        for (int i = 0; i < 100000; i++)
+            x = x * 0.5 + 1.0;
+    return CK_OK;
+}
+
 static void run_agree(void)
 {
     int rank = ck_comm_rank(), size = ck_comm_size();
@@ -334,6 +350,33 @@ static void run_agree(void)
     CHECK(rc == CK_EFORMAT && strcmp(err.msg, want) == 0,
           "agree, long message: code %d, %zu bytes", rc, strlen(err.msg));
     ck_comm_agree_forget();
+
+    /* one rank fails while the others are busy: they learn of it at once
+     * (ck_comm_stopping, through ck_par_stopped), their jobs end in
+     * CK_ESTOPPED, and the agreement names the real failure though lower
+     * ranks only stopped */
+    if (size > 1) {
+        memset(&err, 0, sizeof err);
+        if (rank == size - 1) {
+            rc = ck_err_set(&err, CK_ECORRUPT, "chunk 9.0: crc mismatch");
+        } else {
+            time_t t0 = time(NULL);
+            rc = ck_par_run(2, spin_until_stopped, &t0, &err);
+            CHECK(rc == CK_ESTOPPED && strstr(err.msg, "another rank failed"),
+                  "a busy rank was not stopped: code %d '%s' after %ld s", rc,
+                  err.msg, (long)(time(NULL) - t0));
+        }
+        rc = ck_comm_agree(rc, &err);
+        snprintf(want, sizeof want, "rank %d: chunk 9.0: crc mismatch",
+                 size - 1);
+        CHECK(rc == CK_ECORRUPT && strcmp(err.msg, want) == 0,
+              "agree after a stop: code %d '%s', expected '%s'", rc, err.msg,
+              want);
+        ck_comm_agree_forget();
+        CHECK(!ck_comm_stopping(), "still stopping after the agreement");
+        /* and the stop words were all taken: the next round is clean */
+        CHECK(ck_comm_agree(CK_OK, &err) == CK_OK, "agree after a stop");
+    }
 
     /* a failure with no message names the code */
     memset(&err, 0, sizeof err);

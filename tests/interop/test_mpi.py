@@ -429,6 +429,49 @@ class Mpi(C.InteropCase):
         self.assertCleanError(p, 1, "rank 2: ", "chunk 7.0")
         self.assertEqual(os.listdir(self.dir), ["in.zarr"])
 
+    def test_damaged_chunk_stops_the_others_promptly(self):
+        # 120 chunks over 3 ranks, gzip:9 on one thread each: seconds of
+        # work per rank.  Rank 1's first chunk is damaged: ranks 0 and 2
+        # must stop at once, not finish their shares first.  Measured as
+        # the CPU time of the whole job (mpirun and every rank) less that
+        # of a job with no work (3 chunks, rank 1's damaged: start-up and
+        # teardown, which sanitizers make slow), against the same for the
+        # intact job.  Wall time would mostly be mpirun's own teardown
+        # after a failed rank (about 2 s).
+        src, dst = self.out("in.zarr"), self.out("o.zarr")
+        tiny = self.out("tiny.zarr")
+        C.gen(src, "--shape", "6000,2000", "--chunks", "50,2000", "--seed",
+              "5")
+        C.gen(tiny, "--shape", "3,2000", "--chunks", "1,2000")
+
+        def cpu(source, expect):
+            t0 = os.times()
+            p = mpi(3, "copy", "--quiet", "--threads", "1", "--compress",
+                    "gzip:9", source, dst, expect=expect)
+            t1 = os.times()
+            return p, ((t1.children_user + t1.children_system) -
+                       (t0.children_user + t0.children_system))
+
+        _, whole = cpu(src, 0)
+        shutil.rmtree(dst)
+        with open(os.path.join(tiny, "1.0"), "wb") as f:
+            f.write(b"not a chunk at all")
+        _, base = cpu(tiny, 1)
+        with open(os.path.join(src, "40.0"), "wb") as f:
+            f.write(b"not a chunk at all")
+        p, stopped = cpu(src, 1)
+        self.timings["stop: cpu s, intact job"] = whole
+        self.timings["stop: cpu s, no work"] = base
+        self.timings["stop: cpu s, rank 1 fails at once"] = stopped
+        self.assertCleanError(p, 1, "rank 1: ", "chunk 40.0")
+        self.assertNotIn("stopped", p.stderr)
+        self.assertLess(stopped - base, 0.2 * (whole - base),
+                        "the other ranks went on: %.2f cpu s against %.2f "
+                        "for the whole job, %.2f for none" %
+                        (stopped, whole, base))
+        self.assertFalse(os.path.exists(dst))
+        self.assertEqual(stale(dst), [])
+
     # verify writes nothing: every rank reads every chunk, rank 0 reports.
     def test_verify(self):
         src = self.out("in.zarr")
