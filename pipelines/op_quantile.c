@@ -23,6 +23,13 @@
  *    (64-bit keys, 15 or 16 bits a pass), more for many q whose ranks
  *    crowd into a few keys' neighbourhoods (the bins are shared).
  *
+ * Under MPI the refining passes are divided: each rank reads a contiguous
+ * range of the region's boxes, the counts (integers) are summed over the
+ * ranks, and the keys a gathering pass collects are sent to rank 0, which
+ * selects and broadcasts them; the keys found, and so the result, are
+ * one process's whatever the ranks.  The rows way is still computed whole
+ * by every rank.
+ *
  * NumPy's arithmetic on the chosen values (its lerp, its median's mean)
  * is in ops/quantile.c.  The result is held in r->x[i].mem, charged to
  * the budget for the run, and copied out by ck_exec_held_eval.
@@ -35,8 +42,10 @@
 
 #include <cjson/cJSON.h>
 
+#include "base/ck_comm.h"
 #include "base/ck_log.h"
 #include "base/ck_thread.h"
+#include "base/ck_tree.h"
 #include "ops/quantile.h"
 #include "pipelines/exec_impl.h"
 #include "pipelines/optab.h"
@@ -49,6 +58,7 @@ enum {
     /* numpy.nanmedian over a kept axis shorter than this takes the masked
      * median, whose odd middle is (x + x) / 2 */
     Q_NANMEDIAN_SMALL = 600,
+    Q_TAG = 2031, /* gathered keys, rank to rank 0 (ck_tree uses 2030) */
 };
 
 /* ---- parse ---- */
@@ -221,7 +231,7 @@ typedef struct qrun {
     int mode;
     int64_t rs[CK_MAX_DIMS], rsh[CK_MAX_DIMS];
     int64_t clo[CK_MAX_DIMS], cn[CK_MAX_DIMS];
-    int64_t ntasks, next;
+    int64_t ntasks, next, tend; /* this rank's tasks: [next, tend) */
     /* rows: keys of output element o (of the block) at rows + o * n; S[d]
      * is the step in rows along operand axis d */
     uint64_t *rows;
@@ -496,7 +506,7 @@ static ck_code worker(void *ctx, int w, ck_par *par, ck_err *err)
     while (!ck_par_stopped(par)) {
         int64_t t = __atomic_fetch_add(&x->next, 1, __ATOMIC_RELAXED);
         int64_t st[CK_MAX_DIMS], sh[CK_MAX_DIMS], nel = 1;
-        if (t >= x->ntasks)
+        if (t >= x->tend)
             break;
         if (x->mode == PASS_SELECT) {
             select_rows(x, w, t);
@@ -526,16 +536,22 @@ static ck_code worker(void *ctx, int w, ck_par *par, ck_err *err)
 static ck_code pass(qrun *x, int mode, ck_err *err)
 {
     int t = x->threads;
+    int64_t t0 = 0, t1 = x->ntasks;
 
+    /* refining passes are divided over the ranks (their counts are
+     * summed after); rows and their selection are whole on every rank */
+    if (mode == PASS_RANGE || mode == PASS_REFINE)
+        ck_comm_split(x->ntasks, ck_comm_rank(), ck_comm_size(), &t0, &t1);
     x->mode = mode;
-    x->next = 0;
+    x->next = t0;
+    x->tend = t1;
     if (mode != PASS_SELECT) {
         x->passes++;
         if (x->r->o->progress) /* each pass reads the region again */
-            x->r->o->progress->total += x->ntasks;
+            x->r->o->progress->total += t1 - t0;
     }
-    if (t > x->ntasks)
-        t = x->ntasks > 0 ? (int)x->ntasks : 1;
+    if (t > t1 - t0)
+        t = t1 > t0 ? (int)(t1 - t0) : 1;
     return ck_par_run(t, worker, x, err);
 }
 
@@ -643,6 +659,109 @@ typedef struct rank {
     uint64_t key;
 } rank;
 
+/* ---- refining over MPI ranks ---- */
+
+static void add_u64(void *left, const void *right, void *ctx)
+{
+    int64_t n = *(const int64_t *)ctx;
+    uint64_t *l = left;
+    const uint64_t *r = right;
+
+    for (int64_t e = 0; e < n; e++)
+        l[e] += r[e];
+}
+
+/* Collective: v (n counts) becomes the sum of every rank's v, along
+ * ck_tree (integers: any order gives the same). */
+static ck_code sum_over_ranks(qrun *x, uint64_t *v, int64_t n, ck_err *err)
+{
+    int size = ck_comm_size();
+    int64_t bytes = (int64_t)ck_tree_max_parts(size) * n * 8, len = n;
+    ck_tree t = {0};
+    int charged = 0;
+    ck_code rc;
+
+    rc = ck_budget_charge(&x->r->budget, bytes, x->nd->name, err);
+    charged = rc == CK_OK;
+    if (rc == CK_OK)
+        rc = ck_tree_init(&t, size, (size_t)n * 8, add_u64, &len, err);
+    if ((rc = ck_comm_agree(rc, err)) == CK_OK) {
+        rc = ck_tree_push(&t, ck_comm_rank(), v, err);
+        rc = ck_tree_finish(&t, rc, v, err);
+    }
+    ck_tree_release(&t);
+    if (charged)
+        ck_budget_release(&x->r->budget, bytes);
+    return rc;
+}
+
+/* Collective, after a range pass (rc: this rank's outcome): every rank's
+ * counts and key range. */
+static ck_code range_over_ranks(wstat *s, ck_code rc, ck_err *err)
+{
+    int size = ck_comm_size();
+    wstat *all = malloc(sizeof *all * (size_t)size);
+
+    if (rc == CK_OK && !all)
+        rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+    if ((rc = ck_comm_agree(rc, err)) == CK_OK &&
+        (rc = ck_comm_allgather(s, sizeof *s, all, err)) == CK_OK) {
+        *s = all[0];
+        for (int k = 1; k < size; k++) {
+            s->nv += all[k].nv;
+            s->nnan += all[k].nnan;
+            s->lo = all[k].lo < s->lo ? all[k].lo : s->lo;
+            s->hi = all[k].hi > s->hi ? all[k].hi : s->hi;
+        }
+    }
+    free(all);
+    return rc;
+}
+
+/* Collective, after a refining pass: the bins summed over the ranks, and
+ * the keys every rank gathered sent to rank 0, in rank order after its
+ * own (each interval's buffer holds all of them there); 'fill' becomes
+ * each gathering interval's total on every rank. */
+static ck_code refine_over_ranks(qrun *x, int64_t hoff, ck_code rc, ck_err *err)
+{
+    int size = ck_comm_size(), me = ck_comm_rank(), niv = x->niv;
+    int64_t *mine = NULL, *fills = NULL;
+
+    if ((rc = ck_comm_agree(rc, err)) != CK_OK)
+        return rc;
+    if (hoff)
+        CK_TRY(sum_over_ranks(x, x->merged, hoff, err));
+    mine = calloc((size_t)x->maxiv, sizeof *mine);
+    fills = calloc((size_t)x->maxiv * (size_t)size, sizeof *fills);
+    if (!mine || !fills)
+        rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+    for (int v = 0; rc == CK_OK && v < niv; v++)
+        mine[v] = x->iv[v].fill;
+    if ((rc = ck_comm_agree(rc, err)) == CK_OK)
+        rc = ck_comm_allgather(mine, (size_t)x->maxiv * sizeof *mine, fills,
+                               err);
+    for (int v = 0; rc == CK_OK && v < niv; v++) {
+        ivl *iv = &x->iv[v];
+        int64_t at = 0;
+        if (!iv->gather)
+            continue;
+        for (int k = 0; k < size; k++) {
+            int64_t f = fills[(size_t)k * (size_t)x->maxiv + (size_t)v];
+            if (k == 0 || f == 0 || at + f > iv->count)
+                ; /* rank 0's keys are in place; an excess is caught below */
+            else if (me == 0)
+                rc = ck_comm_recv(iv->buf + at, (size_t)f * 8, k, Q_TAG, err);
+            else if (me == k)
+                rc = ck_comm_send(iv->buf, (size_t)f * 8, 0, Q_TAG, err);
+            at += f;
+        }
+        iv->fill = at;
+    }
+    free(mine);
+    free(fills);
+    return rc;
+}
+
 /* One refining pass over the region for the ranks not yet found. */
 static ck_code refine_pass(qrun *x, rank *rk, int nr, ck_err *err)
 {
@@ -716,6 +835,8 @@ static ck_code refine_pass(qrun *x, rank *rk, int nr, ck_err *err)
             for (int64_t e = 0; e < hoff; e++)
                 x->merged[e] += x->hist[w][e];
     }
+    if (ck_comm_size() > 1)
+        rc = refine_over_ranks(x, hoff, rc, err);
     for (int j = 0, v = -1; rc == CK_OK && j < nr; j++) {
         if (rk[j].done)
             continue;
@@ -739,10 +860,12 @@ static ck_code refine_pass(qrun *x, rank *rk, int nr, ck_err *err)
                 locs[k] = rk[j + k].r - iv->below;
                 k++;
             }
-            ck_q_select(iv->buf, iv->count, locs, k);
+            /* (under MPI only rank 0 holds the keys, and tells) */
+            if (ck_comm_rank() == 0)
+                ck_q_select(iv->buf, iv->count, locs, k);
             for (int i = 0; i < k; i++) {
                 rk[j + i].done = 1;
-                rk[j + i].key = iv->buf[locs[i]];
+                rk[j + i].key = ck_comm_rank() == 0 ? iv->buf[locs[i]] : 0;
             }
             j += k - 1;
             continue;
@@ -760,6 +883,9 @@ static ck_code refine_pass(qrun *x, rank *rk, int nr, ck_err *err)
         rk[j].below = iv->below + cum;
         rk[j].count = (int64_t)h[bin];
     }
+    if (ck_comm_size() > 1 && gather_bytes &&
+        (rc = ck_comm_agree(rc, err)) == CK_OK)
+        rc = ck_comm_bcast(rk, sizeof *rk * (size_t)nr, 0, err);
     free(gbuf);
     if (gather_bytes)
         ck_budget_release(&x->r->budget, gather_bytes);
@@ -781,7 +907,7 @@ static ck_code by_refining(qrun *x, int64_t gi, const int64_t *rs,
         x->st[w].hi = 0;
         x->st[w].nv = x->st[w].nnan = 0;
     }
-    CK_TRY(pass(x, PASS_RANGE, err));
+    rc = pass(x, PASS_RANGE, err);
     for (int w = 0; w < x->threads; w++) {
         nv += x->st[w].nv;
         nnan += x->st[w].nnan;
@@ -790,6 +916,16 @@ static ck_code by_refining(qrun *x, int64_t gi, const int64_t *rs,
         if (x->st[w].hi > hi)
             hi = x->st[w].hi;
     }
+    if (ck_comm_size() > 1) {
+        wstat all = {.lo = lo, .hi = hi, .nv = nv, .nnan = nnan};
+        rc = range_over_ranks(&all, rc, err);
+        lo = all.lo;
+        hi = all.hi;
+        nv = all.nv;
+        nnan = all.nnan;
+    }
+    if (rc != CK_OK)
+        return rc;
     if ((nnan && !x->nanf) || nv == 0) {
         put_nan(x, gi);
         return CK_OK;
@@ -947,7 +1083,19 @@ ck_code ck_exec_run_quantile(xrun *r, int i, ck_err *err)
             put_nan(x, gi);
         goto out;
     }
-    if ((rc = setup(x, err)) != CK_OK)
+    rc = setup(x, err);
+    /* every rank must take the same way, and gather alike: the least
+     * share of any rank (ranks may differ in threads) */
+    if (ck_comm_size() > 1 && (rc = ck_comm_agree(rc, err)) == CK_OK) {
+        int64_t *sh = calloc((size_t)ck_comm_size(), sizeof *sh);
+        rc = sh ? CK_OK : ck_err_set(err, CK_ENOMEM, "out of memory");
+        if ((rc = ck_comm_agree(rc, err)) == CK_OK)
+            rc = ck_comm_allgather(&x->share, sizeof x->share, sh, err);
+        for (int k = 0; rc == CK_OK && k < ck_comm_size(); k++)
+            x->share = sh[k] < x->share ? sh[k] : x->share;
+        free(sh);
+    }
+    if (rc != CK_OK)
         goto out;
     if (x->n * 8 <= x->share) {
         rc = by_rows(x, err);

@@ -408,6 +408,47 @@ class Mpi(C.InteropCase):
         self.against_one(["histogram", "--quiet", "--json", "--range",
                           "-2,2", self.path("in.zarr:/x")], [])
 
+    def test_quantile_refining_divided(self):
+        # values that do not fit --memory take the refining way, whose
+        # passes each rank makes over its own chunks: the counts are summed
+        # over the ranks and rank 0 selects from every rank's keys
+        rng = np.random.default_rng(1677)
+        a = rng.standard_normal((4000, 1000))
+        a[rng.random(a.shape) < 0.01] = np.nan
+        q = [0.1, 0.5, 0.77]
+        for chunks, memory in (((300, 1000), "40M"), ((2000, 1000), "96M")):
+            # 14 chunks over 2, 3, 4 ranks; then 2 chunks: ranks with none
+            src = self.out("q.zarr")
+            C.zarr.open(src, mode="w", shape=a.shape, chunks=chunks,
+                        dtype="f8")[:] = a
+            args = ["nanquantile", "--quiet", "--json", "--memory", memory,
+                    "--q", ",".join(map(str, q)), src]
+            self.assertIn("refining", C.run(*(args + ["--verbose"])).stderr)
+            printed = self.against_one(args, [])
+            np.testing.assert_array_equal(
+                json.loads(printed)["nanquantile"]["values"],
+                np.nanquantile(a, q))
+            if chunks[0] == 300:
+                # each rank reads only its own chunks: a damaged chunk of
+                # rank 2's (10-13 of 14 on 3 ranks) is rank 2's error, where
+                # every rank reading everything made it rank 0's
+                with open(os.path.join(src, "12.0"), "wb") as f:
+                    f.write(b"not a chunk at all")
+                p = mpi(3, *args, expect=1)
+                self.assertCleanError(p, 1, "rank 2: ", "chunk 12.0")
+            self.remove(src)
+        # along an axis, integers: each row refined on its own, 6 chunks
+        b = rng.integers(-1000, 1000, (3, 3000000), dtype=np.int32)
+        src = self.out("r.zarr")
+        C.zarr.open(src, mode="w", shape=b.shape, chunks=(1, 500000),
+                    dtype="i4")[:] = b
+        args = ["median", "--quiet", "--json", "--memory", "40M", "--axis",
+                "1", src]
+        self.assertIn("refining", C.run(*(args + ["--verbose"])).stderr)
+        printed = self.against_one(args, [])
+        np.testing.assert_array_equal(
+            json.loads(printed)["median"]["values"], np.median(b, axis=1))
+
     # -- errors --
 
     def test_damaged_chunk_on_rank_2(self):
