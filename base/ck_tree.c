@@ -313,3 +313,31 @@ ck_code ck_tree_finish(ck_tree *t, ck_code rc, void *out, ck_err *err)
         return rc;
     return ck_comm_bcast(out, t->part_bytes, 0, err);
 }
+
+static void add_u64(void *left, const void *right, void *ctx)
+{
+    int64_t n = *(const int64_t *)ctx;
+    uint64_t *l = left;
+    const uint64_t *r = right;
+
+    for (int64_t e = 0; e < n; e++)
+        l[e] += r[e];
+}
+
+ck_code ck_tree_sum_u64(uint64_t *v, int64_t n, ck_code rc, ck_err *err)
+{
+    ck_tree t = {0};
+    int64_t len = n;
+
+    /* a rank whose stack cannot be made must not skip the exchange: agree
+     * first, so that all ranks push and finish or none does */
+    if (rc == CK_OK && n > 0)
+        rc =
+            ck_tree_init(&t, ck_comm_size(), (size_t)n * 8, add_u64, &len, err);
+    if ((rc = ck_comm_agree(rc, err)) == CK_OK && n > 0) {
+        rc = ck_tree_push(&t, ck_comm_rank(), v, err);
+        rc = ck_tree_finish(&t, rc, v, err);
+    }
+    ck_tree_release(&t);
+    return rc;
+}

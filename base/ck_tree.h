@@ -110,4 +110,12 @@ ck_code ck_tree_result(const ck_tree *t, void *out, ck_err *err);
 #define CK_TREE_TAG 2030
 ck_code ck_tree_finish(ck_tree *t, ck_code rc, void *out, ck_err *err);
 
+/* Collective: v (n counts, the same n on every rank) becomes the sum of
+ * every rank's v on every rank, each rank one task of a ck_tree (integer
+ * sums: the same in any order).  rc is this rank's outcome so far, agreed
+ * as by ck_tree_finish (on failure v is left as it is).  Holds
+ * ck_tree_max_parts(ck_comm_size()) * n * 8 bytes meanwhile, which the
+ * caller charges to its budget. */
+ck_code ck_tree_sum_u64(uint64_t *v, int64_t n, ck_code rc, ck_err *err);
+
 #endif

@@ -16,6 +16,13 @@
  * the other, so weighted sums are NumPy's own sequential sums, bit for
  * bit, for any thread count.  The bins grow to the largest value seen,
  * charged to --memory.
+ *
+ * Under MPI each rank reads a contiguous range of the chunks: unique's
+ * runs meet up a binary tree of ranks and rank 0 broadcasts the set;
+ * bincount's counts are summed over the ranks (ck_tree_sum_u64).  Both
+ * are exact, so the result is one process's.  A weighted bincount is
+ * computed whole on every rank: its float sums are NumPy's sequential
+ * ones only when one process adds them in C order.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -25,13 +32,20 @@
 
 #include <cjson/cJSON.h>
 
+#include "base/ck_comm.h"
 #include "base/ck_thread.h"
+#include "base/ck_tree.h"
 #include "pipelines/exec_impl.h"
 #include "pipelines/gen.h"
 #include "pipelines/optab.h"
 #include "pipelines/plan_impl.h"
 
-enum { LEN_CHUNK = 1 << 20, MAXW = 64, MAXSTACK = 80 };
+enum {
+    LEN_CHUNK = 1 << 20,
+    MAXW = 64,
+    MAXSTACK = 80,
+    U_TAG = 2032, /* unique's runs between ranks (ck_tree's is 2030) */
+};
 
 static int find_node(const ck_plan *p, const char *name)
 {
@@ -298,7 +312,7 @@ typedef struct uctx {
     xrun *r;
     int i, op;
     ck_grid g;
-    int64_t next;
+    int64_t next, end; /* this rank's chunks: [next, end) */
     int nt;
     ck_arena arena[MAXW];
     urun stk[MAXW][MAXSTACK];
@@ -409,7 +423,7 @@ static ck_code unique_worker(void *ctx, int w, ck_par *par, ck_err *err)
         int64_t k = __atomic_fetch_add(&u->next, 1, __ATOMIC_RELAXED);
         ck_chunk c;
         urun x;
-        if (k >= u->g.total_chunks)
+        if (k >= u->end)
             break;
         ck_grid_chunk(&u->g, k, &c);
         size_t n = (size_t)ck_chunk_nelem(&u->g, &c), len = 0;
@@ -467,6 +481,61 @@ static ck_code merge_all(uctx *u, urun *all, ck_err *err)
     return CK_OK;
 }
 
+/* Collective: every rank's run *x merged up a binary tree of ranks (rank
+ * r + s sends to rank r), then rank 0's broadcast, so each rank ends with
+ * the whole set.  The sender first asks whether the receiver could make
+ * room: a receiver that could not (too many values for --memory) answers
+ * no and goes on with what it has, so the exchange always completes and
+ * the agreement after it reports the failure. */
+static ck_code unique_over_ranks(uctx *u, urun *x, ck_code rc, ck_err *err)
+{
+    int rank = ck_comm_rank(), size = ck_comm_size();
+    int64_t len;
+    char ok;
+
+    if ((rc = ck_comm_agree(rc, err)) != CK_OK)
+        return rc;
+    for (int step = 1; step < size; step *= 2) {
+        if (rank % (2 * step) == step) {
+            len = x->len;
+            CK_TRY(ck_comm_send(&len, sizeof len, rank - step, U_TAG, err));
+            CK_TRY(ck_comm_recv(&ok, 1, rank - step, U_TAG, err));
+            if (ok)
+                CK_TRY(ck_comm_send(x->key, (size_t)len * 16, rank - step,
+                                    U_TAG, err));
+            break;
+        }
+        if (rank + step < size) {
+            urun y = {0};
+            CK_TRY(ck_comm_recv(&len, sizeof len, rank + step, U_TAG, err));
+            if (rc == CK_OK)
+                rc = run_new(u, len, &y, err);
+            ok = rc == CK_OK;
+            CK_TRY(ck_comm_send(&ok, 1, rank + step, U_TAG, err));
+            if (ok) {
+                rc = ck_comm_recv(y.key, (size_t)len * 16, rank + step, U_TAG,
+                                  err);
+                if (rc != CK_OK) {
+                    run_free(u->r, &y);
+                    return rc;
+                }
+                rc = run_merge(u, x, &y, err);
+            }
+        }
+    }
+    if ((rc = ck_comm_agree(rc, err)) != CK_OK)
+        return rc;
+    len = x->len;
+    CK_TRY(ck_comm_bcast(&len, sizeof len, 0, err));
+    if (rank != 0) {
+        run_free(u->r, x);
+        rc = run_new(u, len, x, err);
+    }
+    if ((rc = ck_comm_agree(rc, err)) != CK_OK)
+        return rc;
+    return ck_comm_bcast(x->key, (size_t)len * 16, 0, err);
+}
+
 /* -0.0 and 0.0 are one value: their keys are neighbours. */
 static void merge_zeros(urun *x)
 {
@@ -506,7 +575,10 @@ static ck_code run_unique(xrun *r, int i, ck_err *err)
     rc = ck_grid_init(&u->g, m->ndim, m->shape, m->chunks,
                       ck_dtype_size(m->dtype), err);
     if (rc == CK_OK)
-        rc = reserve_workers(r, u->g.total_chunks,
+        ck_comm_split(u->g.total_chunks, ck_comm_rank(), ck_comm_size(),
+                      &u->next, &u->end);
+    if (rc == CK_OK)
+        rc = reserve_workers(r, u->end - u->next,
                              unique_bytes(r, u->op, (size_t)u->g.chunk_nelem),
                              nd->name, u->arena, &u->nt, err);
     if (rc == CK_OK)
@@ -517,6 +589,11 @@ static ck_code run_unique(xrun *r, int i, ck_err *err)
         rc = ck_err_set(err, CK_ENOMEM, "out of memory");
     if (rc == CK_OK)
         rc = merge_all(u, all, err);
+    if (ck_comm_size() > 1) {
+        urun none = {0};
+        rc = unique_over_ranks(u, all ? &all[0] : &none, rc, err);
+        run_free(r, &none);
+    }
     if (rc == CK_OK) {
         urun *x = &all[0];
         int64_t held = x->len * 16, len, *counts = NULL;
@@ -564,6 +641,7 @@ typedef struct bctx {
     int i, op, w; /* w: the weights, or -1 */
     ck_grid g;
     int64_t next; /* the next box to take */
+    int64_t end;  /* this rank's boxes end here */
     int nt;
     ck_arena arena[MAXW];
     pthread_mutex_t mu;
@@ -725,7 +803,7 @@ static ck_code bincount_worker(void *ctx, int w, ck_par *par, ck_err *err)
         double *wv = NULL;
         int stopped = 0;
         ck_chunk c;
-        if (k >= b->g.total_chunks)
+        if (k >= b->end)
             break;
         ck_grid_chunk(&b->g, k, &c);
         size_t n = (size_t)ck_chunk_nelem(&b->g, &c);
@@ -747,6 +825,35 @@ static ck_code bincount_worker(void *ctx, int w, ck_par *par, ck_err *err)
             return rc;
     }
     return CK_OK;
+}
+
+/* Collective: every rank's counts, grown to the longest, summed over the
+ * ranks. */
+static ck_code bincount_over_ranks(bctx *b, ck_code rc, ck_err *err)
+{
+    int size = ck_comm_size();
+    int64_t *lens = NULL, most = 0, bytes = 0;
+    int charged = 0;
+
+    if (rc == CK_OK && !(lens = malloc(sizeof *lens * (size_t)size)))
+        rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+    if ((rc = ck_comm_agree(rc, err)) == CK_OK)
+        rc = ck_comm_allgather(&b->len, sizeof b->len, lens, err);
+    for (int k = 0; rc == CK_OK && k < size; k++)
+        most = lens[k] > most ? lens[k] : most;
+    free(lens);
+    if (rc != CK_OK)
+        return rc;
+    if (most > 0)
+        rc = grow(b, most - 1, err);
+    bytes = (int64_t)ck_tree_max_parts(size) * most * 8;
+    if (rc == CK_OK)
+        rc = ck_budget_charge(&b->r->budget, bytes, "bincount", err);
+    charged = rc == CK_OK;
+    rc = ck_tree_sum_u64(b->bins, most, rc, err);
+    if (charged)
+        ck_budget_release(&b->r->budget, bytes);
+    return rc;
 }
 
 static ck_code run_bincount(xrun *r, int i, ck_err *err)
@@ -778,14 +885,22 @@ static ck_code run_bincount(xrun *r, int i, ck_err *err)
     pthread_mutex_init(&b->mu, NULL);
     pthread_cond_init(&b->cv, NULL);
     rc = ck_grid_init(&b->g, m->ndim, m->shape, ch, esz, err);
+    b->end = b->g.total_chunks;
+    /* counts: each rank its own range of boxes; weighted: whole */
+    if (rc == CK_OK && b->w < 0)
+        ck_comm_split(b->g.total_chunks, ck_comm_rank(), ck_comm_size(),
+                      &b->next, &b->end);
+    b->turn = b->next;
     if (rc == CK_OK)
-        rc = reserve_workers(r, b->g.total_chunks,
+        rc = reserve_workers(r, b->end - b->next,
                              bincount_bytes(b, (size_t)b->g.chunk_nelem),
                              nd->name, b->arena, &b->nt, err);
     if (rc == CK_OK)
         rc = ck_par_run(b->nt, bincount_worker, b, err);
     for (int w = 0; w < b->nt; w++)
         ck_arena_release(&b->arena[w]);
+    if (b->w < 0 && ck_comm_size() > 1)
+        rc = bincount_over_ranks(b, rc, err);
     /* minlength, and the bins cut to their length */
     if (rc == CK_OK && nd->minlength > b->len)
         rc = grow(b, nd->minlength - 1, err);

@@ -661,35 +661,14 @@ typedef struct rank {
 
 /* ---- refining over MPI ranks ---- */
 
-static void add_u64(void *left, const void *right, void *ctx)
-{
-    int64_t n = *(const int64_t *)ctx;
-    uint64_t *l = left;
-    const uint64_t *r = right;
-
-    for (int64_t e = 0; e < n; e++)
-        l[e] += r[e];
-}
-
-/* Collective: v (n counts) becomes the sum of every rank's v, along
- * ck_tree (integers: any order gives the same). */
+/* Collective: v (n counts) becomes the sum of every rank's v. */
 static ck_code sum_over_ranks(qrun *x, uint64_t *v, int64_t n, ck_err *err)
 {
-    int size = ck_comm_size();
-    int64_t bytes = (int64_t)ck_tree_max_parts(size) * n * 8, len = n;
-    ck_tree t = {0};
-    int charged = 0;
-    ck_code rc;
+    int64_t bytes = (int64_t)ck_tree_max_parts(ck_comm_size()) * n * 8;
+    ck_code rc = ck_budget_charge(&x->r->budget, bytes, x->nd->name, err);
+    int charged = rc == CK_OK;
 
-    rc = ck_budget_charge(&x->r->budget, bytes, x->nd->name, err);
-    charged = rc == CK_OK;
-    if (rc == CK_OK)
-        rc = ck_tree_init(&t, size, (size_t)n * 8, add_u64, &len, err);
-    if ((rc = ck_comm_agree(rc, err)) == CK_OK) {
-        rc = ck_tree_push(&t, ck_comm_rank(), v, err);
-        rc = ck_tree_finish(&t, rc, v, err);
-    }
-    ck_tree_release(&t);
+    rc = ck_tree_sum_u64(v, n, rc, err);
     if (charged)
         ck_budget_release(&x->r->budget, bytes);
     return rc;

@@ -2470,10 +2470,10 @@ void ck_plan_print_ranks(const ck_plan *p, int nranks, FILE *f)
             "mpi: %d ranks; each output's chunks are split (a step computed "
             "per chunk, matmul and stencils among them, is computed where its "
             "chunks are), and so are the chunks reductions, histograms and "
-            "masks fold, the row tasks of svd and glm_fit, and the passes "
-            "of a quantile that refines (values beyond --memory); scans, "
-            "unique, bincount and quantiles whose values fit run whole on "
-            "every rank\n",
+            "masks fold, the row tasks of svd and glm_fit, the chunks "
+            "unique and bincount count, and the passes of a quantile that "
+            "refines (values beyond --memory); scans, weighted bincounts "
+            "and quantiles whose values fit run whole on every rank\n",
             nranks);
     for (int j = 0; j < p->n; j++) {
         const ck_node *n = &p->node[p->order[j]];

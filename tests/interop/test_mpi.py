@@ -449,6 +449,58 @@ class Mpi(C.InteropCase):
         np.testing.assert_array_equal(
             json.loads(printed)["median"]["values"], np.median(b, axis=1))
 
+    def test_unique_and_bincount_divided(self):
+        # each rank reads its own chunks; unique's runs meet up a tree of
+        # ranks, bincount's counts are summed: one process's bytes.  The
+        # floats put -0.0 and 0.0 and NaNs in different ranks' chunks, the
+        # integers a larger largest value in the last rank's (its bins are
+        # longer), and a weighted bincount stays whole (NumPy's sums).
+        rng = np.random.default_rng(1680)
+        f = np.round(rng.standard_normal((130, 40)), 1)
+        f[2, 3], f[120, 7] = -0.0, 0.0
+        f[5, 5] = f[100, 1] = np.nan
+        ints = rng.integers(0, 50, (130, 40)).astype(np.int32)
+        ints[125, 2] = 997
+        wts = rng.standard_normal((130, 40))
+        src = self.out("c.zarr")
+        g = C.zarr.open_group(src, mode="w")
+        for name, arr in (("f", f), ("i", ints), ("w", wts)):
+            g.create_dataset(name, data=arr, chunks=(20, 40))
+        o = self.out("o.zarr")
+        doc = {"inputs": {k: src + ":/" + k for k in ("f", "i", "w")},
+               "steps": [
+                   {"name": "u", "op": "unique", "args": ["f"]},
+                   {"name": "b", "op": "bincount", "args": ["i"],
+                    "minlength": 5},
+                   {"name": "bw", "op": "bincount", "args": ["i"],
+                    "weights": "w"}],
+               "outputs": {"u": o + ":/u", "u.counts": o + ":/uc",
+                           "b": o + ":/b", "bw": o + ":/bw"}}
+        pj = self.out("c.json")
+        with open(pj, "w") as fh:
+            json.dump(doc, fh)
+        self.against_one(["run", "--quiet", pj], [o])
+        C.run("run", "--quiet", pj)
+        z = C.zarr.open(o, mode="r")
+        vals, counts = np.unique(f, return_counts=True, equal_nan=True)
+        np.testing.assert_array_equal(z["u"][:], vals)
+        np.testing.assert_array_equal(z["uc"][:], counts)
+        np.testing.assert_array_equal(z["b"][:], np.bincount(ints.ravel()))
+        np.testing.assert_array_equal(
+            z["bw"][:], np.bincount(ints.ravel(), weights=wts.ravel()))
+        # divided: a damaged chunk of rank 2's (5-6 of 7 on 3 ranks) is
+        # rank 2's error, where every rank reading everything made it rank
+        # 0's
+        self.remove(o)
+        with open(os.path.join(src, "f", "6.0"), "wb") as fh:
+            fh.write(b"not a chunk at all")
+        p = mpi(3, "unique", "--quiet", "--json", src + ":/f", expect=1)
+        self.assertCleanError(p, 1, "rank 2: ", "chunk 6.0")
+        with open(os.path.join(src, "i", "6.0"), "wb") as fh:
+            fh.write(b"not a chunk at all")
+        p = mpi(3, "bincount", "--quiet", "--json", src + ":/i", expect=1)
+        self.assertCleanError(p, 1, "rank 2: ", "chunk 6.0")
+
     # -- errors --
 
     def test_damaged_chunk_on_rank_2(self):
