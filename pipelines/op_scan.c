@@ -15,12 +15,20 @@
  *
  * Without an axis the step is 1-D, of the operand's size: a box of it is
  * a C-order span of the operand, read as the few boxes that make it up.
+ *
+ * Under MPI the carries are found by rank: each takes a contiguous range
+ * of the cross-section blocks (the chunks across the axis) and runs their
+ * chains along the axis, then every rank broadcasts its carries, so each
+ * rank holds them all (the same bits: each chain is still one sequential
+ * scan).  A step with one cross-section block (1-D, or the flattened
+ * scan) has one chain, which rank 0 runs alone.
  */
 #include <cjson/cJSON.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/ck_comm.h"
 #include "base/ck_grid.h"
 #include "base/ck_thread.h"
 #include "pipelines/exec_impl.h"
@@ -490,6 +498,7 @@ typedef struct srun {
     xrun *r;
     int i;
     int64_t ncs;               /* cross-section blocks */
+    int64_t c0, lc;            /* this rank's: c0 .. c0 + lc - 1 */
     int64_t grid[CK_MAX_DIMS]; /* chunks along each axis */
     int64_t t0, nt;            /* the window: tasks t0 .. t0+nt-1 */
     int64_t next;              /* atomic */
@@ -516,6 +525,81 @@ static void task_box(const srun *s, int64_t t, int64_t *start, int64_t *shape)
     }
 }
 
+/* The task of this rank's u-th: tasks are numbered over its blocks. */
+static int64_t gtask(const srun *s, int64_t u)
+{
+    return u / s->lc * s->ncs + s->c0 + u % s->lc;
+}
+
+/* The carries of blocks [c0, c1) at every chunk boundary along the axis,
+ * packed one box after the other into buf (dir > 0) or unpacked from it
+ * (dir < 0); buf NULL: only counts.  Returns their elements. */
+static int64_t carry_boxes(const srun *s, int64_t nk, int64_t c0, int64_t c1,
+                           char *buf, int dir)
+{
+    const ck_node *nd = &s->r->p->node[s->i];
+    size_t esz = ck_dtype_size(nd->dtype);
+    int64_t cs[CK_MAX_DIMS], zero[CK_MAX_DIMS] = {0}, at = 0, xfull;
+
+    cross_shape(nd, cs);
+    xfull = ck_exec_nelem(nd->ndim, cs);
+    for (int64_t k = 0; k + 1 < nk; k++)
+        for (int64_t c = c0; c < c1; c++) {
+            int64_t off[CK_MAX_DIMS], box[CK_MAX_DIMS];
+            char *carry =
+                (char *)s->r->x[s->i].carry + (size_t)k * (size_t)xfull * esz;
+            task_box(s, k * s->ncs + c, off, box);
+            off[nd->axis] = 0;
+            box[nd->axis] = 1;
+            if (buf && dir > 0)
+                ck_box_copy(nd->ndim, esz, buf + (size_t)at * esz, box, zero,
+                            carry, cs, off, NULL, box);
+            else if (buf)
+                ck_box_copy(nd->ndim, esz, carry, cs, off,
+                            buf + (size_t)at * esz, box, zero, NULL, box);
+            at += ck_exec_nelem(nd->ndim, box);
+        }
+    return at;
+}
+
+/* Collective: every rank's carries to every rank (rc: this rank's
+ * outcome so far, agreed first). */
+static ck_code share_carries(srun *s, int64_t nk, ck_code rc, ck_err *err)
+{
+    size_t esz = ck_dtype_size(s->r->p->node[s->i].dtype);
+    int size = ck_comm_size(), me = ck_comm_rank(), charged;
+    int64_t most = 0, bytes, c0, c1;
+    char *buf = NULL;
+
+    for (int q = 0; q < size; q++) {
+        ck_comm_split(s->ncs, q, size, &c0, &c1);
+        int64_t n = carry_boxes(s, nk, c0, c1, NULL, 0);
+        most = n > most ? n : most;
+    }
+    bytes = most * (int64_t)esz;
+    if (rc == CK_OK)
+        rc = ck_budget_charge(&s->r->budget, bytes, "scan carries", err);
+    charged = rc == CK_OK;
+    if (rc == CK_OK && bytes && !(buf = ck_alloc_large((size_t)bytes)))
+        rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+    rc = ck_comm_agree(rc, err);
+    for (int q = 0; rc == CK_OK && q < size; q++) {
+        ck_comm_split(s->ncs, q, size, &c0, &c1);
+        int64_t n = carry_boxes(s, nk, c0, c1, NULL, 0);
+        if (n == 0)
+            continue;
+        if (q == me)
+            carry_boxes(s, nk, c0, c1, buf, 1);
+        rc = ck_comm_bcast(buf, (size_t)n * esz, q, err);
+        if (rc == CK_OK && q != me)
+            carry_boxes(s, nk, c0, c1, buf, -1);
+    }
+    free(buf);
+    if (charged)
+        ck_budget_release(&s->r->budget, bytes);
+    return rc;
+}
+
 static ck_code read_worker(void *ctx, int id, ck_par *par, ck_err *err)
 {
     srun *s = ctx;
@@ -526,7 +610,7 @@ static ck_code read_worker(void *ctx, int id, ck_par *par, ck_err *err)
         int64_t start[CK_MAX_DIMS], shape[CK_MAX_DIMS];
         if (w >= s->nt)
             break;
-        task_box(s, s->t0 + w, start, shape);
+        task_box(s, gtask(s, s->t0 + w), start, shape);
         ck_arena_reset(&s->arena[id]);
         rc = load(s->r, s->i, start, shape, s->slot[w], &s->arena[id], err);
     }
@@ -538,7 +622,7 @@ static ck_code scan_worker(void *ctx, int id, ck_par *par, ck_err *err)
     srun *s = ctx;
     const ck_node *nd = &s->r->p->node[s->i];
     size_t esz = ck_dtype_size(nd->dtype);
-    int64_t groups = s->nt < s->ncs ? s->nt : s->ncs, cs[CK_MAX_DIMS];
+    int64_t groups = s->nt < s->lc ? s->nt : s->lc, cs[CK_MAX_DIMS];
     int64_t xfull;
     scan_fn scan = scan_for(nd);
 
@@ -549,10 +633,10 @@ static ck_code scan_worker(void *ctx, int id, ck_par *par, ck_err *err)
         int64_t g = __atomic_fetch_add(&s->next, 1, __ATOMIC_RELAXED);
         if (g >= groups)
             break;
-        for (int64_t w = g; w < s->nt; w += s->ncs) {
+        for (int64_t w = g; w < s->nt; w += s->lc) {
             int64_t start[CK_MAX_DIMS], shape[CK_MAX_DIMS], off[CK_MAX_DIMS];
             int64_t src[CK_MAX_DIMS] = {0}, box[CK_MAX_DIMS], outer, inner;
-            int64_t t = s->t0 + w, k = t / s->ncs;
+            int64_t t = gtask(s, s->t0 + w), k = t / s->ncs;
             char *data = s->slot[w], *row = data + s->data_bytes;
             task_box(s, t, start, shape);
             split(nd, shape, &outer, &inner);
@@ -618,7 +702,11 @@ ck_code ck_exec_run_scan(xrun *r, int i, ck_err *err)
         if (d != nd->axis)
             s->ncs *= s->grid[d];
     }
-    ntasks = s->ncs * (nk - 1);
+    ck_comm_split(s->ncs, ck_comm_rank(), ck_comm_size(), &s->c0, &per);
+    s->lc = per - s->c0;
+    ntasks = s->lc * (nk - 1);
+    if (ntasks == 0)
+        goto done; /* another rank's blocks: the carries come from it */
     /* a worker: its slot (a chunk and a carry row) and its arena */
     s->data_bytes = ck_exec_al(cn * esz);
     arena_bytes = load_bytes(r, i, cn, 1) + 256;
@@ -663,7 +751,7 @@ ck_code ck_exec_run_scan(xrun *r, int i, ck_err *err)
         rc = ck_par_run((int)s->nt, read_worker, s, err);
         if (rc != CK_OK)
             break;
-        groups = s->nt < s->ncs ? s->nt : s->ncs;
+        groups = s->nt < s->lc ? s->nt : s->lc;
         s->next = 0;
         rc = ck_par_run((int)groups, scan_worker, s, err);
     }
@@ -672,9 +760,12 @@ ck_code ck_exec_run_scan(xrun *r, int i, ck_err *err)
 done:
     for (int w = 0; w < MAX_SLOTS; w++) {
         free(s->slot[w]);
+        s->slot[w] = NULL;
         ck_arena_release(&s->arena[w]);
     }
     ck_budget_release(&r->budget, slots_bytes);
+    if (ck_comm_size() > 1)
+        rc = share_carries(s, nk, rc, err);
     free(s);
     return rc;
 }

@@ -501,6 +501,42 @@ class Mpi(C.InteropCase):
         p = mpi(3, "bincount", "--quiet", "--json", src + ":/i", expect=1)
         self.assertCleanError(p, 1, "rank 2: ", "chunk 6.0")
 
+    def test_scan_carries_divided(self):
+        # the running values between chunks along the axis: each rank runs
+        # the chains of its own blocks across the axis (3 here: with 4
+        # ranks one has none) and broadcasts them; the outputs are one
+        # process's and NumPy's bit for bit
+        rng = np.random.default_rng(1681)
+        a = rng.standard_normal((100, 90))
+        src = self.out("s.zarr")
+        C.zarr.open(src, mode="w", shape=a.shape, chunks=(10, 30),
+                    dtype="f8")[:] = a
+        o = self.out("o.zarr")
+        doc = {"inputs": {"a": src},
+               "steps": [
+                   {"name": "c0", "op": "cumsum", "args": ["a"], "axis": 0},
+                   {"name": "c1", "op": "cumprod", "args": ["a"], "axis": 1},
+                   {"name": "cf", "op": "cumsum", "args": ["a"]}],
+               "outputs": {k: o + ":/" + k for k in ("c0", "c1", "cf")}}
+        pj = self.out("s.json")
+        with open(pj, "w") as fh:
+            json.dump(doc, fh)
+        self.against_one(["run", "--quiet", pj], [o])
+        C.run("run", "--quiet", pj)
+        z = C.zarr.open(o, mode="r")
+        np.testing.assert_array_equal(z["c0"][:], np.cumsum(a, axis=0))
+        np.testing.assert_array_equal(z["c1"][:], np.cumprod(a, axis=1))
+        np.testing.assert_array_equal(z["cf"][:], np.cumsum(a))
+        # divided: a damaged chunk of block 2 (rank 2's of 3), before the
+        # last along the axis, is rank 2's error when the carries are
+        # found, where every rank finding them all made it rank 0's
+        self.remove(o)
+        with open(os.path.join(src, "3.2"), "wb") as fh:
+            fh.write(b"not a chunk at all")
+        p = mpi(3, "cumsum", "--quiet", "--axis", "0", src, "-o", o,
+                expect=1)
+        self.assertCleanError(p, 1, "rank 2: ", "chunk 3.2")
+
     # -- errors --
 
     def test_damaged_chunk_on_rank_2(self):
