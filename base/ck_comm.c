@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "base/ck_comm_impl.h"
+#include "base/ck_mem.h"
 
 /* Main thread only (FUNNELED), so plain statics. */
 static const ck_comm_ops *mpi; /* the module, once it initialized MPI */
@@ -294,6 +295,40 @@ ck_code ck_comm_agree(ck_code rc, ck_err *err)
         failed_rc = rc;
         failed_err = *err;
     }
+    return rc;
+}
+
+ck_code ck_comm_share(ck_comm_piece_fn piece, void *ctx, ck_budget *budget,
+                      ck_code rc, ck_err *err)
+{
+    int size = ck_comm_size(), me = ck_comm_rank(), charged;
+    size_t most = 0;
+    void *buf = NULL;
+
+    for (int q = 0; q < size; q++) {
+        size_t n = piece(ctx, q, NULL, 0);
+        most = n > most ? n : most;
+    }
+    if (rc == CK_OK)
+        rc =
+            ck_budget_charge(budget, (int64_t)most, "a share of a result", err);
+    charged = rc == CK_OK;
+    if (rc == CK_OK && most && !(buf = ck_alloc_large(most)))
+        rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+    rc = ck_comm_agree(rc, err);
+    for (int q = 0; rc == CK_OK && q < size; q++) {
+        size_t n = piece(ctx, q, NULL, 0);
+        if (n == 0)
+            continue;
+        if (q == me)
+            piece(ctx, q, buf, 1);
+        rc = ck_comm_bcast(buf, n, q, err);
+        if (rc == CK_OK && q != me)
+            piece(ctx, q, buf, -1);
+    }
+    free(buf);
+    if (charged)
+        ck_budget_release(budget, (int64_t)most);
     return rc;
 }
 

@@ -78,6 +78,21 @@ ck_code ck_comm_recv(void *buf, size_t n, int from, int tag, ck_err *err);
 ck_code ck_comm_allgather(const void *mine, size_t rec_bytes, void *all,
                           ck_err *err);
 
+/* Collective: every rank's piece of a result to every rank, for results
+ * that ranks compute in disjoint parts (a scan's carries by block, a
+ * quantile's output elements by block).  piece(ctx, q, buf, dir) speaks
+ * for rank q's piece: with dir 0 it returns its bytes (the same answer on
+ * every rank, buf NULL); dir > 0 packs it from the caller's result into
+ * buf, dir < 0 unpacks buf into the result.  Each rank packs its own, and
+ * broadcasts it, and the others unpack it: the caller's result is then
+ * whole everywhere.  The buffer (the largest piece) is charged to budget
+ * while held.  rc is this rank's outcome so far, agreed first (as
+ * ck_comm_agree). */
+typedef size_t (*ck_comm_piece_fn)(void *ctx, int q, void *buf, int dir);
+struct ck_budget;
+ck_code ck_comm_share(ck_comm_piece_fn piece, void *ctx,
+                      struct ck_budget *budget, ck_code rc, ck_err *err);
+
 /* Collective error agreement: every rank passes its own outcome (rc, and
  * its message in *err when rc != CK_OK).  Returns CK_OK on every rank when
  * all passed CK_OK.  Otherwise every rank returns the code of the lowest

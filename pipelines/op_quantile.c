@@ -27,8 +27,10 @@
  * range of the region's boxes, the counts (integers) are summed over the
  * ranks, and the keys a gathering pass collects are sent to rank 0, which
  * selects and broadcasts them; the keys found, and so the result, are
- * one process's whatever the ranks.  The rows way is still computed whole
- * by every rank.
+ * one process's whatever the ranks.  The rows way divides its blocks of
+ * output elements (cut so that every rank gets some, where there are
+ * enough elements): each rank selects its own blocks' results and
+ * broadcasts them (ck_comm_share).
  *
  * NumPy's arithmetic on the chosen values (its lerp, its median's mean)
  * is in ops/quantile.c.  The result is held in r->x[i].mem, charged to
@@ -557,6 +559,50 @@ static ck_code pass(qrun *x, int mode, ck_err *err)
 
 /* ---- rows ---- */
 
+/* The blocks of the rows way: nb[j] along kept axis j, of b[j] elements
+ * (the last fewer); 'shape' the kept axes' extents. */
+typedef struct blocks {
+    const qrun *x;
+    int64_t nb[CK_MAX_DIMS], b[CK_MAX_DIMS], shape[CK_MAX_DIMS], n;
+} blocks;
+
+/* Block bi's box over the kept axes. */
+static void block_box(const blocks *k, int64_t bi, int64_t *off, int64_t *box)
+{
+    for (int j = k->x->nkeep - 1; j >= 0; j--) {
+        off[j] = bi % k->nb[j] * k->b[j];
+        bi /= k->nb[j];
+        box[j] =
+            off[j] + k->b[j] <= k->shape[j] ? k->b[j] : k->shape[j] - off[j];
+    }
+}
+
+/* Rank q's blocks' results (ck_comm_piece_fn), for every q. */
+static size_t block_results(void *ctx, int q, void *buf, int dir)
+{
+    const blocks *k = ctx;
+    const qrun *x = k->x;
+    size_t esz = ck_dtype_size(x->nd->dtype);
+    int64_t b0, b1, at = 0, zero[CK_MAX_DIMS] = {0};
+
+    ck_comm_split(k->n, q, ck_comm_size(), &b0, &b1);
+    for (int j = 0; j < x->nq; j++)
+        for (int64_t bi = b0; bi < b1; bi++) {
+            int64_t off[CK_MAX_DIMS], box[CK_MAX_DIMS];
+            char *res = (char *)x->res + (size_t)j * (size_t)x->nout * esz;
+            char *at_buf = dir ? (char *)buf + (size_t)at * esz : NULL;
+            block_box(k, bi, off, box);
+            if (dir > 0)
+                ck_box_copy(x->nkeep, esz, at_buf, box, zero, res, k->shape,
+                            off, NULL, box);
+            else if (dir < 0)
+                ck_box_copy(x->nkeep, esz, res, k->shape, off, at_buf, box,
+                            zero, NULL, box);
+            at += ck_exec_nelem(x->nkeep, box);
+        }
+    return (size_t)at * esz;
+}
+
 /* Output elements in blocks over the kept axes: each block's keys fit
  * the share.  A unit is the operand's chunk on the kept axes, halved
  * along its longest axis until one unit's keys fit; a block is as many
@@ -565,16 +611,26 @@ static ck_code by_rows(qrun *x, ck_err *err)
 {
     const ck_node *m = x->m;
     int64_t u[CK_MAX_DIMS] = {0}, b[CK_MAX_DIMS] = {0}, row = x->n * 8;
-    int64_t rs[CK_MAX_DIMS] = {0}, rsh[CK_MAX_DIMS], nb[CK_MAX_DIMS];
-    int64_t per = row, nblocks = 1;
+    int64_t rs[CK_MAX_DIMS] = {0}, rsh[CK_MAX_DIMS], *nb;
+    int64_t per = row, nblocks = 1, share = x->share, b0 = 0, b1;
+    int size = ck_comm_size();
+    blocks k = {.x = x};
     ck_code rc = CK_OK;
+
+    /* under MPI blocks small enough that each rank gets some (the result
+     * does not depend on the blocks: each element is selected whole) */
+    if (size > 1 && x->nkeep > 0) {
+        int64_t even = (x->nout + size - 1) / size * row;
+        share = even < share ? even : share;
+    }
+    nb = k.nb;
 
     for (int j = 0; j < x->nkeep; j++) {
         int d = x->keep[j];
         u[j] = m->chunks[d] < m->shape[d] ? m->chunks[d] : m->shape[d];
         per *= u[j];
     }
-    while (per > x->share) {
+    while (per > share) {
         int big = 0;
         for (int j = 1; j < x->nkeep; j++)
             if (u[j] > u[big])
@@ -584,20 +640,26 @@ static ck_code by_rows(qrun *x, ck_err *err)
     }
     memcpy(b, u, sizeof b);
     for (int j = x->nkeep - 1; j >= 0; j--) {
-        int64_t ext = m->shape[x->keep[j]], k = x->share / per;
-        if (k * u[j] >= ext) {
+        int64_t ext = m->shape[x->keep[j]], fit = share / per;
+        if (fit * u[j] >= ext) {
             per = per / b[j] * ext;
             b[j] = ext;
             continue;
         }
-        per = per / b[j] * (k * u[j]);
-        b[j] = k * u[j];
+        per = per / b[j] * (fit * u[j]);
+        b[j] = fit * u[j];
         break;
     }
     for (int j = 0; j < x->nkeep; j++) {
         nb[j] = (m->shape[x->keep[j]] + b[j] - 1) / b[j];
+        k.b[j] = b[j];
+        k.shape[j] = m->shape[x->keep[j]];
         nblocks *= nb[j];
     }
+    k.n = nblocks;
+    b1 = nblocks;
+    if (x->nkeep > 0) /* one element (nothing kept) is whole everywhere */
+        ck_comm_split(nblocks, ck_comm_rank(), size, &b0, &b1);
     CK_TRY(ck_budget_charge(&x->r->budget, per, x->nd->name, err));
     if (!(x->rows = ck_alloc_large((size_t)per))) {
         ck_budget_release(&x->r->budget, per);
@@ -608,7 +670,7 @@ static ck_code by_rows(qrun *x, ck_err *err)
         rs[d] = 0;
     }
     int64_t most = per / (row ? row : 1);
-    for (int64_t bi = 0; rc == CK_OK && bi < nblocks; bi++) {
+    for (int64_t bi = b0; rc == CK_OK && bi < b1; bi++) {
         int64_t rem = bi, step = x->n;
         for (int j = x->nkeep - 1; j >= 0; j--) {
             int d = x->keep[j];
@@ -641,6 +703,8 @@ static ck_code by_rows(qrun *x, ck_err *err)
     free(x->rows);
     x->rows = NULL;
     ck_budget_release(&x->r->budget, per);
+    if (size > 1 && x->nkeep > 0)
+        rc = ck_comm_share(block_results, &k, &x->r->budget, rc, err);
     ck_log(CK_LOG_DEBUG,
            "%s: exact %s in %d pass%s over the data (the values of %" PRId64
            " output element%s gathered at a time)",

@@ -531,73 +531,44 @@ static int64_t gtask(const srun *s, int64_t u)
     return u / s->lc * s->ncs + s->c0 + u % s->lc;
 }
 
-/* The carries of blocks [c0, c1) at every chunk boundary along the axis,
- * packed one box after the other into buf (dir > 0) or unpacked from it
- * (dir < 0); buf NULL: only counts.  Returns their elements. */
-static int64_t carry_boxes(const srun *s, int64_t nk, int64_t c0, int64_t c1,
-                           char *buf, int dir)
+/* The carries of rank q's blocks at every chunk boundary along the axis
+ * (ck_comm_piece_fn): packed one box after the other into buf (dir > 0),
+ * unpacked from it (dir < 0), or only counted (dir 0).  Returns their
+ * bytes. */
+typedef struct carry_share {
+    const srun *s;
+    int64_t nk;
+} carry_share;
+
+static size_t carry_boxes(void *ctx, int q, void *buf, int dir)
 {
+    const carry_share *cx = ctx;
+    const srun *s = cx->s;
     const ck_node *nd = &s->r->p->node[s->i];
     size_t esz = ck_dtype_size(nd->dtype);
-    int64_t cs[CK_MAX_DIMS], zero[CK_MAX_DIMS] = {0}, at = 0, xfull;
+    int64_t cs[CK_MAX_DIMS], zero[CK_MAX_DIMS] = {0}, at = 0, xfull, c0, c1;
 
+    ck_comm_split(s->ncs, q, ck_comm_size(), &c0, &c1);
     cross_shape(nd, cs);
     xfull = ck_exec_nelem(nd->ndim, cs);
-    for (int64_t k = 0; k + 1 < nk; k++)
+    for (int64_t k = 0; k + 1 < cx->nk; k++)
         for (int64_t c = c0; c < c1; c++) {
             int64_t off[CK_MAX_DIMS], box[CK_MAX_DIMS];
             char *carry =
                 (char *)s->r->x[s->i].carry + (size_t)k * (size_t)xfull * esz;
+            char *at_buf = dir ? (char *)buf + (size_t)at * esz : NULL;
             task_box(s, k * s->ncs + c, off, box);
             off[nd->axis] = 0;
             box[nd->axis] = 1;
-            if (buf && dir > 0)
-                ck_box_copy(nd->ndim, esz, buf + (size_t)at * esz, box, zero,
-                            carry, cs, off, NULL, box);
-            else if (buf)
-                ck_box_copy(nd->ndim, esz, carry, cs, off,
-                            buf + (size_t)at * esz, box, zero, NULL, box);
+            if (dir > 0)
+                ck_box_copy(nd->ndim, esz, at_buf, box, zero, carry, cs, off,
+                            NULL, box);
+            else if (dir < 0)
+                ck_box_copy(nd->ndim, esz, carry, cs, off, at_buf, box, zero,
+                            NULL, box);
             at += ck_exec_nelem(nd->ndim, box);
         }
-    return at;
-}
-
-/* Collective: every rank's carries to every rank (rc: this rank's
- * outcome so far, agreed first). */
-static ck_code share_carries(srun *s, int64_t nk, ck_code rc, ck_err *err)
-{
-    size_t esz = ck_dtype_size(s->r->p->node[s->i].dtype);
-    int size = ck_comm_size(), me = ck_comm_rank(), charged;
-    int64_t most = 0, bytes, c0, c1;
-    char *buf = NULL;
-
-    for (int q = 0; q < size; q++) {
-        ck_comm_split(s->ncs, q, size, &c0, &c1);
-        int64_t n = carry_boxes(s, nk, c0, c1, NULL, 0);
-        most = n > most ? n : most;
-    }
-    bytes = most * (int64_t)esz;
-    if (rc == CK_OK)
-        rc = ck_budget_charge(&s->r->budget, bytes, "scan carries", err);
-    charged = rc == CK_OK;
-    if (rc == CK_OK && bytes && !(buf = ck_alloc_large((size_t)bytes)))
-        rc = ck_err_set(err, CK_ENOMEM, "out of memory");
-    rc = ck_comm_agree(rc, err);
-    for (int q = 0; rc == CK_OK && q < size; q++) {
-        ck_comm_split(s->ncs, q, size, &c0, &c1);
-        int64_t n = carry_boxes(s, nk, c0, c1, NULL, 0);
-        if (n == 0)
-            continue;
-        if (q == me)
-            carry_boxes(s, nk, c0, c1, buf, 1);
-        rc = ck_comm_bcast(buf, (size_t)n * esz, q, err);
-        if (rc == CK_OK && q != me)
-            carry_boxes(s, nk, c0, c1, buf, -1);
-    }
-    free(buf);
-    if (charged)
-        ck_budget_release(&s->r->budget, bytes);
-    return rc;
+    return (size_t)at * esz;
 }
 
 static ck_code read_worker(void *ctx, int id, ck_par *par, ck_err *err)
@@ -764,8 +735,10 @@ done:
         ck_arena_release(&s->arena[w]);
     }
     ck_budget_release(&r->budget, slots_bytes);
-    if (ck_comm_size() > 1)
-        rc = share_carries(s, nk, rc, err);
+    if (ck_comm_size() > 1) {
+        carry_share sh = {s, nk};
+        rc = ck_comm_share(carry_boxes, &sh, &r->budget, rc, err);
+    }
     free(s);
     return rc;
 }

@@ -2471,10 +2471,10 @@ void ck_plan_print_ranks(const ck_plan *p, int nranks, FILE *f)
             "per chunk, matmul and stencils among them, is computed where its "
             "chunks are), and so are the chunks reductions, histograms and "
             "masks fold, the row tasks of svd and glm_fit, the chunks "
-            "unique and bincount count, the passes of a quantile that "
-            "refines (values beyond --memory) and the chains of a scan's "
-            "carries (by blocks across its axis); weighted bincounts and "
-            "quantiles whose values fit run whole on every rank\n",
+            "unique and bincount count, a quantile's passes (or its blocks "
+            "of output elements) and the chains of a scan's carries (by "
+            "blocks across its axis); weighted bincounts run whole on every "
+            "rank\n",
             nranks);
     for (int j = 0; j < p->n; j++) {
         const ck_node *n = &p->node[p->order[j]];

@@ -408,7 +408,7 @@ class Mpi(C.InteropCase):
         self.against_one(["histogram", "--quiet", "--json", "--range",
                           "-2,2", self.path("in.zarr:/x")], [])
 
-    def test_quantile_refining_divided(self):
+    def test_quantile_divided(self):
         # values that do not fit --memory take the refining way, whose
         # passes each rank makes over its own chunks: the counts are summed
         # over the ranks and rank 0 selects from every rank's keys
@@ -437,6 +437,38 @@ class Mpi(C.InteropCase):
                 p = mpi(3, *args, expect=1)
                 self.assertCleanError(p, 1, "rank 2: ", "chunk 12.0")
             self.remove(src)
+        # values that fit: the rows way, its blocks of output elements
+        # divided (each rank selects its own and broadcasts them)
+        c = rng.standard_normal((40, 30, 50))
+        c[3, 4, :7] = np.nan
+        src = self.out("t.zarr")
+        C.zarr.open(src, mode="w", shape=c.shape, chunks=(7, 11, 50),
+                    dtype="f8")[:] = c
+        printed = self.against_one(["quantile", "--quiet", "--json", "--axis",
+                                    "2", "--q", "0.1,0.5,0.9", src], [])
+        res = json.loads(printed)["quantile"]
+        np.testing.assert_array_equal(
+            np.reshape(np.asarray(res["values"], float), res["shape"]),
+            np.quantile(c, [0.1, 0.5, 0.9], axis=2))
+        printed = self.against_one(["nanmedian", "--quiet", "--json",
+                                    "--axis", "0", src], [])
+        res = json.loads(printed)["nanmedian"]
+        np.testing.assert_array_equal(
+            np.reshape(np.asarray(res["values"], float), res["shape"]),
+            np.nanmedian(c, axis=0))
+        self.remove(src)
+        # 60 rows of 3 chunks: one block each on 3 ranks; rank 2's chunk
+        # damaged is rank 2's error (every rank reading everything made it
+        # rank 0's)
+        src = self.out("t.zarr")
+        C.zarr.open(src, mode="w", shape=(60, 1000), chunks=(20, 1000),
+                    dtype="f8")[:] = rng.standard_normal((60, 1000))
+        with open(os.path.join(src, "2.0"), "wb") as fh:
+            fh.write(b"not a chunk at all")
+        p = mpi(3, "median", "--quiet", "--json", "--axis", "1", src,
+                expect=1)
+        self.assertCleanError(p, 1, "rank 2: ", "chunk 2.0")
+        self.remove(src)
         # along an axis, integers: each row refined on its own, 6 chunks
         b = rng.integers(-1000, 1000, (3, 3000000), dtype=np.int32)
         src = self.out("r.zarr")
