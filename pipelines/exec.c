@@ -2386,11 +2386,10 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
     ck_journal_key *key = NULL; /* made with the first output store */
     ck_code rc = CK_OK;
 
-    if (!r || !(r->p = malloc(sizeof *p))) {
+    if (!r || !(r->p = ck_plan_dup(p))) { /* edges stay shared with p */
         free(r);
         return ck_err_set(err, CK_ENOMEM, "out of memory");
     }
-    memcpy(r->p, p, sizeof *p); /* edges stay shared with p */
     p = r->p;
     r->o = o;
     r->budget.limit = o->memory;
@@ -2523,7 +2522,7 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
 ck_code ck_exec_values(const ck_plan *p, int k, const int *nodes, void **out,
                        ck_err *err)
 {
-    ck_plan *q = malloc(sizeof *q);
+    ck_plan *q = ck_plan_dup(p); /* lists stay p's */
     ck_exec_opts o = {0};
     ck_results *res = calloc(1, sizeof *res);
     ck_code rc;
@@ -2536,7 +2535,6 @@ ck_code ck_exec_values(const ck_plan *p, int k, const int *nodes, void **out,
         free(res);
         return ck_err_set(err, CK_ENOMEM, "out of memory");
     }
-    memcpy(q, p, sizeof *q); /* lists stay p's */
     for (int j = 0; j < k; j++) {
         q->print[j] = nodes[j];
         last = nodes[j] > last ? nodes[j] : last;

@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -450,7 +451,7 @@ static ck_code named_bins(ck_plan *p, const char *path, const char *where,
                           int m, const char *rule, int ranged, int *nbins,
                           double *lo, double *hi, ck_err *err)
 {
-    ck_plan *q = malloc(sizeof *q);
+    ck_plan *q = ck_plan_dup(p);
     const ck_node *x = &p->node[m];
     int want[5], k = 0, fd = !strcmp(rule, "fd") || !strcmp(rule, "auto");
     int y = m;
@@ -460,7 +461,6 @@ static ck_code named_bins(ck_plan *p, const char *path, const char *where,
 
     if (!q)
         return ck_err_set(err, CK_ENOMEM, "out of memory");
-    memcpy(q, p, sizeof *q);
     q->n = m + 1;
     if (ranged) {
         /* NumPy estimates from the values inside the range: the others
@@ -2334,6 +2334,32 @@ ck_code ck_plan_build(const char *path, const cJSON *root, unsigned flags,
     }
     *out = p;
     return CK_OK;
+}
+
+/* ck_plan_dup copies [0, node + n), [nout, out + nout) and [order, end) */
+_Static_assert(offsetof(ck_plan, node) < offsetof(ck_plan, nout) &&
+                   offsetof(ck_plan, nout) < offsetof(ck_plan, out) &&
+                   offsetof(ck_plan, out) < offsetof(ck_plan, order),
+               "ck_plan_dup: node[] and out[] must keep their places");
+
+ck_plan *ck_plan_dup(const ck_plan *p)
+{
+    /* calloc leaves a block this large in untouched, zero pages */
+    ck_plan *q = calloc(1, sizeof *q);
+    const char *from = (const char *)p;
+    char *to = (char *)q;
+    size_t at, end;
+
+    if (!q)
+        return NULL;
+    end = offsetof(ck_plan, node) + (size_t)p->n * sizeof p->node[0];
+    memcpy(to, from, end);
+    at = offsetof(ck_plan, nout);
+    end = offsetof(ck_plan, out) + (size_t)p->nout * sizeof p->out[0];
+    memcpy(to + at, from + at, end - at);
+    at = offsetof(ck_plan, order);
+    memcpy(to + at, from + at, sizeof *p - at);
+    return q;
 }
 
 void ck_plan_free(ck_plan *p)
