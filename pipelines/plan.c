@@ -27,6 +27,7 @@
 #include "pipelines/exec.h"
 #include "pipelines/optab.h"
 #include "pipelines/rowtasks.h"
+#include "pipelines/stream.h"
 #include "pipelines/cf.h"
 #include "pipelines/plan_impl.h"
 #include "io/store.h"
@@ -2473,8 +2474,9 @@ void ck_plan_print(const ck_plan *p, int threads, int64_t memory,
         fprintf(f, "output %s -> %s\n", p->node[p->out[k].node].name,
                 p->out[k].target);
     /* The executor runs as many workers as --memory holds (at least one;
-     * a step that needs more than the budget stops the run). */
-    double base = 24.0 * 1024 * 1024;
+     * a step that needs more than the budget stops the run), after the
+     * charge for chunkctl itself. */
+    double base = (double)CK_BASE_OVERHEAD;
     if (memory > 0 && peak > 0 && base + peak * threads > (double)memory) {
         int fit = (int)(((double)memory - base) / peak);
         threads = fit < 1 ? 1 : fit;
