@@ -2561,6 +2561,69 @@ void ck_plan_print_ranks(const ck_plan *p, int nranks, FILE *f)
                 ck_tree_max_parts(tk.n),
                 ck_size_str((double)part * 8, sz, sizeof sz), steps);
     }
+    /* quantiles, scans, unique and bincount: the chunks each rank reads */
+    for (int j = 0; j < p->n; j++) {
+        const ck_node *n = &p->node[p->order[j]];
+        const ck_node *m = n->nargs > 0 ? &p->node[n->arg[0]] : NULL;
+        int64_t items = 1, along = 1;
+        ck_grid g;
+        if (!m || (n->kind != CK_NODE_QUANTILE && n->kind != CK_NODE_SCAN &&
+                   n->kind != CK_NODE_COUNT))
+            continue;
+        if (n->kind == CK_NODE_SCAN) {
+            for (int d = 0; d < n->ndim; d++) {
+                int64_t c = n->chunks[d] < 1 ? 1 : n->chunks[d];
+                int64_t nb = n->shape[d] > 0 ? (n->shape[d] + c - 1) / c : 0;
+                if (d == n->axis)
+                    along = nb;
+                else
+                    items *= nb;
+            }
+            fprintf(f,
+                    "scan %s: %lld chains of carries across axis %d (%lld "
+                    "chunks along it), per rank",
+                    n->name, (long long)items, n->axis, (long long)along);
+        } else {
+            if (ck_grid_init(&g, m->ndim, m->shape, m->chunks,
+                             ck_dtype_size(m->dtype), NULL) != CK_OK)
+                continue;
+            items = g.total_chunks;
+            if (n->kind == CK_NODE_COUNT && n->sub != CK_COUNT_UNIQUE &&
+                n->weights >= 0) {
+                fprintf(f,
+                        "bincount %s (weighted): whole on every rank (NumPy's "
+                        "sums, added in order by one process)\n",
+                        n->name);
+                continue;
+            }
+            fprintf(f, "%s %s: %lld chunks read, per rank",
+                    n->kind == CK_NODE_QUANTILE ? "quantile"
+                    : n->sub == CK_COUNT_UNIQUE ? "unique"
+                                                : "bincount",
+                    n->name, (long long)items);
+        }
+        for (int r = 0; r < nranks && r < 16; r++) {
+            int64_t lo, hi;
+            ck_comm_split(items, r, nranks, &lo, &hi);
+            fprintf(f, "%s%lld", r ? "/" : " ", (long long)(hi - lo));
+        }
+        fprintf(f, "%s\n", nranks > 16 ? "/..." : "");
+        fprintf(f, "  %s\n",
+                n->kind == CK_NODE_SCAN
+                    ? "each rank broadcasts the running values of its chains "
+                      "at every chunk boundary"
+                : n->kind == CK_NODE_QUANTILE
+                    ? "values beyond --memory: each refining pass's counts "
+                      "(at most 512 KiB) are summed up the tree and the "
+                      "values left go to rank 0; values that fit: ranks "
+                      "select their own blocks of output elements and "
+                      "broadcast them"
+                : n->sub == CK_COUNT_UNIQUE
+                    ? "sorted values (16 B each, with counts) merge up a "
+                      "binary tree of ranks; rank 0 broadcasts the set"
+                    : "counts (8 B per bin) are summed up the tree and "
+                      "broadcast");
+    }
     for (int k = 0; k < p->nout; k++) {
         const ck_node *n = &p->node[p->out[k].node];
         int64_t chunks[CK_MAX_DIMS];

@@ -569,6 +569,48 @@ class Mpi(C.InteropCase):
                 expect=1)
         self.assertCleanError(p, 1, "rank 2: ", "chunk 3.2")
 
+    def test_plan_shows_the_split(self):
+        # chunkctl plan --ranks N: what each rank reads of the quantile,
+        # scan, unique and bincount steps (contiguous shares of the chunks,
+        # the first ones one larger), the same under mpirun -n N
+        src = self.out("t.zarr")
+        C.zarr.open(src, mode="w", shape=(40, 30, 50), chunks=(7, 11, 50),
+                    dtype="f8")[:] = 1.0
+        doc = {"inputs": {"x": src},
+               "steps": [
+                   {"name": "q", "op": "median", "args": ["x"], "axis": 2},
+                   {"name": "c", "op": "cumsum", "args": ["x"], "axis": 0},
+                   {"name": "u", "op": "unique", "args": ["x"]},
+                   {"name": "xi", "op": "astype", "args": ["x"],
+                    "dtype": "int32"},
+                   {"name": "b", "op": "bincount", "args": ["xi"]},
+                   {"name": "bw", "op": "bincount", "args": ["xi"],
+                    "weights": "x"}],
+               "outputs": {k: self.out("o.zarr") + ":/" + k
+                           for k in ("q", "c", "u", "b", "bw")}}
+        pj = self.out("p.json")
+        with open(pj, "w") as fh:
+            json.dump(doc, fh)
+
+        def shares(n, ranks):
+            return "/".join(str(n // ranks + (r < n % ranks))
+                            for r in range(ranks))
+
+        chunks = 6 * 3 * 1  # 40/7, 30/11, 50/50, rounded up
+        for n in (3, 4):
+            text = C.run("plan", "--ranks", str(n), pj).stdout
+            self.assertIn("quantile q: %d chunks read, per rank %s\n" %
+                          (chunks, shares(chunks, n)), text)
+            self.assertIn("unique u: %d chunks read, per rank %s\n" %
+                          (chunks, shares(chunks, n)), text)
+            self.assertIn("bincount b: %d chunks read, per rank %s\n" %
+                          (chunks, shares(chunks, n)), text)
+            self.assertIn("scan c: 3 chains of carries across axis 0 (6 "
+                          "chunks along it), per rank %s\n" % shares(3, n),
+                          text)
+            self.assertIn("bincount bw (weighted): whole on every rank", text)
+            self.assertEqual(mpi(n, "plan", pj).stdout, text)
+
     # -- errors --
 
     def test_damaged_chunk_on_rank_2(self):
