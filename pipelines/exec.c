@@ -1117,7 +1117,10 @@ static ck_code fold_worker(void *ctx, int id, ck_par *par, ck_err *err)
                 ck_progress_add(f->r->o->progress, 0);
             continue;
         }
-        for (int64_t j = 0; rc == CK_OK && j < len; j++) {
+        /* a run is up to TASK_RUN chunks: a failure elsewhere stops it at
+         * the next one (the job fails, so the partial is never used) */
+        for (int64_t j = 0; rc == CK_OK && j < len && !ck_par_stopped(par);
+             j++) {
             ck_chunk c;
             ck_grid_chunk(&f->g, first + j, &c);
             ck_arena_reset(a);

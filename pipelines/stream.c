@@ -79,7 +79,9 @@ static ck_code worker(void *ctx, int id, ck_par *par, ck_err *err)
         ck_chunk c;
         int64_t whole[64]; /* units written whole in this batch */
         int nwhole = 0;
-        while (rc == CK_OK && ck_iter_next(&it, &c)) {
+        /* a failure elsewhere (another worker, another MPI rank) stops
+         * the batch at the next chunk, not at its end */
+        while (rc == CK_OK && !ck_par_stopped(par) && ck_iter_next(&it, &c)) {
             void *buf;
             int64_t inner = 1, u = r->journaled ? unit_of(r, &c, &inner) : -1;
             if (u >= 0 && r->kept[u]) {

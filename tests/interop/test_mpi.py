@@ -633,7 +633,7 @@ class Mpi(C.InteropCase):
         self.assertEqual(os.listdir(self.dir), ["in.zarr"])
 
     def test_damaged_chunk_stops_the_others_promptly(self):
-        # 120 chunks over 3 ranks, gzip:9 on one thread each: seconds of
+        # 168 chunks over 3 ranks, gzip:9 on one thread each: seconds of
         # work per rank.  Rank 1's first chunk is damaged: ranks 0 and 2
         # must stop at once, not finish their shares first.  Measured as
         # the CPU time of the whole job (mpirun and every rank) less that
@@ -643,7 +643,7 @@ class Mpi(C.InteropCase):
         # after a failed rank (about 2 s).
         src, dst = self.out("in.zarr"), self.out("o.zarr")
         tiny = self.out("tiny.zarr")
-        C.gen(src, "--shape", "6000,2000", "--chunks", "50,2000", "--seed",
+        C.gen(src, "--shape", "8400,2000", "--chunks", "50,2000", "--seed",
               "5")
         C.gen(tiny, "--shape", "3,2000", "--chunks", "1,2000")
 
@@ -660,15 +660,17 @@ class Mpi(C.InteropCase):
         with open(os.path.join(tiny, "1.0"), "wb") as f:
             f.write(b"not a chunk at all")
         _, base = cpu(tiny, 1)
-        with open(os.path.join(src, "40.0"), "wb") as f:
+        with open(os.path.join(src, "56.0"), "wb") as f:
             f.write(b"not a chunk at all")
         p, stopped = cpu(src, 1)
         self.timings["stop: cpu s, intact job"] = whole
         self.timings["stop: cpu s, no work"] = base
         self.timings["stop: cpu s, rank 1 fails at once"] = stopped
-        self.assertCleanError(p, 1, "rank 1: ", "chunk 40.0")
+        self.assertCleanError(p, 1, "rank 1: ", "chunk 56.0")
         self.assertNotIn("stopped", p.stderr)
-        self.assertLess(stopped - base, 0.2 * (whole - base),
+        # (a loaded machine lets ranks 0 and 2 run ahead of rank 1 before
+        # it fails: up to ~1 s of CPU seen beside a busy core)
+        self.assertLess(stopped - base, 0.25 * (whole - base),
                         "the other ranks went on: %.2f cpu s against %.2f "
                         "for the whole job, %.2f for none" %
                         (stopped, whole, base))
