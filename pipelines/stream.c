@@ -249,8 +249,14 @@ ck_code ck_stream_run(const ck_stream_job *j, ck_err *err)
                 r.end = hi;
             }
         }
-        /* A job with no output (verify) runs whole on every rank: what
-         * it finds is printed by rank 0 alone. */
+        /* A job with no output runs whole on every rank unless it
+         * divides (verify: the ranks' findings are combined after). */
+        else if (j->divide) {
+            ck_comm_split(r.g->total_chunks, ck_comm_rank(), ck_comm_size(),
+                          &lo, &hi);
+            r.next = lo;
+            r.end = hi;
+        }
     }
     if (rc == CK_OK && r.next < r.end)
         rc = ck_par_run(threads, worker, &r, err);

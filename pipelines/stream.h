@@ -28,9 +28,13 @@ typedef ck_code (*ck_produce_fn)(void *ctx, const ck_chunk *c, void *buf,
 
 typedef struct ck_stream_job {
     ck_array *dst; /* the array written; NULL for a job that only reads */
-    /* A read-only job walks this grid with buffers of buf_bytes instead. */
+    /* A read-only job walks this grid with buffers of buf_bytes instead;
+     * under MPI every rank walks all of it, unless 'divide' is set: then
+     * each rank takes a contiguous range of its chunks (the caller
+     * combines what the ranks found). */
     const ck_grid *grid;
     size_t buf_bytes;
+    int divide;
     ck_produce_fn produce;
     void *ctx;
     size_t scratch; /* arena bytes one produce call needs */

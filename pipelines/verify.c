@@ -1,14 +1,19 @@
 /*
  * pipelines/verify.c - every chunk read and decoded on all cores, damaged
- * ones collected instead of stopping the run.
+ * ones collected instead of stopping the run.  Under MPI each rank reads a
+ * contiguous range of each array's chunks and the ranks' findings are
+ * combined (counts summed, the first damaged chunks kept in order), so
+ * every rank holds the one-process report.
  */
 #include "pipelines/verify.h"
 
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "base/ck_comm.h"
 #include "pipelines/stream.h"
 
 typedef struct verify_ctx {
@@ -63,18 +68,51 @@ static ck_code produce(void *vctx, const ck_chunk *c, void *buf,
     return ck_err_set(err, local.code, "%s", local.msg);
 }
 
+/* Adds one array's findings (on this rank, or another's) to the report. */
+static void add_report(ck_verify_report *rep, const ck_verify_report *one)
+{
+    rep->chunks += one->chunks;
+    rep->bytes += one->bytes;
+    rep->bad += one->bad;
+    for (int k = 0; k < one->nmsg; k++)
+        keep(rep, one->where[k], one->msg[k]);
+}
+
+/* Collective: every rank's findings on one array, added to *rep in rank
+ * order (a damaged chunk's key places it whatever the rank). */
+static ck_code add_ranks(ck_verify_report *rep, const ck_verify_report *mine,
+                         ck_err *err)
+{
+    int size = ck_comm_size();
+    ck_verify_report *all = malloc(sizeof *all * (size_t)size);
+    ck_code rc = all ? CK_OK : ck_err_set(err, CK_ENOMEM, "out of memory");
+
+    if ((rc = ck_comm_agree(rc, err)) == CK_OK)
+        rc = ck_comm_allgather(mine, sizeof *mine, all, err);
+    for (int k = 0; rc == CK_OK && k < size; k++)
+        add_report(rep, &all[k]);
+    free(all);
+    return rc;
+}
+
 static ck_code verify_one(const ck_verify_opts *o, ck_store *s,
                           const char *name, ck_budget *budget,
                           ck_verify_report *rep, ck_err *err)
 {
     ck_array *a = NULL;
+    ck_verify_report *mine = calloc(1, sizeof *mine);
     verify_ctx x;
     ck_code rc;
 
-    CK_TRY(ck_array_open(s, name, &a, err));
+    if (!mine)
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    if ((rc = ck_array_open(s, name, &a, err)) != CK_OK) {
+        free(mine);
+        return rc;
+    }
     x.a = a;
     x.base = rep->chunks;
-    x.rep = rep;
+    x.rep = mine;
     pthread_mutex_init(&x.lock, NULL);
     ck_stream_job job = {
         .grid = ck_array_grid(a),
@@ -86,11 +124,17 @@ static ck_code verify_one(const ck_verify_opts *o, ck_store *s,
         .budget = budget,
         .threads = o->threads,
         .progress = o->progress,
+        .divide = 1,
     };
-    rc = ck_stream_run(&job, err);
+    rc = ck_stream_run(&job, err); /* agreed under MPI */
     pthread_mutex_destroy(&x.lock);
+    if (rc == CK_OK && ck_comm_size() > 1)
+        rc = add_ranks(rep, mine, err);
+    else if (rc == CK_OK)
+        add_report(rep, mine);
     rep->arrays++;
     ck_array_close(a);
+    free(mine);
     return rc;
 }
 

@@ -690,6 +690,25 @@ class Mpi(C.InteropCase):
             self.assertEqual(timing.sub("", q.stdout),
                              timing.sub("", p.stdout), "-n %d" % n)
             self.assertCleanError(q, 1, "1 of 9 chunks damaged")
+        # each rank reads its own range of chunks and the findings are
+        # combined: 24 damaged chunks of 46 (in two arrays), spread over
+        # every rank's range, of which the report names the first 20 in
+        # order, as one process does
+        src = self.out("two.zarr")
+        g = C.zarr.open_group(src, mode="w")
+        for name in ("a", "b"):
+            g.create_dataset(name, data=np.arange(900.0).reshape(45, 20),
+                             chunks=(2, 20))
+        for name, k in [(n, k) for n in "ab" for k in range(0, 23, 2)]:
+            with open(os.path.join(src, name, "%d.0" % k), "wb") as f:
+                f.write(b"damaged")
+        p = C.run("verify", src, expect=1)
+        self.assertEqual(p.stdout.count(": chunk "), 20, p.stdout)
+        self.assertIn("damaged: ... and 4 more", p.stdout)
+        for n in RANKS:
+            q = mpi(n, "verify", src, expect=1)
+            self.assertEqual(timing.sub("", q.stdout),
+                             timing.sub("", p.stdout), "-n %d" % n)
 
     def test_resume_refused(self):
         dst = self.out("o.zarr")
