@@ -15,32 +15,18 @@
 #include "ops/reduce.h"
 #include "pipelines/optab.h"
 #include "pipelines/plan.h"
+#include "tests/pipelines/xzarr_fixture.h"
 
 static char tmpdir[] = "/tmp/ck-optab-XXXXXX";
 
-/* A 4 x 6 float64 Zarr array with no chunk files: all fill. */
 static void setup(void)
 {
-    FILE *f;
-
-    cr_assert_not_null(mkdtemp(tmpdir));
-    cr_assert_eq(chdir(tmpdir), 0);
-    cr_assert_eq(mkdir("x.zarr", 0755), 0);
-    f = fopen("x.zarr/.zarray", "w");
-    cr_assert_not_null(f);
-    fputs("{\"zarr_format\":2,\"shape\":[4,6],\"chunks\":[2,3],"
-          "\"dtype\":\"<f8\",\"compressor\":null,\"fill_value\":1.5,"
-          "\"order\":\"C\",\"filters\":null}",
-          f);
-    fclose(f);
+    xzarr_setup(tmpdir);
 }
 
 static void teardown(void)
 {
-    unlink("x.zarr/.zarray");
-    rmdir("x.zarr");
-    cr_assert_eq(chdir("/"), 0);
-    rmdir(tmpdir);
+    xzarr_teardown(tmpdir);
 }
 
 TestSuite(optab, .init = setup, .fini = teardown,
