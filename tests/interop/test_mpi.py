@@ -641,6 +641,12 @@ class Mpi(C.InteropCase):
         # teardown, which sanitizers make slow), against the same for the
         # intact job.  Wall time would mostly be mpirun's own teardown
         # after a failed rank (about 2 s).
+        if SANITIZED:
+            # each rank's start under the sanitizers takes seconds and
+            # varies by seconds, so ranks 0 and 2 run far ahead of rank 1
+            # before it can fail; the stop itself is checked there by
+            # mpi_check agree (busy workers stopped on every rank)
+            self.skipTest("rank start-up under sanitizers varies by seconds")
         src, dst = self.out("in.zarr"), self.out("o.zarr")
         tiny = self.out("tiny.zarr")
         C.gen(src, "--shape", "8400,2000", "--chunks", "50,2000", "--seed",
