@@ -162,8 +162,8 @@ def main(logdir, pipedir, results_path):
             "%.2f" % (median(comp) / r21) if comp else ""))
 
     # floors
-    fl = [("floor:mpirun1", "`mpirun -n 1 chunkctl --version` (launcher start-up, 1 rank)"),
-          ("floor:mpirun2", "`mpirun -n 2 chunkctl --version` (launcher start-up, 2 ranks)"),
+    fl = [("floor:mpirun1", "`mpirun -n 1 chunkctl reduce sum floor.zarr` (launcher and MPI_Init, 1 rank; 1000 values)"),
+          ("floor:mpirun2", "`mpirun -n 2 chunkctl reduce sum floor.zarr` (launcher and MPI_Init, 2 ranks; 1000 values)"),
           ("floor:dask", "dask peer, row `none`: imports, LocalCluster(2 x 1) up and down, nothing computed")]
     if any(k in walls for k, _ in fl):
         out += ["", "### Floors", "", "| what | median s | min s | max s | CPU % |", "|---|---:|---:|---:|---:|"]
