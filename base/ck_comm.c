@@ -268,6 +268,15 @@ int ck_comm_stopping(void)
     return 1;
 }
 
+void ck_comm_stop_others(ck_code rc)
+{
+    if (!mpi || mpi->size() == 1 || failed_rc != CK_OK || rc == CK_OK ||
+        rc == CK_ESTOPPED || told)
+        return;
+    mpi->stop_tell();
+    told = 1;
+}
+
 ck_code ck_comm_agree(ck_code rc, ck_err *err)
 {
     int size = ck_comm_size();
@@ -283,10 +292,7 @@ ck_code ck_comm_agree(ck_code rc, ck_err *err)
     }
     /* the others may be deep in a long pass: tell them now, not when they
      * reach this agreement */
-    if (rc != CK_OK && rc != CK_ESTOPPED && !told) {
-        mpi->stop_tell();
-        told = 1;
-    }
+    ck_comm_stop_others(rc);
     rc = mpi->agree(rc, err);
     /* the lowest failing rank, 4 bytes each way; then its error */
     count(CK_COMM_AGREE, sizeof(int),

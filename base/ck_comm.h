@@ -123,6 +123,12 @@ ck_code ck_comm_agree(ck_code rc, ck_err *err);
  * failing rank's message, never "stopped". */
 int ck_comm_stopping(void);
 
+/* Tells the other ranks now that this one failed with rc (nothing for
+ * CK_OK or CK_ESTOPPED, or once told): what ck_comm_agree does on entry,
+ * for a rank about to wait in another collective first (ck_tree_finish
+ * waits for its children's stacks before it agrees). */
+void ck_comm_stop_others(ck_code rc);
+
 /* Forgets an agreed failure, so the next ck_comm_agree communicates
  * again: for tests that agree on several failures in turn. */
 void ck_comm_agree_forget(void);

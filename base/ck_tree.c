@@ -288,6 +288,10 @@ ck_code ck_tree_finish(ck_tree *t, ck_code rc, void *out, ck_err *err)
     int failed = rc != CK_OK; /* here or below: no result to pass on */
     ck_code crc;
 
+    /* a rank that failed may first wait for a child still at work: tell
+     * the others now, so that the child stops */
+    ck_comm_stop_others(rc);
+
     if (t->n > 0) {
         /* At step s the ranks still here are multiples of s: those at an
          * odd multiple send their stack to rank - s and are done, the

@@ -10,7 +10,8 @@
  *   agree   ck_comm_agree: a failure on rank 2 reaches every rank as
  *           "rank 2: ...", the lowest failing rank wins, messages arrive
  *           whole; a failure stops the other ranks' busy workers
- *           (ck_comm_stopping) and their CK_ESTOPPED loses to it
+ *           (ck_comm_stopping) and their CK_ESTOPPED loses to it, also
+ *           when the failing rank first waits in ck_tree_finish
  *   comm    bcast, send/recv (empty, 3 MB), allgather, the byte counters
  *   kill    rank 1 kills itself (SIGKILL) while the others wait in MPI
  *           ("kill wait") or compute outside it ("kill busy"); they must
@@ -376,6 +377,32 @@ static void run_agree(void)
         CHECK(!ck_comm_stopping(), "still stopping after the agreement");
         /* and the stop words were all taken: the next round is clean */
         CHECK(ck_comm_agree(CK_OK, &err) == CK_OK, "agree after a stop");
+    }
+
+    /* rank 0 fails and waits in ck_tree_finish for rank 1's stack while
+     * rank 1 is busy: finish tells the others before it waits, so rank 1
+     * stops at once instead of finishing its work first */
+    if (size > 1) {
+        ck_tree t;
+        tree_ctx tc = {0, 0};
+        part out = {0};
+        memset(&err, 0, sizeof err);
+        rc = ck_tree_init(&t, size, sizeof(part), merge, &tc, &err);
+        if (rank == 0) {
+            rc = ck_err_set(&err, CK_ECORRUPT, "chunk 0.0: bad");
+        } else if (rc == CK_OK) {
+            time_t t0 = time(NULL);
+            rc = ck_par_run(1, spin_until_stopped, &t0, &err);
+            CHECK(rc == CK_ESTOPPED,
+                  "under a failed parent: code %d after %ld s", rc,
+                  (long)(time(NULL) - t0));
+        }
+        rc = ck_tree_finish(&t, rc, &out, &err);
+        ck_tree_release(&t);
+        CHECK(rc == CK_ECORRUPT &&
+                  strcmp(err.msg, "rank 0: chunk 0.0: bad") == 0,
+              "tree after a stop: code %d '%s'", rc, err.msg);
+        ck_comm_agree_forget();
     }
 
     /* a failure with no message names the code */
