@@ -29,7 +29,6 @@ static ck_comm_stats stats;
 static pthread_t main_thread;
 static int64_t next_probe_ns;
 static int stop_seen;
-static int told; /* this rank has told the others it failed */
 
 static void count(ck_comm_op op, uint64_t sent, uint64_t recvd)
 {
@@ -271,10 +270,9 @@ int ck_comm_stopping(void)
 void ck_comm_stop_others(ck_code rc)
 {
     if (!mpi || mpi->size() == 1 || failed_rc != CK_OK || rc == CK_OK ||
-        rc == CK_ESTOPPED || told)
+        rc == CK_ESTOPPED)
         return;
-    mpi->stop_tell();
-    told = 1;
+    mpi->stop_tell(); /* once: the module ignores a second call */
 }
 
 ck_code ck_comm_agree(ck_code rc, ck_err *err)
@@ -341,7 +339,6 @@ ck_code ck_comm_share(ck_comm_piece_fn piece, void *ctx, ck_budget *budget,
 void ck_comm_agree_forget(void)
 {
     failed_rc = CK_OK;
-    told = 0;
     __atomic_store_n(&stop_seen, 0, __ATOMIC_RELEASE);
 }
 

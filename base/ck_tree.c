@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/ck_comm.h"
+#include "base/ck_mem.h"
 
 static int floor_log2(int64_t x)
 {
@@ -328,13 +329,20 @@ static void add_u64(void *left, const void *right, void *ctx)
         l[e] += r[e];
 }
 
-ck_code ck_tree_sum_u64(uint64_t *v, int64_t n, ck_code rc, ck_err *err)
+ck_code ck_tree_sum_u64(uint64_t *v, int64_t n, ck_budget *budget, ck_code rc,
+                        ck_err *err)
 {
     ck_tree t = {0};
     int64_t len = n;
+    int64_t bytes = (int64_t)ck_tree_max_parts(ck_comm_size()) * n * 8;
+    int charged;
 
     /* a rank whose stack cannot be made must not skip the exchange: agree
      * first, so that all ranks push and finish or none does */
+    if (rc == CK_OK)
+        rc = ck_budget_charge(budget, bytes, "counts summed over the ranks",
+                              err);
+    charged = rc == CK_OK;
     if (rc == CK_OK && n > 0)
         rc =
             ck_tree_init(&t, ck_comm_size(), (size_t)n * 8, add_u64, &len, err);
@@ -343,5 +351,7 @@ ck_code ck_tree_sum_u64(uint64_t *v, int64_t n, ck_code rc, ck_err *err)
         rc = ck_tree_finish(&t, rc, v, err);
     }
     ck_tree_release(&t);
+    if (charged)
+        ck_budget_release(budget, bytes);
     return rc;
 }

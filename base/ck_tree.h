@@ -113,9 +113,11 @@ ck_code ck_tree_finish(ck_tree *t, ck_code rc, void *out, ck_err *err);
 /* Collective: v (n counts, the same n on every rank) becomes the sum of
  * every rank's v on every rank, each rank one task of a ck_tree (integer
  * sums: the same in any order).  rc is this rank's outcome so far, agreed
- * as by ck_tree_finish (on failure v is left as it is).  Holds
- * ck_tree_max_parts(ck_comm_size()) * n * 8 bytes meanwhile, which the
- * caller charges to its budget. */
-ck_code ck_tree_sum_u64(uint64_t *v, int64_t n, ck_code rc, ck_err *err);
+ * as by ck_tree_finish (on failure v is left as it is).  The stack,
+ * ck_tree_max_parts(ck_comm_size()) * n * 8 bytes, is charged to budget
+ * while held. */
+struct ck_budget;
+ck_code ck_tree_sum_u64(uint64_t *v, int64_t n, struct ck_budget *budget,
+                        ck_code rc, ck_err *err);
 
 #endif

@@ -832,8 +832,7 @@ static ck_code bincount_worker(void *ctx, int w, ck_par *par, ck_err *err)
 static ck_code bincount_over_ranks(bctx *b, ck_code rc, ck_err *err)
 {
     int size = ck_comm_size();
-    int64_t *lens = NULL, most = 0, bytes = 0;
-    int charged = 0;
+    int64_t *lens = NULL, most = 0;
 
     if (rc == CK_OK && !(lens = malloc(sizeof *lens * (size_t)size)))
         rc = ck_err_set(err, CK_ENOMEM, "out of memory");
@@ -846,14 +845,7 @@ static ck_code bincount_over_ranks(bctx *b, ck_code rc, ck_err *err)
         return rc;
     if (most > 0)
         rc = grow(b, most - 1, err);
-    bytes = (int64_t)ck_tree_max_parts(size) * most * 8;
-    if (rc == CK_OK)
-        rc = ck_budget_charge(&b->r->budget, bytes, "bincount", err);
-    charged = rc == CK_OK;
-    rc = ck_tree_sum_u64(b->bins, most, rc, err);
-    if (charged)
-        ck_budget_release(&b->r->budget, bytes);
-    return rc;
+    return ck_tree_sum_u64(b->bins, most, &b->r->budget, rc, err);
 }
 
 static ck_code run_bincount(xrun *r, int i, ck_err *err)

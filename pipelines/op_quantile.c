@@ -725,19 +725,6 @@ typedef struct rank {
 
 /* ---- refining over MPI ranks ---- */
 
-/* Collective: v (n counts) becomes the sum of every rank's v. */
-static ck_code sum_over_ranks(qrun *x, uint64_t *v, int64_t n, ck_err *err)
-{
-    int64_t bytes = (int64_t)ck_tree_max_parts(ck_comm_size()) * n * 8;
-    ck_code rc = ck_budget_charge(&x->r->budget, bytes, x->nd->name, err);
-    int charged = rc == CK_OK;
-
-    rc = ck_tree_sum_u64(v, n, rc, err);
-    if (charged)
-        ck_budget_release(&x->r->budget, bytes);
-    return rc;
-}
-
 /* Collective, after a range pass (rc: this rank's outcome): every rank's
  * counts and key range. */
 static ck_code range_over_ranks(wstat *s, ck_code rc, ck_err *err)
@@ -773,7 +760,7 @@ static ck_code refine_over_ranks(qrun *x, int64_t hoff, ck_code rc, ck_err *err)
     if ((rc = ck_comm_agree(rc, err)) != CK_OK)
         return rc;
     if (hoff)
-        CK_TRY(sum_over_ranks(x, x->merged, hoff, err));
+        CK_TRY(ck_tree_sum_u64(x->merged, hoff, &x->r->budget, CK_OK, err));
     mine = calloc((size_t)x->maxiv, sizeof *mine);
     fills = calloc((size_t)x->maxiv * (size_t)size, sizeof *fills);
     if (!mine || !fills)

@@ -253,6 +253,26 @@ class Mpi(C.InteropCase):
                 self.remove(o)
         return p.stdout
 
+    def run_against_one(self, doc, name, out):
+        """Writes pipeline doc to NAME.json, runs it against one process
+        (against_one), then once more alone; returns the Zarr output."""
+        pj = self.out(name + ".json")
+        with open(pj, "w") as fh:
+            json.dump(doc, fh)
+        self.against_one(["run", "--quiet", pj], [out])
+        C.run("run", "--quiet", pj)
+        return C.zarr.open(out, mode="r")
+
+    def assertRankReads(self, chunk_file, rank, *args):
+        """Damages chunk_file, runs ARGS under 3 ranks: the error must be
+        rank RANK's, the one whose share holds the chunk (when every rank
+        read everything, rank 0 reported it)."""
+        with open(chunk_file, "wb") as fh:
+            fh.write(b"not a chunk at all")
+        p = mpi(3, *args, expect=1)
+        self.assertCleanError(p, 1, "rank %d: " % rank,
+                              "chunk " + os.path.basename(chunk_file))
+
     # -- copy --
 
     def copy_case(self, src, name, *opts, ranks=RANKS):
@@ -432,10 +452,7 @@ class Mpi(C.InteropCase):
                 # each rank reads only its own chunks: a damaged chunk of
                 # rank 2's (10-13 of 14 on 3 ranks) is rank 2's error, where
                 # every rank reading everything made it rank 0's
-                with open(os.path.join(src, "12.0"), "wb") as f:
-                    f.write(b"not a chunk at all")
-                p = mpi(3, *args, expect=1)
-                self.assertCleanError(p, 1, "rank 2: ", "chunk 12.0")
+                self.assertRankReads(os.path.join(src, "12.0"), 2, *args)
             self.remove(src)
         # values that fit: the rows way, its blocks of output elements
         # divided (each rank selects its own and broadcasts them)
@@ -463,11 +480,8 @@ class Mpi(C.InteropCase):
         src = self.out("t.zarr")
         C.zarr.open(src, mode="w", shape=(60, 1000), chunks=(20, 1000),
                     dtype="f8")[:] = rng.standard_normal((60, 1000))
-        with open(os.path.join(src, "2.0"), "wb") as fh:
-            fh.write(b"not a chunk at all")
-        p = mpi(3, "median", "--quiet", "--json", "--axis", "1", src,
-                expect=1)
-        self.assertCleanError(p, 1, "rank 2: ", "chunk 2.0")
+        self.assertRankReads(os.path.join(src, "2.0"), 2, "median", "--quiet",
+                             "--json", "--axis", "1", src)
         self.remove(src)
         # along an axis, integers: each row refined on its own, 6 chunks
         b = rng.integers(-1000, 1000, (3, 3000000), dtype=np.int32)
@@ -508,12 +522,7 @@ class Mpi(C.InteropCase):
                     "weights": "w"}],
                "outputs": {"u": o + ":/u", "u.counts": o + ":/uc",
                            "b": o + ":/b", "bw": o + ":/bw"}}
-        pj = self.out("c.json")
-        with open(pj, "w") as fh:
-            json.dump(doc, fh)
-        self.against_one(["run", "--quiet", pj], [o])
-        C.run("run", "--quiet", pj)
-        z = C.zarr.open(o, mode="r")
+        z = self.run_against_one(doc, "c", o)
         vals, counts = np.unique(f, return_counts=True, equal_nan=True)
         np.testing.assert_array_equal(z["u"][:], vals)
         np.testing.assert_array_equal(z["uc"][:], counts)
@@ -524,14 +533,10 @@ class Mpi(C.InteropCase):
         # rank 2's error, where every rank reading everything made it rank
         # 0's
         self.remove(o)
-        with open(os.path.join(src, "f", "6.0"), "wb") as fh:
-            fh.write(b"not a chunk at all")
-        p = mpi(3, "unique", "--quiet", "--json", src + ":/f", expect=1)
-        self.assertCleanError(p, 1, "rank 2: ", "chunk 6.0")
-        with open(os.path.join(src, "i", "6.0"), "wb") as fh:
-            fh.write(b"not a chunk at all")
-        p = mpi(3, "bincount", "--quiet", "--json", src + ":/i", expect=1)
-        self.assertCleanError(p, 1, "rank 2: ", "chunk 6.0")
+        self.assertRankReads(os.path.join(src, "f", "6.0"), 2, "unique",
+                             "--quiet", "--json", src + ":/f")
+        self.assertRankReads(os.path.join(src, "i", "6.0"), 2, "bincount",
+                             "--quiet", "--json", src + ":/i")
 
     def test_scan_carries_divided(self):
         # the running values between chunks along the axis: each rank runs
@@ -550,12 +555,7 @@ class Mpi(C.InteropCase):
                    {"name": "c1", "op": "cumprod", "args": ["a"], "axis": 1},
                    {"name": "cf", "op": "cumsum", "args": ["a"]}],
                "outputs": {k: o + ":/" + k for k in ("c0", "c1", "cf")}}
-        pj = self.out("s.json")
-        with open(pj, "w") as fh:
-            json.dump(doc, fh)
-        self.against_one(["run", "--quiet", pj], [o])
-        C.run("run", "--quiet", pj)
-        z = C.zarr.open(o, mode="r")
+        z = self.run_against_one(doc, "s", o)
         np.testing.assert_array_equal(z["c0"][:], np.cumsum(a, axis=0))
         np.testing.assert_array_equal(z["c1"][:], np.cumprod(a, axis=1))
         np.testing.assert_array_equal(z["cf"][:], np.cumsum(a))
@@ -563,11 +563,8 @@ class Mpi(C.InteropCase):
         # last along the axis, is rank 2's error when the carries are
         # found, where every rank finding them all made it rank 0's
         self.remove(o)
-        with open(os.path.join(src, "3.2"), "wb") as fh:
-            fh.write(b"not a chunk at all")
-        p = mpi(3, "cumsum", "--quiet", "--axis", "0", src, "-o", o,
-                expect=1)
-        self.assertCleanError(p, 1, "rank 2: ", "chunk 3.2")
+        self.assertRankReads(os.path.join(src, "3.2"), 2, "cumsum", "--quiet",
+                             "--axis", "0", src, "-o", o)
 
     def test_plan_shows_the_split(self):
         # chunkctl plan --ranks N: what each rank reads of the quantile,
