@@ -29,6 +29,7 @@ static ck_comm_stats stats;
 static pthread_t main_thread;
 static int64_t next_probe_ns;
 static int stop_seen;
+static int64_t start_bytes;
 
 static void count(ck_comm_op op, uint64_t sent, uint64_t recvd)
 {
@@ -108,9 +109,24 @@ static ck_code load_module(const ck_comm_ops **out, ck_err *err)
     return CK_OK;
 }
 
+/* This process's resident bytes now (0 when /proc cannot say). */
+static int64_t resident(void)
+{
+    long pages = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+
+    if (f) {
+        if (fscanf(f, "%*s %ld", &pages) != 1)
+            pages = 0;
+        fclose(f);
+    }
+    return (int64_t)pages * sysconf(_SC_PAGESIZE);
+}
+
 ck_code ck_comm_init(int *argc, char ***argv, ck_err *err)
 {
     const ck_comm_ops *ops = NULL;
+    int64_t before = resident();
     int n;
     ck_code rc;
 
@@ -133,6 +149,8 @@ ck_code ck_comm_init(int *argc, char ***argv, ck_err *err)
     if (ops) {
         CK_TRY(ops->init(argc, argv, err));
         mpi = ops;
+        start_bytes = resident() - before;
+        start_bytes = start_bytes > 0 ? start_bytes : 0;
     }
     main_thread = pthread_self();
     initialized = 1;
@@ -155,6 +173,11 @@ int ck_comm_rank(void)
 int ck_comm_size(void)
 {
     return mpi ? mpi->size() : 1;
+}
+
+int64_t ck_comm_start_bytes(void)
+{
+    return mpi ? start_bytes : 0;
 }
 
 int ck_comm_active(void)

@@ -49,6 +49,13 @@ int ck_comm_size(void);
  * including mpirun -n 1), 0 otherwise. */
 int ck_comm_active(void);
 
+/* The resident bytes this process grew by while it joined the run (the
+ * MPI module and library, their transports' buffers and shared segments),
+ * measured around ck_comm_init; 0 outside MPI.  --memory bounds the whole
+ * process, so this is charged beside chunkctl's own (pipelines/stream.h,
+ * ck_base_overhead). */
+int64_t ck_comm_start_bytes(void);
+
 /* The items rank 'rank' of 'size' owns: [*lo, *hi) of 0 .. n - 1, contiguous
  * and in rank order, sizes differing by at most one (the first n % size
  * ranks get one more).  When n < size the last ranks own none (*lo ==

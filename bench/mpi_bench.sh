@@ -6,9 +6,10 @@
 # its section of bench/RESULTS.md (between <!-- mpi_bench:begin --> and
 # <!-- mpi_bench:end -->; nothing else in the file is touched).
 #
-# The data (HDF5, uncompressed: --compress none; float64; made once by
-# `chunkctl gen` with fixed seeds under WORK/data; remade when the generating
-# command changes or with --regen).  SIZE=full (the issue's sizes):
+# The data (HDF5, uncompressed: --compress none, or COMPRESS=SPEC, e.g.
+# gzip:4, h5py's compression="gzip"; float64; made once by `chunkctl gen`
+# with fixed seeds under WORK/data; remade when the generating command
+# changes or with --regen).  SIZE=full (the issue's sizes):
 #   A.h5:/x   262144 x 1024 normal(0, 1), chunks 1024 x 1024 (8 MiB; 2 GiB)
 #   H.h5:/x   2^29 normal(0, 1), chunks 2^20 (8 MiB; 4 GiB)
 #   D.h5:/x   2000000 x 100 normal(0, 1), chunks 10000 x 100 (8 MB; 1.6 GB)
@@ -68,7 +69,9 @@
 #   --gen-only    make the data (kept) and stop
 #   --report-only measure nothing: redo the RESULTS.md section from the last
 #                 run's WORK/log
-# Knobs (environment): SIZE=full|half|tiny, WORK=/tmp/chunkctl-mpibench
+# Knobs (environment): SIZE=full|half|tiny, COMPRESS=none|SPEC (chunkctl
+#   gen's --compress; a section of its own in RESULTS.md, and WORK gets
+#   -SPEC with ':' as '-'), WORK=/tmp/chunkctl-mpibench
 #   (SIZE=tiny: /tmp/chunkctl-mpibench-tiny), CHUNKCTL=build-lmpi/cli/chunkctl
 #   (a build with MPI: libchunkctl-mpi.so beside it; copied with it to
 #   WORK/bin), MPIRUN=mpirun, MEMSTATE=hot|cold|none, DISTURBED=0.15,
@@ -109,12 +112,14 @@ done
 case $RUNS in ''|*[!0-9]*|0) echo "mpi_bench: --runs takes a positive integer" >&2; exit 2 ;; esac
 SIZE=${SIZE:-full}
 case $SIZE in full|half|tiny) ;; *) echo "mpi_bench: SIZE is full, half or tiny" >&2; exit 2 ;; esac
+COMPRESS=${COMPRESS:-none}
+case $COMPRESS in none) CTAG= ;; *[!a-z0-9:]*) echo "mpi_bench: COMPRESS is none or a --compress spec such as gzip:4" >&2; exit 2 ;; *) CTAG=-${COMPRESS//:/-} ;; esac
 if [ "$SIZE" = tiny ]; then
-    WORK=${WORK:-/tmp/chunkctl-mpibench-tiny}
+    WORK=${WORK:-/tmp/chunkctl-mpibench-tiny$CTAG}
     RESULTS=${RESULTS:--}
     MAX_REDO=${MAX_REDO:-0}
 else
-    WORK=${WORK:-/tmp/chunkctl-mpibench}
+    WORK=${WORK:-/tmp/chunkctl-mpibench$CTAG}
 fi
 CHUNKCTL=${CHUNKCTL:-$REPO/build-lmpi/cli/chunkctl}
 RESULTS=${RESULTS:-$HERE/RESULTS.md}
@@ -173,10 +178,10 @@ case $SIZE in
     half) RA=131072 CA=1024 NH=268435456 CH=1048576 RD=1000000 CD=10000 RE=500000 CE=10000 ;;
     tiny) RA=1024 CA=64 NH=2097152 CH=131072 RD=20000 CD=1000 RE=8000 CE=1000 ;;
 esac
-GENA="--shape $RA,1024 --chunks $CA,1024 --dist normal --mean 0 --std 1 --seed 1 --dtype float64 --compress none"
-GENH="--shape $NH --chunks $CH --dist normal --mean 0 --std 1 --seed 3 --dtype float64 --compress none"
-GEND="--shape $RD,100 --chunks $CD,100 --dist normal --mean 0 --std 1 --seed 4 --dtype float64 --compress none"
-GENE="--shape $RE,100 --chunks $CE,100 --dist normal --mean 0 --std 1 --seed 5 --dtype float64 --compress none"
+GENA="--shape $RA,1024 --chunks $CA,1024 --dist normal --mean 0 --std 1 --seed 1 --dtype float64 --compress $COMPRESS"
+GENH="--shape $NH --chunks $CH --dist normal --mean 0 --std 1 --seed 3 --dtype float64 --compress $COMPRESS"
+GEND="--shape $RD,100 --chunks $CD,100 --dist normal --mean 0 --std 1 --seed 4 --dtype float64 --compress $COMPRESS"
+GENE="--shape $RE,100 --chunks $CE,100 --dist normal --mean 0 --std 1 --seed 5 --dtype float64 --compress $COMPRESS"
 HLO=-4 HHI=4
 export GLM_TOL=${GLM_TOL:-1e-12}   # row e: chunkctl glm-fit --tol, and the dask peer's stop
 stamp_ok() { [ "$REGEN" = 0 ] && [ -f "$DATA/$1" ] && [ "$(cat "$DATA/$1.stamp" 2>/dev/null)" = "$2" ]; }
@@ -366,6 +371,7 @@ fi
     echo "mpi	$("$MPIRUN" --version 2>&1 | head -1)"
     echo "runs	$RUNS"
     echo "size	$SIZE"
+    echo "compress	$COMPRESS"
     echo "only	$ONLY"
     echo "disturbed	$DISTURBED"
     echo "max_redo	$MAX_REDO"

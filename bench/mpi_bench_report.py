@@ -7,7 +7,9 @@ _report.py), phases.tsv (id, run, key=value fields: the ranks' peak RSS from
 the rank wrapper, dask's phases and RSS from mpi_bench_peers.py),
 commands.tsv, checks.txt, plans.txt and uptime.txt.  Only the text between
 <!-- mpi_bench:begin --> and <!-- mpi_bench:end --> in RESULTS.md is
-replaced (appended when the markers are missing); "-" prints the section.
+replaced (appended when the markers are missing); with meta's compress
+other than none, between <!-- mpi_bench compress=SPEC:begin --> and its
+end instead; "-" prints the section.
 """
 import os
 import sys
@@ -55,13 +57,16 @@ def main(logdir, pipedir, results_path):
     plans = read_lines(os.path.join(logdir, "plans.txt"))
     uptimes = read_lines(os.path.join(logdir, "uptime.txt"))
     date = meta["date"].split()[0]
+    comp = meta.get("compress", "none")
+    begin, end = (BEGIN, END) if comp == "none" else (
+        BEGIN.replace("mpi_bench", "mpi_bench compress=" + comp), END.replace("mpi_bench", "mpi_bench compress=" + comp))
     sizes = {"a": "%s (%.2f GB)" % (meta["shape:a"], int(meta.get("stored:A", 0)) / 1e9),
              "c": "%s elements (%.2f GB)" % (meta["shape:c"], int(meta.get("stored:H", 0)) / 1e9),
              "d": "%s (%.2f GB)" % (meta["shape:d"], int(meta.get("stored:D", 0)) / 1e9),
              "e": "%s (%.2f GB) and y" % (meta["shape:e"], int(meta.get("stored:E", 0)) / 1e9),
              "hist": meta["hist"].replace(" ", ", "), "tol": meta.get("glm_tol", "1e-8")}
 
-    out = [BEGIN, "", "## MPI distribution, %s" % date, ""]
+    out = [begin, "", "## MPI distribution, %s%s" % ("" if comp == "none" else comp + " data, ", date), ""]
     out += [
         "Made by `bench/mpi_bench.sh` (issue 16, Benchmark; rerun it to replace this section; "
         "`bash bench/mpi_bench.sh --help` for options).",
@@ -72,8 +77,10 @@ def main(logdir, pipedir, results_path):
         "| MPI | %s; every chunkctl configuration runs under `%s`, each rank with `--threads T`, "
         "default `--memory` (a quarter of RAM, per rank) |" % (meta["mpi"], meta["mpirun"]),
         "| peers | %s |" % meta["versions"],
-        "| data | HDF5 made by `chunkctl gen`, **uncompressed** (`--compress none`), normal(0, 1) float64; "
-        "size `%s`%s |" % (meta["size"], "" if meta["size"] == "full" else " (**not the issue's sizes**)"),
+        "| data | HDF5 made by `chunkctl gen`, %s, normal(0, 1) float64; "
+        "size `%s`%s |" % ("**uncompressed** (`--compress none`)" if comp == "none" else
+                           "**compressed** (`--compress %s`)" % comp,
+                           meta["size"], "" if meta["size"] == "full" else " (**not the issue's sizes**)"),
         "| runs | %s per configuration, the four configurations of a row in a rotating order within each round; "
         "before each sample, untimed: outputs removed + `sync`, the input re-read into the page cache (hot), "
         "free memory %s |" % (meta["runs"], meta["memstate"]),
@@ -217,8 +224,8 @@ def main(logdir, pipedir, results_path):
         if os.path.exists(p):
             out += ["`%s`:" % name, "", "```json"] + open(p).read().rstrip("\n").splitlines() + ["```", ""]
     out += ["Raw samples: `%s/samples.tsv`, ranks' RSS and dask's phases: `%s/phases.tsv`." % (logdir, logdir),
-            "", END]
-    write_section(results_path, BEGIN, END, "\n".join(out))
+            "", end]
+    write_section(results_path, begin, end, "\n".join(out))
 
 
 if __name__ == "__main__":

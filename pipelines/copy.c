@@ -357,7 +357,8 @@ ck_code ck_copy(const ck_copy_opts *o, ck_err *err)
                           "%s: cannot tell the output format; name it "
                           "*.h5 or *.zarr",
                           dpath);
-    CK_TRY(ck_budget_charge(&budget, CK_BASE_OVERHEAD, "chunkctl itself", err));
+    CK_TRY(
+        ck_budget_charge(&budget, ck_base_overhead(), "chunkctl itself", err));
     if ((rc = ck_store_open(spath, &in, err)) != CK_OK)
         goto out;
     if (sname[0]) {

@@ -2396,7 +2396,16 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
     p = r->p;
     r->o = o;
     r->budget.limit = o->memory;
-    rc = ck_budget_charge(&r->budget, CK_BASE_OVERHEAD, "chunkctl itself", err);
+    rc = ck_budget_charge(&r->budget, ck_base_overhead(), "chunkctl itself",
+                          err);
+    if (ck_comm_active()) {
+        char sz[32];
+        ck_log(CK_LOG_DEBUG,
+               "mpi: %d rank%s; MPI took %s of memory at its start, "
+               "charged to --memory",
+               ck_comm_size(), ck_comm_size() == 1 ? "" : "s",
+               ck_size_str((double)ck_comm_start_bytes(), sz, sizeof sz));
+    }
     if (rc == CK_OK)
         rc = open_backend(r, o->backend, &bo, err);
     /* Open the inputs. */

@@ -179,7 +179,8 @@ ck_code ck_gen(const ck_gen_opts *o, ck_err *err)
                           path);
     spec.zarr_format = o->zarr_format;
     memcpy(spec.shards, o->shards, sizeof spec.shards);
-    CK_TRY(ck_budget_charge(&budget, CK_BASE_OVERHEAD, "chunkctl itself", err));
+    CK_TRY(
+        ck_budget_charge(&budget, ck_base_overhead(), "chunkctl itself", err));
     /* Journaled as every output is (under MPI each rank's part is taken
      * into rank 0's output through it); gen has no --resume. */
     ck_journal_key key;

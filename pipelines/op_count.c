@@ -20,9 +20,14 @@
  * Under MPI each rank reads a contiguous range of the chunks: unique's
  * runs meet up a binary tree of ranks and rank 0 broadcasts the set;
  * bincount's counts are summed over the ranks (ck_tree_sum_u64).  Both
- * are exact, so the result is one process's.  A weighted bincount is
- * computed whole on every rank: its float sums are NumPy's sequential
- * ones only when one process adds them in C order.
+ * are exact, so the result is one process's.  A weighted bincount's float
+ * sums are NumPy's only when they are added in C order, so its ranks add
+ * in turn: each reads its own range of boxes at once, all ranks side by
+ * side, holding what it read in memory (up to half of what --memory has
+ * left) until the rank before it has added its range and passed it the
+ * bins; it adds its boxes (reading those it could not hold) and passes
+ * the bins on; the last rank's go to every rank.  The reading is divided;
+ * the adding, which is cheap, is in turn.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -33,6 +38,7 @@
 #include <cjson/cJSON.h>
 
 #include "base/ck_comm.h"
+#include "base/ck_log.h"
 #include "base/ck_thread.h"
 #include "base/ck_tree.h"
 #include "pipelines/exec_impl.h"
@@ -44,7 +50,8 @@ enum {
     LEN_CHUNK = 1 << 20,
     MAXW = 64,
     MAXSTACK = 80,
-    U_TAG = 2032, /* unique's runs between ranks (ck_tree's is 2030) */
+    U_TAG = 2032,  /* unique's runs between ranks (ck_tree's is 2030) */
+    BW_TAG = 2033, /* a weighted bincount's bins, rank to rank */
 };
 
 static int find_node(const ck_plan *p, const char *name)
@@ -636,12 +643,25 @@ static ck_code run_unique(xrun *r, int i, ck_err *err)
 
 /* ---- bincount ---- */
 
+/* A box read ahead, held until its turn: values, then weights. */
+typedef struct hbox {
+    size_t n;
+    int64_t lo, hi, bytes;
+    int64_t *x;
+    double *w;
+} hbox;
+
 typedef struct bctx {
     xrun *r;
     int i, op, w; /* w: the weights, or -1 */
     ck_grid g;
-    int64_t next; /* the next box to take */
-    int64_t end;  /* this rank's boxes end here */
+    int64_t first; /* this rank's boxes are [first, end) */
+    int64_t next;  /* the next box to take */
+    int64_t end;
+    hbox **held;       /* [end - first], under mu: boxes read ahead */
+    int64_t hold_left; /* bytes that more boxes may hold */
+    int full;          /* no more boxes are read ahead */
+    int64_t dropped;   /* held boxes freed for the bins' room */
     int nt;
     ck_arena arena[MAXW];
     pthread_mutex_t mu;
@@ -690,6 +710,41 @@ static int to_i64(ck_dtype t, const void *src, size_t n, int64_t *x,
     return 1;
 }
 
+static void hbox_free(bctx *b, hbox *h)
+{
+    if (h) {
+        ck_budget_release(&b->r->budget, h->bytes);
+        free(h);
+    }
+}
+
+/* Frees the last box still held (it is read again in its turn): when the
+ * bins need its room.  0 when none is held.  Under mu, or with no worker
+ * running. */
+static int drop_last(bctx *b)
+{
+    for (int64_t k = b->end - b->first - 1; b->held && k >= 0; k--)
+        if (b->held[k]) {
+            hbox_free(b, b->held[k]);
+            b->held[k] = NULL;
+            b->dropped++;
+            return 1;
+        }
+    return 0;
+}
+
+/* Charges n bytes of bins, making room by dropping held boxes, the last
+ * ones first. */
+static ck_code charge_bins(bctx *b, int64_t n)
+{
+    const char *what = b->r->p->node[b->i].name;
+
+    while (ck_budget_charge(&b->r->budget, n, what, NULL) != CK_OK)
+        if (!drop_last(b))
+            return CK_ENOMEM;
+    return CK_OK;
+}
+
 /* Grows the bins to hold index hi. */
 static ck_code grow(bctx *b, int64_t hi, ck_err *err)
 {
@@ -704,13 +759,10 @@ static ck_code grow(bctx *b, int64_t hi, ck_err *err)
     }
     if (cap < need || cap > INT64_MAX / 16)
         cap = need;
-    if (need > INT64_MAX / 16 ||
-        ck_budget_charge(&b->r->budget, (cap - b->cap) * 8, nd->name, NULL) !=
-            CK_OK) {
+    if (need > INT64_MAX / 16 || charge_bins(b, (cap - b->cap) * 8) != CK_OK) {
         cap = need;
         if (need > INT64_MAX / 16 ||
-            ck_budget_charge(&b->r->budget, (cap - b->cap) * 8, nd->name,
-                             NULL) != CK_OK)
+            charge_bins(b, (cap - b->cap) * 8) != CK_OK)
             return ck_err_set(
                 err, CK_ENOMEM,
                 "%s: bincount needs %" PRId64 " bins (the largest value of "
@@ -802,13 +854,25 @@ static ck_code bincount_worker(void *ctx, int w, ck_par *par, ck_err *err)
         int64_t lo = INT64_MAX, hi = -1, *x = NULL;
         double *wv = NULL;
         int stopped = 0;
+        hbox *h = NULL;
         ck_chunk c;
+        ck_code rc = CK_OK;
         if (k >= b->end)
             break;
         ck_grid_chunk(&b->g, k, &c);
         size_t n = (size_t)ck_chunk_nelem(&b->g, &c);
-        ck_arena_reset(a);
-        ck_code rc = read_box(b, a, &c, n, &x, &wv, &lo, &hi, err);
+        if (b->held) {
+            pthread_mutex_lock(&b->mu);
+            h = b->held[k - b->first];
+            b->held[k - b->first] = NULL;
+            pthread_mutex_unlock(&b->mu);
+        }
+        if (h) {
+            x = h->x, wv = h->w, lo = h->lo, hi = h->hi;
+        } else {
+            ck_arena_reset(a);
+            rc = read_box(b, a, &c, n, &x, &wv, &lo, &hi, err);
+        }
         pthread_mutex_lock(&b->mu);
         while (rc == CK_OK && b->turn != k && !b->stop)
             pthread_cond_wait(&b->cv, &b->mu);
@@ -821,10 +885,151 @@ static ck_code bincount_worker(void *ctx, int w, ck_par *par, ck_err *err)
             b->turn++;
         pthread_cond_broadcast(&b->cv);
         pthread_mutex_unlock(&b->mu);
+        hbox_free(b, h);
         if (rc != CK_OK || stopped)
             return rc;
     }
     return CK_OK;
+}
+
+/* Reads this rank's boxes ahead of its turn and holds them, while
+ * hold_left lasts; the first that does not fit ends the reading ahead
+ * (it and the rest are read in their turn). */
+static ck_code hold_worker(void *ctx, int w, ck_par *par, ck_err *err)
+{
+    bctx *b = ctx;
+    ck_arena *a = &b->arena[w];
+    const char *what = b->r->p->node[b->i].name;
+
+    while (!ck_par_stopped(par) &&
+           !__atomic_load_n(&b->full, __ATOMIC_RELAXED)) {
+        int64_t k = __atomic_fetch_add(&b->next, 1, __ATOMIC_RELAXED);
+        int64_t lo = INT64_MAX, hi = -1, *x = NULL, bytes;
+        double *wv = NULL;
+        hbox *h;
+        ck_chunk c;
+        if (k >= b->end)
+            break;
+        ck_grid_chunk(&b->g, k, &c);
+        size_t n = (size_t)ck_chunk_nelem(&b->g, &c);
+        bytes = (int64_t)(sizeof *h + n * 16);
+        if (__atomic_sub_fetch(&b->hold_left, bytes, __ATOMIC_RELAXED) < 0 ||
+            ck_budget_charge(&b->r->budget, bytes, what, NULL) != CK_OK) {
+            __atomic_store_n(&b->full, 1, __ATOMIC_RELAXED);
+            break;
+        }
+        if (!(h = malloc((size_t)bytes))) {
+            ck_budget_release(&b->r->budget, bytes);
+            return ck_err_set(err, CK_ENOMEM, "out of memory");
+        }
+        h->bytes = bytes;
+        ck_arena_reset(a);
+        ck_code rc = read_box(b, a, &c, n, &x, &wv, &lo, &hi, err);
+        if (rc != CK_OK) {
+            hbox_free(b, h);
+            return rc;
+        }
+        h->n = n, h->lo = lo, h->hi = hi;
+        h->x = (int64_t *)(h + 1);
+        h->w = (double *)(h->x + n);
+        memcpy(h->x, x, n * 8);
+        memcpy(h->w, wv, n * 8);
+        pthread_mutex_lock(&b->mu);
+        b->held[k - b->first] = h;
+        pthread_mutex_unlock(&b->mu);
+    }
+    return CK_OK;
+}
+
+/* Collective, for --verbose: each rank's boxes, those it read ahead of its
+ * turn, and those it dropped again to make room for the bins. */
+static ck_code log_turns(bctx *b, int64_t own, int64_t ahead, ck_err *err)
+{
+    int size = ck_comm_size();
+    int64_t mine[3] = {own, ahead, b->dropped}, *all;
+    char line[3][160];
+    ck_code rc;
+
+    if (!(all = malloc(sizeof mine * (size_t)size)))
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    rc = ck_comm_allgather(mine, sizeof mine, all, err);
+    for (int k = 0; rc == CK_OK && k < 3; k++) {
+        size_t at = 0;
+        line[k][0] = 0;
+        for (int q = 0; q < size && q < 16; q++)
+            at += (size_t)snprintf(line[k] + at, sizeof line[k] - at,
+                                   "%s%" PRId64, q ? "/" : "", all[3 * q + k]);
+        if (size > 16)
+            snprintf(line[k] + at, sizeof line[k] - at, "/...");
+    }
+    if (rc == CK_OK)
+        ck_log(CK_LOG_DEBUG,
+               "%s: %d ranks added in turn: boxes %s, read ahead of their "
+               "turn %s, dropped again for the bins' room %s",
+               b->r->p->node[b->i].where, size, line[0], line[1], line[2]);
+    free(all);
+    return rc;
+}
+
+/* Collective, for a weighted bincount: the ranks add in turn (the file's
+ * comment), rank s's bins passed to rank s + 1, the last rank's to all.
+ * Every step is agreed first, so a failure anywhere ends every rank's
+ * turn-taking at the same step. */
+static ck_code bincount_in_turn(bctx *b, ck_err *err)
+{
+    int me = ck_comm_rank(), size = ck_comm_size();
+    int64_t own = b->end - b->first, ahead = 0;
+    ck_code rc = CK_OK;
+
+    if (own > 0 &&
+        (rc = ck_budget_charge(&b->r->budget, own * (int64_t)sizeof *b->held,
+                               b->r->p->node[b->i].name, err)) == CK_OK &&
+        !(b->held = calloc((size_t)own, sizeof *b->held))) {
+        ck_budget_release(&b->r->budget, own * (int64_t)sizeof *b->held);
+        rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+    }
+    if (rc == CK_OK && me > 0 && own > 0) {
+        b->hold_left = (b->r->budget.limit - b->r->budget.used) / 2;
+        rc = ck_par_run(b->nt, hold_worker, b, err);
+        for (int64_t k = 0; k < own; k++)
+            ahead += b->held[k] != NULL;
+        b->next = b->first;
+    }
+    for (int s = 0; s < size; s++) {
+        int64_t len;
+        int last = s == size - 1;
+        if (s == me && rc == CK_OK && own > 0)
+            rc = ck_par_run(b->nt, bincount_worker, b, err);
+        if ((rc = ck_comm_agree(rc, err)) != CK_OK)
+            break;
+        /* the bins to rank s + 1 (after the last: to all), room first */
+        len = b->len;
+        if ((rc = ck_comm_bcast(&len, sizeof len, s, err)) != CK_OK)
+            break;
+        if ((last ? me != s : me == s + 1) && len > 0)
+            rc = grow(b, len - 1, err);
+        if ((rc = ck_comm_agree(rc, err)) != CK_OK)
+            break;
+        if (len == 0)
+            continue;
+        if (last)
+            rc = ck_comm_bcast(b->bins, (size_t)len * 8, s, err);
+        else if (me == s)
+            rc = ck_comm_send(b->bins, (size_t)len * 8, s + 1, BW_TAG, err);
+        else if (me == s + 1)
+            rc = ck_comm_recv(b->bins, (size_t)len * 8, s, BW_TAG, err);
+        if (rc != CK_OK)
+            break;
+    }
+    for (int64_t k = 0; k < own && b->held; k++)
+        hbox_free(b, b->held[k]); /* none left unless it failed */
+    if (b->held)
+        ck_budget_release(&b->r->budget, own * (int64_t)sizeof *b->held);
+    free(b->held);
+    b->held = NULL;
+    if (rc == CK_OK && ck_log_get_level() >= CK_LOG_DEBUG)
+        rc = log_turns(b, own, ahead, err);
+    return rc;
 }
 
 /* Collective: every rank's counts, grown to the longest, summed over the
@@ -848,6 +1053,20 @@ static ck_code bincount_over_ranks(bctx *b, ck_code rc, ck_err *err)
     return ck_tree_sum_u64(b->bins, most, &b->r->budget, rc, err);
 }
 
+void ck_count_boxes(const ck_node *m, int weighted, int64_t *ch)
+{
+    size_t esz = ck_dtype_size(m->dtype);
+
+    memcpy(ch, m->chunks, sizeof(int64_t) * CK_MAX_DIMS);
+    if (weighted && m->ndim > 1) {
+        int64_t bytes = (int64_t)esz;
+        for (int d = 0; d < m->ndim; d++)
+            bytes *= m->chunks[d] < m->shape[d] ? m->chunks[d] : m->shape[d];
+        ck_auto_chunks(m->ndim, m->shape, esz,
+                       (size_t)(bytes > (1 << 20) ? bytes : 1 << 20), ch);
+    }
+}
+
 static ck_code run_bincount(xrun *r, int i, ck_err *err)
 {
     const ck_node *nd = &r->p->node[i];
@@ -863,32 +1082,24 @@ static ck_code run_bincount(xrun *r, int i, ck_err *err)
     b->i = i;
     b->op = nd->arg[0];
     b->w = nd->weights;
-    /* Weighted sums are added in C order of the whole array: boxes that
-     * are C-contiguous runs (whole trailing axes), about a chunk each.
-     * Counts take any order: the operand's own chunks. */
-    memcpy(ch, m->chunks, sizeof ch);
-    if (b->w >= 0 && m->ndim > 1) {
-        int64_t bytes = (int64_t)esz;
-        for (int d = 0; d < m->ndim; d++)
-            bytes *= m->chunks[d] < m->shape[d] ? m->chunks[d] : m->shape[d];
-        ck_auto_chunks(m->ndim, m->shape, esz,
-                       (size_t)(bytes > (1 << 20) ? bytes : 1 << 20), ch);
-    }
+    ck_count_boxes(m, b->w >= 0, ch);
     pthread_mutex_init(&b->mu, NULL);
     pthread_cond_init(&b->cv, NULL);
     rc = ck_grid_init(&b->g, m->ndim, m->shape, ch, esz, err);
-    b->end = b->g.total_chunks;
-    /* counts: each rank its own range of boxes; weighted: whole */
-    if (rc == CK_OK && b->w < 0)
-        ck_comm_split(b->g.total_chunks, ck_comm_rank(), ck_comm_size(),
-                      &b->next, &b->end);
-    b->turn = b->next;
+    /* each rank its own range of boxes */
+    ck_comm_split(rc == CK_OK ? b->g.total_chunks : 0, ck_comm_rank(),
+                  ck_comm_size(), &b->first, &b->end);
+    b->next = b->turn = b->first;
     if (rc == CK_OK)
         rc = reserve_workers(r, b->end - b->next,
                              bincount_bytes(b, (size_t)b->g.chunk_nelem),
                              nd->name, b->arena, &b->nt, err);
-    if (rc == CK_OK)
+    if (b->w >= 0 && ck_comm_size() > 1) {
+        if ((rc = ck_comm_agree(rc, err)) == CK_OK)
+            rc = bincount_in_turn(b, err);
+    } else if (rc == CK_OK) {
         rc = ck_par_run(b->nt, bincount_worker, b, err);
+    }
     for (int w = 0; w < b->nt; w++)
         ck_arena_release(&b->arena[w]);
     if (b->w < 0 && ck_comm_size() > 1)

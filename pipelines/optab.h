@@ -125,6 +125,11 @@ enum { CK_SCAN_CUMSUM, CK_SCAN_CUMPROD };
 /* quantile's unit, and NaN ignored (the nan* forms) */
 enum { CK_Q_QUANTILE = 0, CK_Q_PERCENTILE = 1, CK_Q_MEDIAN = 2, CK_Q_NAN = 4 };
 enum { CK_COUNT_UNIQUE, CK_COUNT_BINCOUNT };
+/* The boxes bincount reads operand m in (chunk shape into ch[CK_MAX_DIMS]):
+ * m's chunks, or, weighted, runs in C order of the whole array (whole
+ * trailing axes) of about a chunk, at least 1 MiB, since weighted sums are
+ * added in that order. */
+void ck_count_boxes(const ck_node *m, int weighted, int64_t *ch);
 
 /* The row that defines node kind k (every kind has one). */
 const ck_op_def *ck_optab_kind(ck_node_kind k);

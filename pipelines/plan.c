@@ -2501,8 +2501,8 @@ void ck_plan_print_ranks(const ck_plan *p, int nranks, FILE *f)
             "masks fold, the row tasks of svd and glm_fit, the chunks "
             "unique and bincount count, a quantile's passes (or its blocks "
             "of output elements) and the chains of a scan's carries (by "
-            "blocks across its axis); weighted bincounts run whole on every "
-            "rank\n",
+            "blocks across its axis); a weighted bincount's ranks read their "
+            "boxes side by side and add them in turn\n",
             nranks);
     for (int j = 0; j < p->n; j++) {
         const ck_node *n = &p->node[p->order[j]];
@@ -2566,6 +2566,7 @@ void ck_plan_print_ranks(const ck_plan *p, int nranks, FILE *f)
         const ck_node *n = &p->node[p->order[j]];
         const ck_node *m = n->nargs > 0 ? &p->node[n->arg[0]] : NULL;
         int64_t items = 1, along = 1;
+        int weighted = 0;
         ck_grid g;
         if (!m || (n->kind != CK_NODE_QUANTILE && n->kind != CK_NODE_SCAN &&
                    n->kind != CK_NODE_COUNT))
@@ -2588,19 +2589,27 @@ void ck_plan_print_ranks(const ck_plan *p, int nranks, FILE *f)
                              ck_dtype_size(m->dtype), NULL) != CK_OK)
                 continue;
             items = g.total_chunks;
-            if (n->kind == CK_NODE_COUNT && n->sub != CK_COUNT_UNIQUE &&
-                n->weights >= 0) {
-                fprintf(f,
-                        "bincount %s (weighted): whole on every rank (NumPy's "
-                        "sums, added in order by one process)\n",
-                        n->name);
-                continue;
+            weighted = n->kind == CK_NODE_COUNT && n->sub != CK_COUNT_UNIQUE &&
+                       n->weights >= 0;
+            if (weighted) {
+                int64_t ch[CK_MAX_DIMS];
+                ck_count_boxes(m, 1, ch);
+                if (ck_grid_init(&g, m->ndim, m->shape, ch,
+                                 ck_dtype_size(m->dtype), NULL) != CK_OK)
+                    continue;
+                items = g.total_chunks;
             }
-            fprintf(f, "%s %s: %lld chunks read, per rank",
+            fprintf(f,
+                    weighted ? "%s %s: %lld box%s read (runs in C order "
+                               "of about a chunk), per rank"
+                             : "%s %s: %lld chunk%s read, per rank",
                     n->kind == CK_NODE_QUANTILE ? "quantile"
                     : n->sub == CK_COUNT_UNIQUE ? "unique"
                                                 : "bincount",
-                    n->name, (long long)items);
+                    n->name, (long long)items,
+                    items == 1 ? ""
+                    : weighted ? "es"
+                               : "s");
         }
         for (int r = 0; r < nranks && r < 16; r++) {
             int64_t lo, hi;
@@ -2621,6 +2630,11 @@ void ck_plan_print_ranks(const ck_plan *p, int nranks, FILE *f)
                 : n->sub == CK_COUNT_UNIQUE
                     ? "sorted values (16 B each, with counts) merge up a "
                       "binary tree of ranks; rank 0 broadcasts the set"
+                : weighted
+                    ? "ranks read their boxes side by side (holding up to "
+                      "half of --memory until their turn) and add them in "
+                      "turn, NumPy's order: the bins (8 B each) go rank to "
+                      "rank, then from the last to all"
                     : "counts (8 B per bin) are summed up the tree and "
                       "broadcast");
     }
@@ -2690,6 +2704,9 @@ void ck_plan_print_ranks(const ck_plan *p, int nranks, FILE *f)
                 "per output box (a box: the elements the same chunks fold "
                 "into), and every rank receives the result\n",
                 steps);
+    fprintf(f, "memory per rank: the estimate above, and what MPI itself "
+               "takes at the start (measured then, and charged to --memory "
+               "with chunkctl's own)\n");
 }
 
 void ck_plan_dot(const ck_plan *p, FILE *f)

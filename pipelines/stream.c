@@ -303,3 +303,10 @@ void ck_stream_abandon(void)
 {
     ck_store_abandon_all();
 }
+
+int64_t ck_base_overhead(void)
+{
+    int64_t mib = (int64_t)1 << 20, mpi = ck_comm_start_bytes();
+
+    return CK_BASE_OVERHEAD + (mpi + mib - 1) / mib * mib;
+}

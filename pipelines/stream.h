@@ -63,7 +63,10 @@ void ck_stream_abandon(void);
 
 /* Bytes charged up front for the process itself (code, libraries, HDF5's
  * metadata caches, stacks): --memory bounds the whole process, not only
- * chunk buffers. */
+ * chunk buffers.  ck_base_overhead() is what every command charges: this,
+ * and under MPI what MPI took when the run started (ck_comm_start_bytes),
+ * rounded up to whole MiB. */
 #define CK_BASE_OVERHEAD ((int64_t)24 << 20)
+int64_t ck_base_overhead(void);
 
 #endif

@@ -148,7 +148,8 @@ ck_code ck_verify(const ck_verify_opts *o, ck_verify_report *rep, ck_err *err)
 
     memset(rep, 0, sizeof *rep);
     CK_TRY(ck_target_split(o->target, path, name, sizeof path, err));
-    CK_TRY(ck_budget_charge(&budget, CK_BASE_OVERHEAD, "chunkctl itself", err));
+    CK_TRY(
+        ck_budget_charge(&budget, ck_base_overhead(), "chunkctl itself", err));
     CK_TRY(ck_store_open(path, &s, err));
     rc = name[0] ? ck_names_push(&names, name, err)
                  : ck_store_list(s, &names, err);
