@@ -12,7 +12,9 @@
  * then takes the other ranks' units into its output by their journals,
  * as a resumed run takes a killed one's, and only rank 0 commits.  The
  * bytes of every unit are those one process writes.  A job with no output
- * (verify) runs whole on every rank.
+ * divides its chunks the same way when it asks to (ck_stream_job.divide:
+ * verify, whose ranks' findings are combined after), else runs whole on
+ * every rank.
  */
 #include "pipelines/stream.h"
 
