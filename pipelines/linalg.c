@@ -49,6 +49,9 @@ enum { GLM_SAMPLE = 50000 };
  * that every worker can write one, and to no more than U_MAX_BYTES. */
 enum { U_MIN_ROWS = 4096, U_MAX_BYTES = 16 << 20 };
 
+/* A pass's row blocks (rows_init): about this many bytes each. */
+#define BLOCK_BYTES ((int64_t)64 << 20)
+
 #define GLM_SLICE CK_GLM_SLICE
 #define RS_PANEL CK_RS_PANEL
 
@@ -314,7 +317,7 @@ static ck_code rows_init(rows *w, xrun *r, int a, int transpose, int y,
     const ck_node *an = &r->p->node[a];
     int64_t left = r->budget.limit - r->budget.used - fixed;
     int tmax = r->o->threads > 0 ? r->o->threads : ck_ncpus();
-    int64_t minrows, maxrows, span;
+    int64_t minrows, maxrows, span, cap;
     ck_code rc = CK_OK;
 
     memset(w, 0, sizeof *w);
@@ -340,11 +343,25 @@ static ck_code rows_init(rows *w, xrun *r, int a, int transpose, int y,
     minrows = w->tk.sub < maxrows ? w->tk.sub : maxrows;
     if (tmax > 64)
         tmax = 64;
-    /* whole-chunk blocks, largest first */
-    for (int nbuf = 2; nbuf >= 1 && !w->nr; nbuf--)
+    /* Blocks of about BLOCK_BYTES, in whole chunks (at least one), with
+     * four tasks for each thread at least: larger ones only cost memory
+     * and page faults on first touch (a block of all of a rank's rows made
+     * a compressed 1.6 GB input's SVD hold 1.6 GB, a third of its time in
+     * the kernel), and leave no next block to read meanwhile. */
+    cap = BLOCK_BYTES / (w->n * 8 + (w->y >= 0 ? 8 : 0));
+    if (cap < 4 * tmax * w->tk.sub)
+        cap = 4 * tmax * w->tk.sub;
+    cap = (cap + w->unit - 1) / w->unit * w->unit;
+    if (maxrows > cap)
+        maxrows = cap;
+    /* whole-chunk blocks, largest first; the next block read meanwhile
+     * (by a thread of its own) only when --threads allows more than one */
+    for (int nbuf = tmax > 1 ? 2 : 1; nbuf >= 1 && !w->nr; nbuf--)
         for (int t = tmax; t >= 1 && !w->nr; t--)
             for (int64_t k = maxrows / w->unit; k >= 1 && !w->nr; k--) {
-                int64_t nr = k == maxrows / w->unit ? span : k * w->unit;
+                int64_t nr = k == maxrows / w->unit && maxrows == span
+                                 ? span
+                                 : k * w->unit;
                 if (nr >= minrows &&
                     rows_need(w, nbuf, t, nr, per_row) <= left) {
                     w->nr = nr;
