@@ -123,6 +123,25 @@ static int64_t resident(void)
     return (int64_t)pages * sysconf(_SC_PAGESIZE);
 }
 
+/* start_bytes: the most any rank grew by, so that every rank charges the
+ * same and budget-driven choices (worker counts, a quantile's way) come
+ * out alike on all of them.  Not counted in the statistics. */
+static ck_code agree_start_bytes(int64_t mine, ck_err *err)
+{
+    int n = mpi->size();
+    int64_t *all = malloc(sizeof *all * (size_t)n);
+
+    if (!all)
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    mine = mine > 0 ? mine : 0;
+    ck_code rc = n > 1 ? mpi->allgather(&mine, sizeof mine, all, err) : CK_OK;
+    start_bytes = mine;
+    for (int k = 0; rc == CK_OK && n > 1 && k < n; k++)
+        start_bytes = all[k] > start_bytes ? all[k] : start_bytes;
+    free(all);
+    return rc;
+}
+
 ck_code ck_comm_init(int *argc, char ***argv, ck_err *err)
 {
     const ck_comm_ops *ops = NULL;
@@ -149,8 +168,7 @@ ck_code ck_comm_init(int *argc, char ***argv, ck_err *err)
     if (ops) {
         CK_TRY(ops->init(argc, argv, err));
         mpi = ops;
-        start_bytes = resident() - before;
-        start_bytes = start_bytes > 0 ? start_bytes : 0;
+        CK_TRY(agree_start_bytes(resident() - before, err));
     }
     main_thread = pthread_self();
     initialized = 1;

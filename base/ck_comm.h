@@ -49,9 +49,10 @@ int ck_comm_size(void);
  * including mpirun -n 1), 0 otherwise. */
 int ck_comm_active(void);
 
-/* The resident bytes this process grew by while it joined the run (the
- * MPI module and library, their transports' buffers and shared segments),
- * measured around ck_comm_init; 0 outside MPI.  --memory bounds the whole
+/* The resident bytes a process grew by while it joined the run (the MPI
+ * module and library, their transports' buffers and shared segments),
+ * measured around ck_comm_init, the most of any rank (so that all ranks
+ * charge the same); 0 outside MPI.  --memory bounds the whole
  * process, so this is charged beside chunkctl's own (pipelines/stream.h,
  * ck_base_overhead). */
 int64_t ck_comm_start_bytes(void);
