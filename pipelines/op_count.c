@@ -979,13 +979,14 @@ static ck_code bincount_in_turn(bctx *b, ck_err *err)
 {
     int me = ck_comm_rank(), size = ck_comm_size();
     int64_t own = b->end - b->first, ahead = 0;
+    int64_t list = own * (int64_t)sizeof *b->held;
     ck_code rc = CK_OK;
 
     if (own > 0 &&
-        (rc = ck_budget_charge(&b->r->budget, own * (int64_t)sizeof *b->held,
-                               b->r->p->node[b->i].name, err)) == CK_OK &&
+        (rc = ck_budget_charge(&b->r->budget, list, b->r->p->node[b->i].name,
+                               err)) == CK_OK &&
         !(b->held = calloc((size_t)own, sizeof *b->held))) {
-        ck_budget_release(&b->r->budget, own * (int64_t)sizeof *b->held);
+        ck_budget_release(&b->r->budget, list);
         rc = ck_err_set(err, CK_ENOMEM, "out of memory");
     }
     if (rc == CK_OK && me > 0 && own > 0) {
@@ -1024,7 +1025,7 @@ static ck_code bincount_in_turn(bctx *b, ck_err *err)
     for (int64_t k = 0; k < own && b->held; k++)
         hbox_free(b, b->held[k]); /* none left unless it failed */
     if (b->held)
-        ck_budget_release(&b->r->budget, own * (int64_t)sizeof *b->held);
+        ck_budget_release(&b->r->budget, list);
     free(b->held);
     b->held = NULL;
     if (rc == CK_OK && ck_log_get_level() >= CK_LOG_DEBUG)

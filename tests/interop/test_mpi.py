@@ -34,13 +34,13 @@ RANKS = (2, 3, 4)
 # case runs under one of its rank counts, taken in turn, so that the
 # suite still meets 2, 3 and 4.
 SANITIZED = bool(os.environ.get("CK_SANITIZE"))
-# What MPI takes at its start is charged to each rank's --memory
-# (ck_comm_start_bytes): 8-11 MiB here, 20-24 MiB under the sanitizers,
-# whose shadow memory grows with it.  Tests whose --memory is tight add
-# this, so that sanitized ranks have the room release ones have.
 
 
 def mem(mib):
+    """--memory of MIB MiB, 16 more under the sanitizers: what MPI takes at
+    its start is charged to each rank (ck_comm_start_bytes), 8-11 MiB here
+    and 20-24 MiB there, whose shadow memory grows with it; so tests whose
+    --memory is tight give sanitized ranks the room release ones have."""
     return "%dM" % (mib + (16 if SANITIZED else 0))
 
 # gzip:9 of random doubles on one thread per rank: a few seconds in all,
@@ -615,9 +615,9 @@ class Mpi(C.InteropCase):
         rss = [self.out("rss.%d" % r) for r in range(ranks)]
         wrap = ('exec /usr/bin/time -f %M -o "$0.$OMPI_COMM_WORLD_RANK" '
                 '"$@"')
-        argv = [MPIRUN, "-q", "--oversubscribe", "--allow-run-as-root",
-                "-n", str(ranks), "sh", "-c", wrap, self.out("rss"),
-                C.CHUNKCTL] + args[:1] + ["--verbose"] + args[1:]
+        argv = mpirun_argv(ranks, args[:1] + ["--verbose"] + args[1:])
+        at = argv.index(C.CHUNKCTL)
+        argv[at:at] = ["sh", "-c", wrap, self.out("rss")]
         p = subprocess.run(argv, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True,
                            timeout=C.TIMEOUT)
