@@ -8,11 +8,16 @@
 #include "base/ck_comm.h"
 #include "base/ck_thread.h"
 #include "cli/cli.h"
+#include "backends/backend.h"
+#include "base/ck_mem.h"
+#include "pipelines/devla.h"
 #include "pipelines/exec.h"
+#include "pipelines/fuse.h"
 #include "pipelines/plan.h"
 
 static const char help[] =
-    "usage: chunkctl plan [--dot] [--ranks N] PIPELINE.json\n\n"
+    "usage: chunkctl plan [--dot] [--gpu-memory SIZE] [--ranks N] "
+    "PIPELINE.json\n\n"
     "Validate a pipeline and show, without reading any data, each step's\n"
     "shape, dtype, chunks, chunk tasks, bytes read and written, and the\n"
     "estimated peak memory.\n\n"
@@ -22,13 +27,16 @@ static const char help[] =
     "  --threads N  workers to estimate memory for (default: all cores)\n"
     "  --memory SIZE  the budget: fewer workers when it holds fewer, as\n"
     "               chunkctl run does (default: a quarter of RAM)\n"
+    "  --gpu-memory SIZE  under --backend cuda: the device memory to plan\n"
+    "               for (default: 90% of the first device's free memory)\n"
     "  --ranks N    show how N MPI ranks would split the outputs' chunks\n"
     "               (under mpirun: the ranks it started)\n"
     "  --help       this text\n";
 
 typedef struct plan_args {
     int dot;
-    int ranks; /* --ranks, or the launcher's */
+    int ranks;          /* --ranks, or the launcher's */
+    int64_t gpu_memory; /* --gpu-memory; 0: the device's */
 } plan_args;
 
 static ck_code plan_opt(void *ctx, int opt, const char *arg, ck_err *err)
@@ -41,6 +49,14 @@ static ck_code plan_opt(void *ctx, int opt, const char *arg, ck_err *err)
         a->dot = 1;
         return CK_OK;
     }
+    if (opt == 'G') {
+        CK_TRY(ck_parse_size(arg, &a->gpu_memory, err));
+        if (a->gpu_memory < 1)
+            return ck_err_set(err, CK_EUSAGE,
+                              "--gpu-memory '%s': expected a size above 0",
+                              arg);
+        return CK_OK;
+    }
     v = strtol(arg, &end, 10);
     if (end == arg || *end || v < 1 || v > 1 << 20)
         return ck_err_set(err, CK_EUSAGE,
@@ -49,17 +65,68 @@ static ck_code plan_opt(void *ctx, int opt, const char *arg, ck_err *err)
     return CK_OK;
 }
 
+/* Under cuda: the device memory the steps would take (--gpu-memory, or
+ * most of what the first device has free), and how the fused elementwise
+ * chains and the linear algebra would use it; a step that cannot fit
+ * stops the plan as it would stop the run. */
+static ck_code print_device(const ck_plan *p, int64_t budget, ck_err *err)
+{
+    ck_fusion *fz;
+    char sz[32], pk[32];
+    int64_t ew;
+    ck_err e = {0};
+
+    if (!budget) {
+        ck_be_devices d;
+        if (ck_be_list_devices(&d, &e) != CK_OK) {
+            char *advice = strstr(e.msg, "; use --backend cpu");
+            if (advice)
+                *advice = '\0';
+            printf("device memory: unknown (%s); give --gpu-memory SIZE to "
+                   "plan for a device\n",
+                   e.msg);
+            return CK_OK;
+        }
+        budget = d.dev[0].free_memory > 0 ? d.dev[0].free_memory / 10 * 9
+                                          : d.dev[0].memory / 10 * 9;
+    }
+    printf("device memory: %s; the steps would use it as follows (the CUDA "
+           "backend runs them on the CPU until its device code is verified "
+           "on a GPU)\n",
+           ck_size_str((double)budget, sz, sizeof sz));
+    if (!(fz = malloc(sizeof *fz)))
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    ck_fuse_plan(p, fz);
+    ew = ck_fuse_device_bytes(p, fz);
+    if (fz->n > 0)
+        printf("device elementwise: %d fused program%s, device peak %s\n",
+               fz->n, fz->n == 1 ? "" : "s",
+               ck_size_str((double)ew, pk, sizeof pk));
+    free(fz);
+    ck_devla_print(p, budget, stdout);
+    if (ew > budget)
+        return ck_err_set(err, CK_ENOMEM,
+                          "the fused elementwise chains need %s of device "
+                          "memory for two chunks in flight, --gpu-memory "
+                          "gives %s (use smaller chunks)",
+                          ck_size_str((double)ew, pk, sizeof pk),
+                          ck_size_str((double)budget, sz, sizeof sz));
+    return ck_devla_check(p, budget, err);
+}
+
 ck_code cmd_plan(int argc, char **argv, cli_common *c, ck_err *err)
 {
-    static const struct option longs[] = {{"dot", no_argument, 0, 'D'},
-                                          {"ranks", required_argument, 0, 'R'},
-                                          {0, 0, 0, 0}};
+    static const struct option longs[] = {
+        {"dot", no_argument, 0, 'D'},
+        {"ranks", required_argument, 0, 'R'},
+        {"gpu-memory", required_argument, 0, 'G'},
+        {0, 0, 0, 0}};
     static const cli_cmd_opts opts = {"plan", help,     NULL,
                                       longs,  plan_opt, .computes = 1};
     ck_plan *p = NULL;
     ck_code rc;
     int first;
-    plan_args a = {0, ck_comm_size()};
+    plan_args a = {0, ck_comm_size(), 0};
 
     if ((rc = cli_getopt(&opts, &a, argc, argv, c, &first, err)) != CK_OK ||
         !first)
@@ -82,7 +149,9 @@ ck_code cmd_plan(int argc, char **argv, cli_common *c, ck_err *err)
             printf("\n");
             ck_plan_print(p, c->threads > 0 ? c->threads : ck_ncpus(),
                           c->memory, on, stdout);
-            if (a.ranks > 1)
+            if (strcmp(on, "cuda") == 0)
+                rc = print_device(p, a.gpu_memory, err);
+            if (rc == CK_OK && a.ranks > 1)
                 ck_plan_print_ranks(p, a.ranks, stdout);
         }
     }

@@ -120,6 +120,51 @@ class Backend(C.InteropCase):
         self.assertTrue(lines[3].endswith(" cpu (fallback)"), lines[3])
         self.assertTrue(lines[4].endswith(" cpu (fallback)"), lines[4])
 
+    def test_plan_under_cuda_sizes_the_device_linear_algebra(self):
+        """Issue 12's planning: with --gpu-memory, plan says how svd would
+        use the device (resident, or TSQR blocks of whole chunks) and stops
+        with the step's name when it cannot fit."""
+        if not os.path.exists(MODULE):
+            self.skipTest("SKIP: chunkctl was built without the CUDA module")
+        a = RNG.normal(size=(5000, 200))
+        with h5py.File(self.path("tall.h5"), "w") as f:
+            f.create_dataset("a", data=a, chunks=(500, 200))
+        doc = {"inputs": {"a": self.path("tall.h5") + ":/a"},
+               "steps": [{"name": "s", "op": "svd", "args": ["a"]}],
+               "outputs": {"s.U": self.fresh("u.h5") + ":/u"}}
+        path = self.fresh("svd.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        mib = a.nbytes / 2**20  # L, 7.6 MiB
+        p = C.run("plan", "--backend", "cuda", "--gpu-memory", "1G", path)
+        line = [r for r in p.stdout.splitlines() if r.startswith("device svd")]
+        self.assertIn("device memory: 1.0 GiB", p.stdout)
+        self.assertEqual(len(line), 1, p.stdout)
+        self.assertRegex(line[0], r"^device svd s: resident: ")
+        self.assertIn(f"{mib:.1f} MiB up", line[0])
+        # a budget below L: two passes (R, then U) of whole 500-row chunks
+        p = C.run("plan", "--backend", "cuda", "--gpu-memory", "6M", path)
+        line = [r for r in p.stdout.splitlines()
+                if r.startswith("device svd")][0]
+        m = re.search(r"(\d+) blocks of up to (\d+) rows, 2 in flight; "
+                      r"2 passes; device peak ([\d.]+) MiB", line)
+        self.assertIsNotNone(m, line)
+        blocks, rows, peak = int(m[1]), int(m[2]), float(m[3])
+        self.assertEqual(rows % 500, 0)
+        self.assertEqual(blocks, -(-5000 // rows))
+        self.assertLessEqual(peak, 6.0)
+        self.assertIn(f"{2 * mib:.1f} MiB up", line)
+        p = C.run("plan", "--backend", "cuda", "--gpu-memory", "256K", path,
+                  expect=1)
+        self.assertRegex(p.stderr.strip(),
+                         r"^chunkctl: svd s: needs [\d.]+ MiB of device "
+                         r"memory \(its smallest blocks\), --gpu-memory "
+                         r"gives 256\.0 KiB$")
+        if not self.gpu:
+            p = C.run("plan", "--backend", "cuda", path)
+            self.assertIn("device memory: unknown (no CUDA", p.stdout)
+            self.assertIn("give --gpu-memory SIZE", p.stdout)
+
     def test_bad_names_are_usage_errors(self):
         x = self.path("in.h5") + ":/x"
         p = C.run("reduce", "sum", x, "--backend", "gpu", expect=2)
