@@ -24,6 +24,22 @@
 ck_code ck_cuda_image(const char *src, int arch, const void **image,
                       size_t *len, ck_err *err);
 
+/* A user's CUDA kernel (the kernel op): source text src of file 'file'
+ * (its base name appears in messages), with header (the contract's text,
+ * sample-data/kernels/chunkctl_kernel.h) as "chunkctl_kernel.h", compiled
+ * for sm_arch with -std=c++17 -lineinfo and cached as above (the key adds
+ * the name, the header and the options); then checked for a kernel named
+ * kernel.  *compiled: 1 when NVRTC ran, 0 when a cache had it.  CK_EUSAGE,
+ * starting with what ("p.json: steps[2]"), for a compile error (its first
+ * error and the source line: "rowadd.cu(12): error: identifier \"q\" is
+ * undefined: z[i] = q;") or a missing entry ("rowadd.cu has no kernel
+ * 'foo' (an extern \"C\" __global__ function)"); CK_EDEVICE when NVRTC
+ * is missing. */
+ck_code ck_cuda_user_image(const char *what, const char *file, const char *src,
+                           const char *header, const char *kernel, int arch,
+                           const void **image, size_t *len, int *compiled,
+                           ck_err *err);
+
 /* Forgets this process's table (the disk cache stays): for tests. */
 void ck_cuda_image_forget(void);
 

@@ -1,10 +1,12 @@
 /*
- * chunkctl_kernel.h - the contract of chunkctl's "kernel" pipeline op for
- * C code (chunkctl-pipeline(5)).  chunkctl compiles a kernel's source with
- * this header on its include path; a prebuilt library includes it too.
+ * chunkctl_kernel.h - the contract of chunkctl's "kernel" pipeline op
+ * (chunkctl-pipeline(5)), for C code and for CUDA C.  chunkctl compiles a
+ * kernel's source with this header on its include path; a prebuilt
+ * library includes it too.
  *
- * The entry point is called once per chunk of the step's result, on
- * chunkctl's worker threads (several at once: keep no global state):
+ * C (any backend; "source": "k.c" or "library": "k.so"): the entry point
+ * is called once per chunk of the step's result, on chunkctl's worker
+ * threads (several at once: keep no global state):
  *
  *   int ENTRY(chunkctl_array *out, const chunkctl_array *args, int nargs,
  *             const double *params, int nparams);
@@ -13,11 +15,28 @@
  * aligned with it (as dask's map_blocks aligns them); params are the
  * step's numbers in args, in order.  Return 0, or anything else to stop
  * the run with that code in the message (no output is written).
+ *
+ * CUDA C (--backend cuda; "source": "k.cu", compiled with NVRTC for the
+ * device's architecture): a kernel launched once per chunk,
+ *
+ *   extern "C" __global__ void ENTRY(const chunkctl_array *out,
+ *                                    const chunkctl_array *args, int nargs,
+ *                                    const double *params, int nparams);
+ *
+ * with the same descriptions, in device memory, whose data pointers are
+ * device pointers.  chunkctl launches 1-D blocks of "block" threads
+ * (default 256) and enough of them for one thread per element of out, at
+ * most 65535 blocks: loop with a grid stride to cover larger chunks.
  */
 #ifndef CHUNKCTL_KERNEL_H
 #define CHUNKCTL_KERNEL_H
 
+#ifdef __CUDACC_RTC__
+/* NVRTC has no C library headers */
+typedef long long int64_t;
+#else
 #include <stdint.h>
+#endif
 
 /* dtype codes (chunkctl's own numbering) */
 enum {

@@ -2,7 +2,9 @@
  * tests/cuda/test_nvrtc.c - kernels compiled at run time and cached: the
  * generated source becomes a cubin (an ELF image) for the asked
  * architecture, a second call is answered from the process, a new process
- * from the disk cache, and a damaged cache file is replaced.  NVRTC needs
+ * from the disk cache, and a damaged cache file is replaced; users'
+ * kernels (the kernel op's CUDA C) compile against the contract header,
+ * are checked for their entry point, and fail in one line.  NVRTC needs
  * no GPU.
  */
 #include <criterion/criterion.h>
@@ -138,19 +140,13 @@ Test(nvrtc, an_unwritable_cache_is_skipped, .init = setup, .fini = teardown)
     free(src);
 }
 
-/* The sample custom kernel users start from (sample-data/kernels/
- * rowadd.cu, the seed's row add) compiles for the H100's and the A100's
- * architectures. */
-Test(nvrtc, the_sample_row_add_kernel_compiles, .init = setup, .fini = teardown)
+/* A file's text (freed by the caller). */
+static char *slurp(const char *path)
 {
-    char path[512], *src;
+    char *src;
     FILE *f;
     long n;
-    const void *image;
-    size_t len;
-    ck_err err = {0};
 
-    snprintf(path, sizeof path, "%s/rowadd.cu", CK_SAMPLE_KERNELS);
     cr_assert_not_null(f = fopen(path, "rb"), "%s", path);
     cr_assert_eq(fseek(f, 0, SEEK_END), 0);
     n = ftell(f);
@@ -158,11 +154,108 @@ Test(nvrtc, the_sample_row_add_kernel_compiles, .init = setup, .fini = teardown)
     cr_assert_not_null(src = calloc(1, (size_t)n + 1));
     cr_assert_eq(fread(src, 1, (size_t)n, f), (size_t)n);
     fclose(f);
+    return src;
+}
+
+static char *sample(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", CK_SAMPLE_KERNELS, name);
+    return slurp(path);
+}
+
+/* The sample custom kernel users start from (sample-data/kernels/
+ * rowadd.cu, the seed's row add, written to the contract in
+ * chunkctl_kernel.h) compiles for the H100's and the A100's
+ * architectures and defines its entry point; a new process finds it in
+ * the disk cache. */
+Test(nvrtc, the_sample_row_add_kernel_compiles, .init = setup, .fini = teardown)
+{
+    char *src = sample("rowadd.cu"), *hdr = sample("chunkctl_kernel.h");
+    const void *image;
+    size_t len;
+    int compiled = -1;
+    ck_err err = {0};
+
     for (int arch = 80; arch <= 90; arch += 10) {
-        cr_assert_eq(ck_cuda_image(src, arch, &image, &len, &err), CK_OK,
-                     "sm_%d: %s", arch, err.msg);
+        cr_assert_eq(ck_cuda_user_image("p.json: steps[0]", "k/rowadd.cu", src,
+                                        hdr, "rowadd", arch, &image, &len,
+                                        &compiled, &err),
+                     CK_OK, "sm_%d: %s", arch, err.msg);
+        cr_assert_eq(compiled, 1);
         cr_assert_gt(len, 4);
         cr_assert_eq(memcmp(image, "\177ELF", 4), 0);
     }
+    ck_cuda_image_forget(); /* as a new process */
+    cr_assert_eq(ck_cuda_user_image("p.json: steps[0]", "k/rowadd.cu", src, hdr,
+                                    "rowadd", 90, &image, &len, &compiled,
+                                    &err),
+                 CK_OK, "%s", err.msg);
+    cr_assert_eq(compiled, 0, "from the disk cache");
     free(src);
+    free(hdr);
+}
+
+/* The cache is keyed by the contract too: a changed header compiles
+ * again (a kernel built against an old layout is never reused). */
+Test(nvrtc, a_changed_contract_compiles_again, .init = setup, .fini = teardown)
+{
+    char *src = sample("rowadd.cu"), *hdr = sample("chunkctl_kernel.h");
+    size_t n = strlen(hdr);
+    char *hdr2 = malloc(n + 32);
+    const void *image;
+    size_t len;
+    int compiled = -1;
+    ck_err err = {0};
+
+    cr_assert_not_null(hdr2);
+    snprintf(hdr2, n + 32, "%s\n/* v2 */\n", hdr);
+    cr_assert_eq(ck_cuda_user_image("w", "rowadd.cu", src, hdr, "rowadd", 90,
+                                    &image, &len, &compiled, &err),
+                 CK_OK, "%s", err.msg);
+    cr_assert_eq(ck_cuda_user_image("w", "rowadd.cu", src, hdr2, "rowadd", 90,
+                                    &image, &len, &compiled, &err),
+                 CK_OK, "%s", err.msg);
+    cr_assert_eq(compiled, 1);
+    free(src);
+    free(hdr);
+    free(hdr2);
+}
+
+/* A kernel that does not compile is one line: the step, the file and
+ * line of the first error, NVRTC's words and the source line; a missing
+ * entry point is named.  Both are usage errors (exit 2). */
+Test(nvrtc, bad_user_kernels_are_one_line, .init = setup, .fini = teardown)
+{
+    static const char bad[] =
+        "#include \"chunkctl_kernel.h\"\n"
+        "extern \"C\" __global__ void k(const chunkctl_array *out,\n"
+        "    const chunkctl_array *args, int nargs, const double *params,\n"
+        "    int nparams)\n"
+        "{\n"
+        "    ((float *)out->data)[0] = q;\n"
+        "}\n";
+    char *src = sample("rowadd.cu"), *hdr = sample("chunkctl_kernel.h");
+    const void *image;
+    size_t len;
+    int compiled;
+    ck_err err = {0};
+
+    cr_assert_eq(ck_cuda_user_image("p.json: steps[1]", "dir/bad.cu", bad, hdr,
+                                    "k", 90, &image, &len, &compiled, &err),
+                 CK_EUSAGE);
+    cr_assert_str_eq(err.msg,
+                     "p.json: steps[1]: bad.cu(6): error: identifier \"q\" "
+                     "is undefined: ((float *)out->data)[0] = q;");
+    cr_assert_null(strchr(err.msg, '\n'));
+    err = (ck_err){0};
+    cr_assert_eq(ck_cuda_user_image("p.json: steps[1]", "rowadd.cu", src, hdr,
+                                    "row_add", 90, &image, &len, &compiled,
+                                    &err),
+                 CK_EUSAGE);
+    cr_assert_str_eq(err.msg, "p.json: steps[1]: rowadd.cu has no kernel "
+                              "'row_add' (an extern \"C\" __global__ "
+                              "function)");
+    free(src);
+    free(hdr);
 }
