@@ -2310,9 +2310,33 @@ ck_code ck_exec_backend(const ck_plan *p, const char *want, const char **on,
         *on = ck_backend_cpu.name;
         if (why && why_n)
             snprintf(why, why_n, "no step of this pipeline runs on a GPU");
-        return CK_OK;
+    } else {
+        CK_TRY(ck_be_resolve(want, on, why, why_n, err));
     }
-    return ck_be_resolve(want, on, why, why_n, err);
+    /* a kernel step given only in CUDA C: the CPU cannot run it, and
+     * this chunkctl cannot launch it on a device yet */
+    for (int i = 0; i < p->n; i++) {
+        const ck_node *nd = &p->node[i];
+        const char *f = strrchr(nd->source, '/');
+        if (nd->kind != CK_NODE_KERNEL || nd->kernel)
+            continue;
+        f = f ? f + 1 : nd->source;
+        int stem = (int)strlen(f) - 3; /* less ".cu" */
+        if (strcmp(*on, "cuda") != 0)
+            return ck_err_set(err, CK_EUSAGE,
+                              "kernel step '%s': %s is CUDA C, which runs "
+                              "under --backend cuda; give a C version beside "
+                              "it (\"source\": [\"%.*s.c\", \"%s\"]) to "
+                              "run it on the CPU",
+                              nd->name, f, stem, f, f);
+        return ck_err_set(err, CK_ENOTSUP,
+                          "kernel step '%s': this chunkctl cannot launch "
+                          "CUDA C kernels on a device yet; give a C version "
+                          "beside %s (\"source\": [\"%.*s.c\", \"%s\"]) "
+                          "to run the step on the CPU",
+                          nd->name, f, stem, f, f);
+    }
+    return CK_OK;
 }
 
 /* Opens the backend the run asked for and, with --verbose, says which

@@ -12,9 +12,11 @@
  * a kernel that does not compile stops the run before any data is read.
  */
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ops/kernel.h"
 #include "pipelines/exec_impl.h"
@@ -34,6 +36,56 @@ static void resolve(const char *path, const char *where, const char *f,
         snprintf(out, n, "%.*s/%s", (int)(slash - path), path, f);
 }
 
+/* Whether file f is CUDA C (by its name: .cu). */
+static int is_cuda(const char *f)
+{
+    size_t n = strlen(f);
+    return n > 3 && strcmp(f + n - 3, ".cu") == 0;
+}
+
+/* "source": a file or a list of them, at most one C (or "library") and
+ * one CUDA C (.cu); *c and *cu get theirs (NULL: none). */
+static ck_code sources(const char *path, const char *where, const cJSON *src,
+                       const cJSON *lib, const char **c, const char **cu,
+                       ck_err *err)
+{
+    const cJSON *one;
+
+    *c = cJSON_IsString(lib) ? lib->valuestring : NULL;
+    *cu = NULL;
+    if (lib && !cJSON_IsString(lib))
+        return ck_plan_bad(err, path, where,
+                           "library: expected a shared object's path");
+    if (src && !cJSON_IsString(src) && !cJSON_IsArray(src))
+        return ck_plan_bad(err, path, where,
+                           "source: expected a file or a list of files");
+    for (int k = 0;
+         src && k < (cJSON_IsArray(src) ? cJSON_GetArraySize(src) : 1); k++) {
+        one = cJSON_IsArray(src) ? cJSON_GetArrayItem(src, k) : src;
+        if (!cJSON_IsString(one) || !one->valuestring[0])
+            return ck_plan_bad(err, path, where,
+                               "source[%d]: expected a file's path", k);
+        const char **slot = is_cuda(one->valuestring) ? cu : c;
+        if (slot == c && *c && cJSON_IsString(lib))
+            return ck_plan_bad(err, path, where,
+                               "give a C \"source\" or a \"library\" (a "
+                               "shared object), one of them");
+        if (*slot)
+            return ck_plan_bad(
+                err, path, where,
+                "source: two %s versions (%s and %s); give one C (or "
+                "\"library\") and one CUDA C (.cu)",
+                slot == cu ? "CUDA C" : "C", *slot, one->valuestring);
+        *slot = one->valuestring;
+    }
+    if (!*c && !*cu)
+        return ck_plan_bad(err, path, where,
+                           "give \"source\" (C source, or CUDA C in a .cu "
+                           "file, or a list of both) or \"library\" (a "
+                           "shared object)");
+    return CK_OK;
+}
+
 CK_PLAN_PARSE_FN(kernel)
 {
     const cJSON *src = cJSON_GetObjectItem(step, "source");
@@ -42,7 +94,9 @@ CK_PLAN_PARSE_FN(kernel)
     const cJSON *dt = cJSON_GetObjectItem(step, "dtype");
     const cJSON *shape = cJSON_GetObjectItem(step, "shape");
     const cJSON *chunks = cJSON_GetObjectItem(step, "chunks");
+    const cJSON *block = cJSON_GetObjectItem(step, "block");
     const ck_node *first = NULL;
+    const char *c_file, *cu_file;
     char file[PATH_MAX], what[600], a[128], b[128];
     int nd;
 
@@ -54,10 +108,19 @@ CK_PLAN_PARSE_FN(kernel)
     if (!cJSON_IsString(entry) || !entry->valuestring[0])
         return ck_plan_bad(err, path, where,
                            "needs \"entry\", the kernel function's name");
-    if (!cJSON_IsString(src) == !cJSON_IsString(lib))
+    CK_TRY(sources(path, where, src, lib, &c_file, &cu_file, err));
+    if (strlen(entry->valuestring) >= sizeof n->entry)
+        return ck_plan_bad(err, path, where, "entry: a name that long");
+    snprintf(n->entry, sizeof n->entry, "%s", entry->valuestring);
+    n->block = 256;
+    if (block &&
+        (!cJSON_IsNumber(block) || block->valuedouble < 32 ||
+         block->valuedouble > 1024 || (int)block->valuedouble % 32 != 0))
         return ck_plan_bad(err, path, where,
-                           "give \"source\" (C source) or \"library\" (a "
-                           "shared object), one of them");
+                           "block: expected threads per block, a multiple "
+                           "of 32 from 32 to 1024");
+    if (block)
+        n->block = (int)block->valuedouble;
     /* the result: the first array's shape and chunks unless given */
     n->dtype = first->dtype;
     if (dt && (!cJSON_IsString(dt) ||
@@ -96,16 +159,24 @@ CK_PLAN_PARSE_FN(kernel)
                 k, ck_plan_shape_str(m->ndim, m->shape, a, sizeof a),
                 ck_plan_shape_str(n->ndim, n->shape, b, sizeof b));
     }
-    resolve(path, where,
-            cJSON_IsString(src) ? src->valuestring : lib->valuestring, file,
-            sizeof file);
     if (where[0])
         snprintf(what, sizeof what, "%s: %s", path, where);
     else
         snprintf(what, sizeof what, "%s", path);
-    return ck_kernel_open(what, cJSON_IsString(src) ? file : NULL,
-                          cJSON_IsString(lib) ? file : NULL, entry->valuestring,
-                          &n->kernel, err);
+    /* the CUDA C version is compiled when the device is known (its
+     * architecture), before any data is read; the C one now */
+    n->source[0] = '\0';
+    if (cu_file) {
+        resolve(path, where, cu_file, n->source, sizeof n->source);
+        if (access(n->source, R_OK) != 0)
+            return ck_plan_bad(err, path, where, "source %s: %s", n->source,
+                               strerror(errno));
+    }
+    if (!c_file)
+        return CK_OK;
+    resolve(path, where, c_file, file, sizeof file);
+    return ck_kernel_open(what, lib ? NULL : file, lib ? file : NULL,
+                          entry->valuestring, &n->kernel, err);
 }
 
 /* Argument m's block under the result's box: its axes of length 1 whole,

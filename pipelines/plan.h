@@ -141,8 +141,12 @@ typedef struct ck_node {
     /* einsum: batch axes, in both arrays and the result (bat_a[j] of the
      * first with bat_b[j] of the second) */
     int bat_a[CK_MAX_DIMS], bat_b[CK_MAX_DIMS], nbat;
-    struct ck_kernel *kernel; /* kernel: loaded user code (owned) */
-    char source[4096];        /* input: PATH[:DATASET] */
+    struct ck_kernel *kernel; /* kernel: loaded C code (owned), or NULL
+                                 when it has only a CUDA C version */
+    int block;                /* kernel: CUDA threads per block */
+    char entry[128];          /* kernel: the entry point's name */
+    char source[4096];        /* input: PATH[:DATASET]; kernel: its CUDA C
+                                 file, or "" */
     /* netCDF/CF (pipelines/cf.c).  Dimension names per axis ("" unnamed;
      * has_dims 0 when none is named).  coord_in[k]: 1 + the input whose
      * coordinate variable axis k follows (0: none), its axis there, and

@@ -171,6 +171,47 @@ class Kernel(C.InteropCase):
         with h5py.File(out, "r") as f:
             np.testing.assert_array_equal(f["z"][...], X + Y)
 
+    def test_c_and_cuda_versions_side_by_side(self):
+        """A step may give its kernel in C and in CUDA C ("source": [c,
+        cu]); the CPU runs the C one (the result is NumPy's x + y).  The
+        CUDA C one alone cannot run on the CPU, and this chunkctl does not
+        launch it on a device yet: both say so in one line and write
+        nothing."""
+        c, cu = (os.path.join(KERNELS, f) for f in ("rowadd.c", "rowadd.cu"))
+        out = self.fresh("both.h5")
+        self.run_pipeline([{"name": "z", "op": "kernel", "args": ["x", "y"],
+                            "source": [cu, c], "entry": "rowadd",
+                            "block": 128}], {"z": out + ":/z"})
+        with h5py.File(out, "r") as f:
+            np.testing.assert_array_equal(f["z"][...], X + Y)
+        step = {"name": "z", "op": "kernel", "args": ["x", "y"],
+                "source": cu, "entry": "rowadd"}
+        out = self.fresh("cu.h5")
+        doc = {"inputs": {"x": self.path("in.h5") + ":/x",
+                          "y": self.path("in.h5") + ":/y"},
+               "steps": [step], "outputs": {"z": out + ":/z"}}
+        path = self.fresh("cu.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        for backend, code, pattern in [
+                ("cpu", 2, r"^chunkctl: kernel step 'z': rowadd\.cu is CUDA "
+                 r"C, which runs under --backend cuda; give a C version "
+                 r"beside it \(\"source\": \[\"rowadd\.c\", "
+                 r"\"rowadd\.cu\"\]\) to run it on the CPU$"),
+                ("auto", 2, r"rowadd\.cu is CUDA C, which runs under "
+                 r"--backend cuda"),
+                ("cuda", None, r"^chunkctl: (kernel step 'z': this chunkctl "
+                 r"cannot launch CUDA C kernels on a device yet; give a C "
+                 r"version beside rowadd\.cu|no CUDA backend: .*)")]:
+            with self.subTest(backend=backend):
+                p = C.run("run", "--quiet", "--backend", backend, path,
+                          expect=code)
+                self.assertNotEqual(p.returncode, 0)
+                self.assertEqual(len(p.stderr.strip().splitlines()), 1,
+                                 p.stderr)
+                self.assertRegex(p.stderr.strip(), pattern)
+                self.assertFalse(os.path.exists(out))
+
     def test_bad_kernels_are_one_line_and_write_nothing(self):
         cases = [
             ({"source": "broken.c", "entry": "k", "args": ["x"]}, 2,
@@ -184,6 +225,14 @@ class Kernel(C.InteropCase):
             ({"source": "axpy.c", "entry": "fails", "args": ["d"]}, 1,
              r"the kernel returned 7 for the chunk at"),
             ({"entry": "k", "args": ["x"]}, 2, r"give \"source\""),
+            ({"source": ["axpy.c", "broken.c"], "entry": "axpy",
+              "args": ["x"]}, 2, r"source: two C versions"),
+            ({"source": "axpy.c", "library": "a.so", "entry": "axpy",
+              "args": ["x"]}, 2, r"give a C \"source\" or a \"library\""),
+            ({"source": ["axpy.c", "missing.cu"], "entry": "axpy",
+              "args": ["x"]}, 2, r"source .*missing\.cu: No such file"),
+            ({"source": "axpy.c", "entry": "axpy", "args": ["x"],
+              "block": 100}, 2, r"block: expected threads per block"),
         ]
         for step, code, pattern in cases:
             with self.subTest(step=step):
