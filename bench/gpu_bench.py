@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""bench/gpu_bench.py - issue 11's GPU benchmark, for the lent GPU machine.
+"""bench/gpu_bench.py - issues 11's and 12's GPU benchmark, for the lent GPU
+machine.
 
 Side by side in one run, each row from files on disk with the page cache
 warm: chunkctl --backend cuda, chunkctl --backend cpu and CuPy (an h5py
@@ -13,9 +14,14 @@ bench/RESULTS-gpu.md.
 Run by tests/gpu/device-run.sh (which sets up the bundle) or directly:
     python3 bench/gpu_bench.py CHUNKCTL [WORKDIR]
 Knobs (environment): SCALE=1 (sizes divided by SCALE: 16 makes a quick
-check), REPS=5, ROWS=hist,hist16,reduce,chain (which rows), BACKENDS=cuda,cpu
-(chunkctl's columns).  Needs numpy
-and h5py; CuPy for its column and the floors (rows still run without it).
+check), REPS=5, ROWS=hist,hist16,reduce,chain,svd10k,svd2m,rsvd,dot,glm,rowadd
+(which rows; the last six are issue 12's: SVD 10000x1000 with U S Vt
+written, SVD 2,000,000x100 with U written, randomized SVD k=10 of
+20000x5000, dot(A, A + A.T) of 20000x20000, logistic regression
+1,000,000x100 with newton and lbfgs, the sample row-add kernel over 4 GB
+of float32 beside the built-in add), BACKENDS=cuda,cpu (chunkctl's
+columns).  Needs numpy and h5py; CuPy for its column and the floors (rows
+still run without it).
 """
 import json
 import os
@@ -28,7 +34,9 @@ CK = os.path.abspath(sys.argv[1])
 WORK = os.path.abspath(sys.argv[2] if len(sys.argv) > 2 else "/tmp/ck-gpu-bench")
 SCALE = int(os.environ.get("SCALE", "1"))
 REPS = int(os.environ.get("REPS", "5"))
-ROWS = os.environ.get("ROWS", "hist,hist16,reduce,chain").split(",")
+ROWS = os.environ.get(
+    "ROWS", "hist,hist16,reduce,chain,svd10k,svd2m,rsvd,dot,glm,rowadd"
+).split(",")
 BACKENDS = os.environ.get("BACKENDS", "cuda,cpu").split(",")
 os.makedirs(WORK, exist_ok=True)
 
@@ -159,19 +167,208 @@ def cupy_src(cmd, src):
 ROWS_OUT = []
 
 
-def row(label, src, ck_args, cupy_body, moved):
-    """moved: bytes that must cross PCIe (input up, results down)."""
+def row(label, src, ck_args, cupy_body, moved, extra_floor=0.0, more=None):
+    """moved: bytes that must cross PCIe (input up, results down);
+    extra_floor: seconds beside the larger floor (a device's DGEMM time,
+    a write of the results); more: other whole-process columns."""
     floors = [os.path.getsize(src) / read_rate(src)]
     h2d = h2d_rate()
     if h2d:
         floors.append(moved / h2d)
+    floor = max(floors) + extra_floor
     res = {}
     for be in BACKENDS:
         res[be] = median_of([CK] + ck_args + ["--backend", be])
-    if cupy is not None:
+    if cupy is not None and cupy_body is not None:
         res["cupy"] = median_of(cupy_src(cupy_cmd(cupy_body), src))
-    ROWS_OUT.append((label, res, max(floors)))
-    print("#", label, res, "floor %.3f s" % max(floors), flush=True)
+    for name, cmd in (more or {}).items():
+        res[name] = median_of(cmd)
+    ROWS_OUT.append((label, res, floor))
+    print("#", label, res, "floor %.3f s" % floor, flush=True)
+
+
+def write_rate(nbytes):
+    """Bytes per second writing nbytes to a new file in WORK (fsync'd)."""
+    path = os.path.join(WORK, "write-rate.tmp")
+    n = min(nbytes, 1 << 30)
+    t0 = time.perf_counter()
+    with open(path, "wb", buffering=0) as f:
+        for _ in range(0, n, len(BUF)):
+            f.write(BUF)
+    t = time.perf_counter() - t0
+    os.unlink(path)
+    return n / t
+
+
+def dgemm_seconds(n):
+    """The device's own time for an n x n float64 gemm (CuPy, cuBLAS)."""
+    if cupy is None:
+        return 0.0
+    a = cupy.random.random((n, n))
+    a @ a
+    cupy.cuda.Device().synchronize()
+    t0 = time.perf_counter()
+    a @ a
+    cupy.cuda.Device().synchronize()
+    return time.perf_counter() - t0
+
+
+def torch_cmd(src, body):
+    """A python process: h5py load of X and y, then body with PyTorch on the
+    GPU, synced; or None without PyTorch."""
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return None
+    code = ("import h5py, torch\nf = h5py.File(%r, 'r')\n"
+            "X = torch.from_numpy(f['x'][...]).cuda()\n"
+            "y = torch.from_numpy(f['y'][...]).cuda()\n%s\n"
+            "torch.cuda.synchronize()\n" % (src, body))
+    return [sys.executable, "-c", code]
+
+
+LOGISTIC_NEWTON = """
+n, p = x.shape
+X1 = cp.concatenate([x, cp.ones((n, 1))], axis=1)
+w = cp.zeros(p + 1)
+for it in range(50):
+    mu = 1 / (1 + cp.exp(-(X1 @ w)))
+    g = X1.T @ (mu - y) / n
+    H = (X1 * (mu * (1 - mu))[:, None]).T @ X1 / n
+    step = cp.linalg.solve(H, g)
+    w -= step
+    if float(cp.abs(g).max()) < 1e-8:
+        break
+"""
+
+TORCH_LBFGS = """
+n, p = X.shape
+X1 = torch.cat([X, torch.ones(n, 1, device=X.device, dtype=X.dtype)], 1)
+w = torch.zeros(p + 1, device=X.device, dtype=X.dtype, requires_grad=True)
+opt = torch.optim.LBFGS([w], max_iter=500, tolerance_grad=1e-8,
+                        line_search_fn='strong_wolfe')
+def closure():
+    opt.zero_grad()
+    loss = torch.nn.functional.binary_cross_entropy_with_logits(X1 @ w, y)
+    loss.backward()
+    return loss
+opt.step(closure)
+"""
+
+
+def linalg_rows(s):
+    """Issue 12's rows."""
+    import numpy as np
+
+    if "svd10k" in ROWS:
+        m = 10000 // s
+        src = os.path.join(WORK, "svd10k-s%d.h5" % s)
+        make(src, (m, 1000), "f8", normal(0, 1, "f8"), (m, 1000))
+        out = os.path.join(WORK, "svd10k-out.h5")
+        row("svd %dx1000 f64, U S Vt written" % m, src,
+            ["svd", src + ":/x", "-o", out, "--force", "--quiet"],
+            "u, sv, vt = cp.linalg.svd(x, full_matrices=False)\n"
+            "with h5py.File(%r, 'w') as f:\n"
+            "    f['U'] = cp.asnumpy(u); f['S'] = cp.asnumpy(sv); "
+            "f['Vt'] = cp.asnumpy(vt)" % (out + ".cupy"),
+            2 * os.path.getsize(src))
+    if "svd2m" in ROWS:
+        m = 2000000 // s
+        src = os.path.join(WORK, "svd2m-s%d.h5" % s)
+        make(src, (m, 100), "f8", normal(0, 1, "f8"), (100000 // s, 100))
+        out = os.path.join(WORK, "svd2m-out.h5")
+        size = os.path.getsize(src)
+        # the issue's floor: the input read twice plus U written
+        row("svd %dx100 f64, U written" % m, src,
+            ["svd", src + ":/x", "-o", out, "--force", "--quiet"],
+            "q, r = cp.linalg.qr(x)\nur, sv, vt = cp.linalg.svd(r)\n"
+            "h5py.File(%r, 'w')['U'] = cp.asnumpy(q @ ur)" % (out + ".cupy"),
+            2 * size, size / read_rate(src) + size / write_rate(size))
+    if "rsvd" in ROWS:
+        m = 20000 // s
+        src = os.path.join(WORK, "rsvd-s%d.h5" % s)
+        make(src, (m, 5000), "f8", normal(0, 1, "f8"), (1000, 5000))
+        out = os.path.join(WORK, "rsvd-out.h5")
+        row("randomized svd k=10 of %dx5000 f64" % m, src,
+            ["svd", src + ":/x", "--randomized", "--k", "10", "-o", out,
+             "--force", "--quiet"],
+            "om = cp.random.standard_normal((x.shape[1], 20))\n"
+            "y = x @ om\nfor i in range(2):\n"
+            "    y, _ = cp.linalg.qr(x @ (x.T @ y))\n"
+            "q, _ = cp.linalg.qr(y)\nub, sv, vt = cp.linalg.svd(q.T @ x, "
+            "full_matrices=False)\nu = q @ ub[:, :10]\n"
+            "with h5py.File(%r, 'w') as f:\n"
+            "    f['U'] = cp.asnumpy(u); f['S'] = cp.asnumpy(sv[:10])"
+            % (out + ".cupy"), os.path.getsize(src))
+    if "dot" in ROWS:
+        n = 20000 // s
+        src = os.path.join(WORK, "dot-s%d.h5" % s)
+        make(src, (n, n), "f8", normal(0, 1, "f8"), (2500 // s, 2500 // s))
+        out = os.path.join(WORK, "dot-out.h5")
+        p = pipeline("dot", {
+            "inputs": {"a": src + ":/x"},
+            "steps": [{"name": "t", "op": "transpose", "args": ["a"]},
+                      {"name": "b", "op": "add", "args": ["a", "t"]},
+                      {"name": "c", "op": "matmul", "args": ["a", "b"]}],
+            "outputs": {"c": out + ":/c"}})
+        size = os.path.getsize(src)
+        row("dot(A, A + A.T), %dx%d f64" % (n, n), src,
+            ["run", p, "--force", "--quiet"],
+            "c = x @ (x + x.T)\nh5py.File(%r, 'w')['c'] = cp.asnumpy(c)"
+            % (out + ".cupy"), 2 * size,
+            dgemm_seconds(n) + size / write_rate(size))
+    if "glm" in ROWS:
+        m = 1000000 // s
+        src = os.path.join(WORK, "glm-s%d.h5" % s)
+        if not os.path.exists(src):
+            rng = np.random.default_rng(5)
+            X = rng.normal(size=(m, 100))
+            w = rng.normal(size=100) / 10
+            y = (rng.random(m) < 1 / (1 + np.exp(-(X @ w)))).astype("f8")
+            import h5py
+            with h5py.File(src + ".tmp", "w") as f:
+                f.create_dataset("x", data=X, chunks=(100000 // s, 100))
+                f.create_dataset("y", data=y, chunks=(100000 // s,))
+            os.replace(src + ".tmp", src)
+        for solver in ("newton", "lbfgs"):
+            more = {}
+            t = torch_cmd(src, TORCH_LBFGS) if solver == "lbfgs" else None
+            if t:
+                more["torch"] = t
+            row("logistic %s, %dx100 f64" % (solver, m), src,
+                ["glm-fit", src + ":/x", src + ":/y", "--family", "logistic",
+                 "--solver", solver, "--quiet"],
+                ("y = cp.asarray(h5py.File(SRC, 'r')['y'][...])\n" +
+                 LOGISTIC_NEWTON) if solver == "newton" else None,
+                os.path.getsize(src), more=more)
+    if "rowadd" in ROWS:
+        rows = (4 << 30) // 4 // 10000 // s
+        src = os.path.join(WORK, "rowadd-s%d.h5" % s)
+        make(src, (rows, 10000), "f4", normal(0, 1, "f4"), (100, 10000))
+        import h5py
+        with h5py.File(src, "a") as f:
+            if "y" not in f:
+                f["y"] = np.arange(10000, dtype="f4")
+        kern = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                            "..", "sample-data", "kernels")
+        out = os.path.join(WORK, "rowadd-out.h5")
+        inputs = {"x": src + ":/x", "y": src + ":/y"}
+        k = pipeline("rowadd", {
+            "inputs": inputs,
+            "steps": [{"name": "z", "op": "kernel", "args": ["x", "y"],
+                       "source": [os.path.join(kern, "rowadd.c"),
+                                  os.path.join(kern, "rowadd.cu")],
+                       "entry": "rowadd"}],
+            "outputs": {"z": out + ":/z"}})
+        a = pipeline("add", {
+            "inputs": inputs,
+            "steps": [{"name": "z", "op": "add", "args": ["x", "y"]}],
+            "outputs": {"z": out + ":/z"}})
+        more = {"add %s" % be: [CK, "run", a, "--force", "--quiet",
+                                "--backend", be] for be in BACKENDS}
+        row("row-add kernel, %.2f GB f32 (columns 'add': the built-in op)"
+            % (rows * 4e4 / 1e9), src, ["run", k, "--force", "--quiet"],
+            None, 2 * os.path.getsize(src), more=more)
 
 
 def main():
@@ -229,13 +426,16 @@ def main():
             "r = cp.sqrt(cp.abs(cp.sin(x) * 3 + x / 2))\n"
             "h5py.File(%r, 'w').create_dataset('r', data=cp.asnumpy(r))"
             % (out + ".cupy"), 2 * os.path.getsize(src))
+    linalg_rows(s)
     print()
-    cols = [b for b in BACKENDS] + (["cupy"] if cupy is not None else [])
+    cols = []
+    for _, res, _ in ROWS_OUT:
+        cols += [c for c in res if c not in cols]
     print("| row | floor s | " + " | ".join("%s s (RSS MiB)" % c for c in cols)
           + " | cuda / floor |")
     print("|---|---|" + "---|" * len(cols) + "---|")
     for label, res, floor in ROWS_OUT:
-        cells = ["%.3f (%.0f)" % res[c] for c in cols]
+        cells = ["%.3f (%.0f)" % res[c] if c in res else "-" for c in cols]
         ratio = "%.2f" % (res["cuda"][0] / floor) if "cuda" in res else "-"
         print("| %s | %.3f | %s | %s |" % (label, floor, " | ".join(cells),
                                            ratio))

@@ -5,9 +5,10 @@
 # benchmark (bench/gpu_bench.py, its table for bench/RESULTS-gpu.md) with
 # the bundle's chunkctl.  From the checkout's root on the device:
 #     sh tests/gpu/device-run.sh
-# SCALE=4 (the default here) divides the benchmark's sizes by 4 so that the
-# whole run fits one device call; SCALE=1 REPS=5 gives the issue's rows
-# (BENCH=0 skips the benchmark).
+# SCALE=4 and REPS=3 (the defaults here) divide the benchmark's sizes by 4
+# and take medians of 3 so that the whole run fits one device call;
+# SCALE=1 REPS=5 gives the issues' rows (BENCH=0 skips the benchmark,
+# ROWS=... picks rows: see bench/gpu_bench.py).
 set -eu
 cd "$(dirname "$0")/../.."
 dest=${TMPDIR:-/tmp}/chunkctl-device
@@ -26,6 +27,6 @@ echo "== gpu suite"
 sh tests/gpu/run.sh "$dest/bin/chunkctl"
 if [ "${BENCH:-1}" != 0 ]; then
     echo "== gpu benchmark (SCALE=${SCALE:=4})"
-    SCALE=$SCALE python3 bench/gpu_bench.py "$dest/bin/chunkctl" \
+    SCALE=$SCALE REPS=${REPS:-3} python3 bench/gpu_bench.py "$dest/bin/chunkctl" \
         "${TMPDIR:-/tmp}/chunkctl-bench"
 fi
