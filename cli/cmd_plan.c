@@ -1,15 +1,16 @@
 /*
- * cli/cmd_plan.c - chunkctl plan PIPELINE.json [--dot] [--ranks N]
+ * cli/cmd_plan.c - chunkctl plan PIPELINE.json [--dot] [--gpu-memory SIZE]
+ * [--ranks N]
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/backend.h"
 #include "base/ck_comm.h"
+#include "base/ck_mem.h"
 #include "base/ck_thread.h"
 #include "cli/cli.h"
-#include "backends/backend.h"
-#include "base/ck_mem.h"
 #include "pipelines/devla.h"
 #include "pipelines/exec.h"
 #include "pipelines/fuse.h"

@@ -93,7 +93,7 @@ static void svd_exact(const ck_plan *p, int i, int64_t m, int64_t n,
      * the rows' factor (U = Q U_R) on their way down */
     res = l + svd_r(n) + qr_work(n);
     if (rows_pass) {
-        int64_t ub = whole((64 << 20) / (n * 8), unit, m);
+        int64_t ub = whole((64 << 20) / (n > 0 ? n * 8 : 8), unit, m);
         res += 2 * (ub > 0 ? ub : (m < unit ? m : unit)) * n * 8;
     }
     /* TSQR: two blocks in flight and the stacked R pair on pass 1; two
