@@ -15,7 +15,7 @@
 #include "base/ck_err.h"
 #include "base/ck_grid.h"
 
-#define CK_BACKEND_ABI 6 /* bump when a slot is added */
+#define CK_BACKEND_ABI 7 /* bump when a slot is added */
 
 typedef struct ck_be_ctx ck_be_ctx;
 
@@ -211,6 +211,47 @@ typedef struct ck_posv_args {
     int not_pd;
 } ck_posv_args;
 
+/* ---- users' kernels on a device (the kernel op's CUDA C) ---- */
+
+/* A block as the kernel contract describes it
+ * (sample-data/kernels/chunkctl_kernel.h, whose chunkctl_array has this
+ * layout): its data (C order), dtype (ck_dtype's numbering), ndim, shape,
+ * strides in elements, origin in the whole array and the whole array's
+ * shape.  ops/kernel.h's ck_kernel_array is this type. */
+typedef struct ck_be_array {
+    void *data;
+    int dtype;
+    int ndim;
+    int64_t shape[CK_MAX_DIMS], strides[CK_MAX_DIMS], origin[CK_MAX_DIMS],
+        full_shape[CK_MAX_DIMS];
+} ck_be_array;
+
+typedef struct ck_be_kernel ck_be_kernel;
+
+/* A kernel to load: CUDA C source text src of file 'file', the contract
+ * header's text (included as "chunkctl_kernel.h") and the entry point's
+ * name; 'what' starts messages ("p.json: steps[2]"). */
+typedef struct ck_kernel_src {
+    const char *what, *file, *src, *header, *entry;
+} ck_kernel_src;
+
+enum { CK_BE_KERNEL_MAX_ARGS = 16 }; /* a kernel's array arguments */
+
+/* One launch over a chunk: out and args in host memory (the backend moves
+ * their data and descriptions to the device and out's data back), params
+ * the step's numbers, block threads per block; 'step' and 'at' (the
+ * chunk's coordinates) name a failure. */
+typedef struct ck_kernel_run_args {
+    ck_be_kernel *k;
+    ck_be_array *out;
+    const ck_be_array *args;
+    int nargs;
+    const double *params;
+    int nparams;
+    int block;
+    const char *step, *at;
+} ck_kernel_run_args;
+
 typedef struct ck_be_opts {
     int threads; /* 0: all cores */
 } ck_be_opts;
@@ -263,6 +304,19 @@ typedef struct ck_backend {
      * each).  No usable device is CK_EDEVICE "no CUDA device: <the
      * driver's reason>; use --backend cpu". */
     ck_code (*devices)(ck_be_devices *out, int with_free, ck_err *err);
+    /* Users' kernels (NULL: this backend runs only C kernels, on the
+     * CPU).  kernel_load compiles and loads one for ctx's device, before
+     * any data is read: CK_EUSAGE starting with s->what for a compile
+     * error (its first error and source line) or a missing entry point.
+     * kernel_run launches it over one chunk and waits for it: a launch
+     * or a fault in it is CK_EDEVICE naming a->step and a->at, and the
+     * context is not used again.  kernel_free releases one (NULL: none);
+     * kernel_run calls may come from several threads at once. */
+    ck_code (*kernel_load)(ck_be_ctx *ctx, const ck_kernel_src *s,
+                           ck_be_kernel **out, ck_err *err);
+    ck_code (*kernel_run)(ck_be_ctx *ctx, const ck_kernel_run_args *a,
+                          ck_err *err);
+    void (*kernel_free)(ck_be_ctx *ctx, ck_be_kernel *k);
 } ck_backend;
 
 /* A backend table with its open context: what ops/ is handed. */

@@ -246,3 +246,8 @@ int ck_kernel_compiled(const ck_kernel *k)
 {
     return k->compiled;
 }
+
+const char *ck_kernel_contract(void)
+{
+    return ck_kernel_header;
+}

@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 
+#include "backends/backend.h"
 #include "base/ck_dtype.h"
 #include "base/ck_err.h"
 #include "base/ck_grid.h"
@@ -19,13 +20,7 @@
 typedef struct ck_kernel ck_kernel;
 
 /* One argument or the result as the kernel sees it (chunkctl_array). */
-typedef struct ck_kernel_array {
-    void *data;
-    int dtype; /* ck_dtype's numbering */
-    int ndim;
-    int64_t shape[CK_MAX_DIMS], strides[CK_MAX_DIMS], origin[CK_MAX_DIMS],
-        full_shape[CK_MAX_DIMS];
-} ck_kernel_array;
+typedef ck_be_array ck_kernel_array;
 
 /* Compiles C source file 'source' (or, with 'library', loads that
  * prebuilt shared object) and finds symbol 'entry'.  CK_EUSAGE with the
@@ -41,6 +36,10 @@ void ck_kernel_close(ck_kernel *k);
 int ck_kernel_call(const ck_kernel *k, ck_kernel_array *out,
                    const ck_kernel_array *args, int nargs, const double *params,
                    int nparams);
+
+/* The contract's text (sample-data/kernels/chunkctl_kernel.h), which a
+ * CUDA C kernel is compiled with. */
+const char *ck_kernel_contract(void);
 
 /* Whether the last ck_kernel_open compiled (0: found in the cache). */
 int ck_kernel_compiled(const ck_kernel *k);

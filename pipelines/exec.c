@@ -2313,8 +2313,8 @@ ck_code ck_exec_backend(const ck_plan *p, const char *want, const char **on,
     } else {
         CK_TRY(ck_be_resolve(want, on, why, why_n, err));
     }
-    /* a kernel step given only in CUDA C: the CPU cannot run it, and
-     * this chunkctl cannot launch it on a device yet */
+    /* a kernel step given only in CUDA C: the CPU cannot run it, nor a
+     * CUDA backend that does not launch users' kernels */
     for (int i = 0; i < p->n; i++) {
         const ck_node *nd = &p->node[i];
         const char *f = strrchr(nd->source, '/');
@@ -2329,6 +2329,8 @@ ck_code ck_exec_backend(const ck_plan *p, const char *want, const char **on,
                               "it (\"source\": [\"%.*s.c\", \"%s\"]) to "
                               "run it on the CPU",
                               nd->name, f, stem, f, f);
+        if (ck_plan_device_kernels(*on))
+            continue;
         return ck_err_set(err, CK_ENOTSUP,
                           "kernel step '%s': this chunkctl cannot launch "
                           "CUDA C kernels on a device yet; give a C version "
@@ -2362,13 +2364,15 @@ static ck_code open_backend(xrun *r, const char *want, const ck_be_opts *bo,
     for (int i = 0; i < p->n; i++) {
         const ck_node *nd = &p->node[i];
         if (nd->kind != CK_NODE_INPUT &&
-            !(ck_optab_kind(nd->kind)->backends & CK_OPB_CUDA))
+            strcmp(ck_plan_runs_on(nd, r->be.table->name), "cpu (fallback)") ==
+                0)
             ck_log(CK_LOG_DEBUG,
                    "step '%s' (%s) runs on the CPU: the %s backend does "
                    "not implement it",
                    nd->name, ck_optab_label(nd), r->be.table->name);
     }
-    return CK_OK;
+    /* users' CUDA C kernels: compiled and loaded before any data is read */
+    return ck_exec_kernels_load(r, err);
 }
 
 /* What a resumed run must share with the killed one (--resume, see
@@ -2549,6 +2553,7 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
         free(r->x[i].edges);
         free(r->x[i].carry);
     }
+    ck_exec_kernels_free(r);
     ck_be_close(&r->be);
     free(r->p);
     free(r);

@@ -20,6 +20,8 @@ typedef struct xnode {
     double *edges; /* a histogram's edges found in the run (owned) */
     void *carry;   /* a scan's running values at its chunks' ends, found
                       in the run (owned; op_scan.c) */
+    struct ck_be_kernel *dev_kernel; /* a kernel step's CUDA C, loaded on
+                                        the device (op_kernel.c) */
 } xnode;
 
 typedef struct xrun {
@@ -37,6 +39,11 @@ typedef struct memo {
     const int64_t *start, *shape;
     const void *data;
 } memo;
+
+/* Compiles and loads each kernel step's CUDA C on r's backend when it
+ * launches them (NULL slots: nothing to do); frees them. */
+ck_code ck_exec_kernels_load(xrun *r, ck_err *err);
+void ck_exec_kernels_free(xrun *r);
 
 int64_t ck_exec_nelem(int nd, const int64_t *shape);
 /* n rounded up to 64 bytes, as arenas hand out. */

@@ -15,9 +15,11 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/ck_log.h"
 #include "ops/kernel.h"
 #include "pipelines/exec_impl.h"
 #include "pipelines/optab.h"
@@ -231,6 +233,73 @@ static void describe(ck_kernel_array *v, void *data, ck_dtype t, int ndim,
     }
 }
 
+/* A kernel's CUDA C text (at most 16 MiB; freed by the caller). */
+static ck_code slurp(const char *step, const char *path, char **out,
+                     ck_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    long n = -1;
+    char *text = NULL;
+    int e;
+
+    if (f && fseek(f, 0, SEEK_END) == 0)
+        n = ftell(f);
+    if (n > (16 << 20)) {
+        fclose(f);
+        return ck_err_set(err, CK_EUSAGE, "kernel step '%s': %s is over 16 MiB",
+                          step, path);
+    }
+    if (f && n >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (text = malloc((size_t)n + 1)) &&
+        fread(text, 1, (size_t)n, f) == (size_t)n) {
+        text[n] = '\0';
+        fclose(f);
+        *out = text;
+        return CK_OK;
+    }
+    e = errno;
+    free(text);
+    if (f)
+        fclose(f);
+    return ck_err_set(err, CK_EIO, "kernel step '%s': cannot read %s: %s", step,
+                      path, e ? strerror(e) : "short read");
+}
+
+ck_code ck_exec_kernels_load(xrun *r, ck_err *err)
+{
+    const ck_backend *t = r->be.table;
+
+    if (!t->kernel_load)
+        return CK_OK;
+    for (int i = 0; i < r->p->n; i++) {
+        const ck_node *nd = &r->p->node[i];
+        char what[CK_NAME_MAX + 32], *src = NULL;
+        ck_code rc;
+        if (nd->kind != CK_NODE_KERNEL || !nd->source[0])
+            continue;
+        snprintf(what, sizeof what, "kernel step '%s'", nd->name);
+        CK_TRY(slurp(nd->name, nd->source, &src, err));
+        ck_kernel_src ks = {what, nd->source, src, ck_kernel_contract(),
+                            nd->entry};
+        rc = t->kernel_load(r->be.ctx, &ks, &r->x[i].dev_kernel, err);
+        free(src);
+        CK_TRY(rc);
+        ck_log(CK_LOG_DEBUG, "kernel step '%s' runs %s on the %s device",
+               nd->name,
+               strrchr(nd->source, '/') ? strrchr(nd->source, '/') + 1
+                                        : nd->source,
+               t->name);
+    }
+    return CK_OK;
+}
+
+void ck_exec_kernels_free(xrun *r)
+{
+    for (int i = 0; i < r->p->n; i++)
+        if (r->x[i].dev_kernel && r->be.table->kernel_free)
+            r->be.table->kernel_free(r->be.ctx, r->x[i].dev_kernel);
+}
+
 ck_code ck_exec_kernel_eval(xrun *r, int i, const int64_t *start,
                             const int64_t *shape, void *dst, ck_arena *a,
                             const memo *mm, ck_err *err)
@@ -262,6 +331,13 @@ ck_code ck_exec_kernel_eval(xrun *r, int i, const int64_t *start,
         describe(&args[na++], v, m->dtype, m->ndim, ast, ash, m->shape);
     }
     describe(&out, dst, nd->dtype, nd->ndim, start, shape, nd->shape);
+    if (r->x[i].dev_kernel) {
+        ck_coords_str(nd->ndim, start, at, sizeof at);
+        ck_kernel_run_args ka = {
+            r->x[i].dev_kernel, &out,     args, na, params, np,
+            nd->block,          nd->name, at};
+        return r->be.table->kernel_run(r->be.ctx, &ka, err);
+    }
     if ((rc = ck_kernel_call(nd->kernel, &out, args, na, params, np)) != 0) {
         ck_coords_str(nd->ndim, start, at, sizeof at);
         return ck_err_set(err, CK_EFORMAT,

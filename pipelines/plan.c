@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backends/backend.h"
 #include "ops/ew.h"
 #include "ops/hist.h"
 #include "ops/kernel.h"
@@ -2412,9 +2413,16 @@ ck_code ck_plan_load(const char *path, unsigned flags, ck_plan **out,
     return rc;
 }
 
-/* Where step n runs under backend: there, when the backend implements its
- * op; on the CPU otherwise (its input downloaded once). */
-static const char *runs_on(const ck_node *n, const char *backend)
+int ck_plan_device_kernels(const char *backend)
+{
+    const ck_backend *t;
+    ck_err e = {0};
+
+    return strcmp(backend, "cpu") != 0 &&
+           ck_be_find(backend, &t, &e) == CK_OK && t->kernel_load != NULL;
+}
+
+const char *ck_plan_runs_on(const ck_node *n, const char *backend)
 {
     unsigned bit = strcmp(backend, "cuda") == 0 ? CK_OPB_CUDA : CK_OPB_CPU;
 
@@ -2422,6 +2430,9 @@ static const char *runs_on(const ck_node *n, const char *backend)
         return "host"; /* read and decoded there */
     if (bit == CK_OPB_CPU)
         return "cpu";
+    if (n->kind == CK_NODE_KERNEL && n->source[0] &&
+        ck_plan_device_kernels(backend))
+        return backend; /* its CUDA C version */
     return ck_optab_kind(n->kind)->backends & bit ? backend : "cpu (fallback)";
 }
 
@@ -2468,7 +2479,7 @@ void ck_plan_print(const ck_plan *p, int threads, int64_t memory,
                 (long long)tasks,
                 in_bytes ? ck_size_str(in_bytes, rd, sizeof rd) : "-",
                 out_bytes ? ck_size_str(out_bytes, wr, sizeof wr) : "-",
-                runs_on(n, backend));
+                ck_plan_runs_on(n, backend));
     }
     for (int k = 0; k < p->nout; k++)
         fprintf(f, "output %s -> %s\n", p->node[p->out[k].node].name,

@@ -249,12 +249,23 @@ ck_code ck_plan_load(const char *path, unsigned flags, ck_plan **out,
  * (resolved: "cpu" or "cuda"; a step whose op the backend lacks runs on
  * the CPU), and the estimated peak memory for the given thread count, with
  * as many workers as the budget 'memory' (bytes; 0: none) holds. */
+void ck_plan_print(const ck_plan *p, int threads, int64_t memory,
+                   const char *backend, FILE *f);
+
+/* Where step n runs under backend (a name ck_be_resolve gave): "host"
+ * for an input, the backend when it implements the step's op (a kernel
+ * step's CUDA C version: when it launches users' kernels), "cpu
+ * (fallback)" otherwise. */
+const char *ck_plan_runs_on(const ck_node *n, const char *backend);
+
+/* Whether backend 'name' launches users' CUDA C kernels. */
+int ck_plan_device_kernels(const char *backend);
+
 /* Under MPI (or to preview a job of nranks ranks): which chunks of each
  * output each rank writes, with their bytes, and what the ranks send
  * each other. */
 void ck_plan_print_ranks(const ck_plan *p, int nranks, FILE *f);
-void ck_plan_print(const ck_plan *p, int threads, int64_t memory,
-                   const char *backend, FILE *f);
+
 /* The step graph in Graphviz dot. */
 void ck_plan_dot(const ck_plan *p, FILE *f);
 

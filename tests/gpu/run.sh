@@ -119,8 +119,72 @@ for solver in newton lbfgs; do
     lcase "glm-$solver" glm glm-fit "$work/glm.h5:/X" "$work/glm.h5:/y" \
         --family logistic --solver "$solver"
 done
-lcase rowadd rowadd kernel "$work/row.h5:/x" "$work/row.h5:/y" \
-    --source "$k/rowadd.c" --entry rowadd
+# users' kernels: the row add from its C and CUDA C versions (the CPU runs
+# the C one; cuda the CUDA C one, with the device code that awaits its
+# first GPU turned on: CHUNKCTL_CUDA_UNVERIFIED=1), both equal to x + y
+kpipe() { # kpipe NAME SOURCES ENTRY OUT
+    printf '{"inputs": {"x": "%s", "y": "%s"}, "steps": [{"name": "%s", "op": "kernel", "args": ["x", "y"], "source": %s, "entry": "%s"}], "outputs": {"%s": "%s:/kernel"}}\n' \
+        "$work/row.h5:/x" "$work/row.h5:/y" "$1" "$2" "$3" "$1" "$4" \
+        >"$work/$1.json"
+}
+n=$((n + 1))
+kpipe rowadd "[\"$k/rowadd.c\", \"$k/rowadd.cu\"]" rowadd OUT
+for b in cpu cuda; do
+    sed "s|OUT|$work/rowadd.$b.h5|" "$work/rowadd.json" >"$work/rowadd.$b.json"
+    CHUNKCTL_CUDA_UNVERIFIED=1 "$ck" run --quiet --force --backend "$b" \
+        --verbose "$work/rowadd.$b.json" >"$work/rowadd.$b.log" 2>&1 ||
+        echo "rowadd ($b) failed: $(tail -1 "$work/rowadd.$b.log")" >>"$work/rowadd.why"
+done
+if [ -f "$work/rowadd.why" ]; then
+    echo "FAIL rowadd: $(cat "$work/rowadd.why")"
+    fail=$((fail + 1))
+elif ! grep -q "runs rowadd.cu on the cuda device" "$work/rowadd.cuda.log"; then
+    echo "FAIL rowadd: the CUDA C version did not run on the device"
+    fail=$((fail + 1))
+elif why=$("$py" "$here/compare.py" rowadd "$work/rowadd.cpu.h5" \
+    "$work/rowadd.cuda.h5" "$work" 2>&1); then
+    echo "ok   rowadd"
+else
+    echo "FAIL rowadd: $why"
+    fail=$((fail + 1))
+fi
+# bad kernels on the device: a compile error (exit 2) and a fault (exit 1),
+# each one line naming the step, no output written
+cat >"$work/bad.cu" <<'EOF'
+#include "chunkctl_kernel.h"
+extern "C" __global__ void bad(const chunkctl_array *out,
+    const chunkctl_array *args, int nargs, const double *params, int nparams)
+{
+    ((float *)out->data)[0] = q;
+}
+EOF
+cat >"$work/fault.cu" <<'EOF'
+#include "chunkctl_kernel.h"
+extern "C" __global__ void fault(const chunkctl_array *out,
+    const chunkctl_array *args, int nargs, const double *params, int nparams)
+{
+    ((float *)0)[threadIdx.x] = 1;
+}
+EOF
+for bad in "bad 2 bad.cu.5.: error: identifier .q. is undefined" \
+    "fault 1 kernel step 'fault': the kernel failed on the device for the chunk at"; do
+    set -- $bad
+    name=$1 code=$2
+    shift 2
+    n=$((n + 1))
+    kpipe "$name" "\"$work/$name.cu\"" "$name" "$work/$name.h5"
+    rc=0
+    CHUNKCTL_CUDA_UNVERIFIED=1 "$ck" run --quiet --backend cuda \
+        "$work/$name.json" >"$work/$name.log" 2>&1 || rc=$?
+    if [ "$rc" = "$code" ] && [ "$(wc -l <"$work/$name.log")" = 1 ] &&
+        grep -q "$*" "$work/$name.log" && [ ! -e "$work/$name.h5" ]; then
+        echo "ok   $name kernel"
+    else
+        echo "FAIL $name kernel: exit $rc, $(cat "$work/$name.log")"
+        fail=$((fail + 1))
+    fi
+done
+
 
 echo "gpu suite: $((n - fail)) of $n cases agree"
 [ "$fail" -eq 0 ]

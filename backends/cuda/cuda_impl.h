@@ -1,0 +1,38 @@
+/*
+ * backends/cuda/cuda_impl.h - the CUDA module's context, shared by its
+ * files (cuda.c: opening the device and the table; launch.c: users'
+ * kernels).  Private to backends/cuda/.
+ */
+#ifndef CK_CUDA_IMPL_H
+#define CK_CUDA_IMPL_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+#include <cuda_runtime_api.h>
+
+#include "backends/backend.h"
+
+struct ck_be_ctx {
+    int device;
+    int arch;            /* compute capability, major * 10 + minor */
+    cudaStream_t stream; /* launches and their copies, in order */
+    /* users' kernels run one at a time (the lock), through one device
+     * buffer grown to the largest launch's needs */
+    pthread_mutex_t lock;
+    void *scratch;
+    size_t scratch_len;
+    int broken; /* a launch failed: the context is not used again */
+};
+
+/* CK_EDEVICE for runtime error e during 'what': the runtime's words and
+ * the error's name, with the advice to use the CPU. */
+ck_code ck_cuda_fail(cudaError_t e, const char *what, ck_err *err);
+
+ck_code ck_cuda_kernel_load(ck_be_ctx *ctx, const ck_kernel_src *s,
+                            ck_be_kernel **out, ck_err *err);
+ck_code ck_cuda_kernel_run(ck_be_ctx *ctx, const ck_kernel_run_args *a,
+                           ck_err *err);
+void ck_cuda_kernel_free(ck_be_ctx *ctx, ck_be_kernel *k);
+
+#endif
