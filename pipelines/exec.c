@@ -2361,11 +2361,19 @@ static ck_code open_backend(xrun *r, const char *want, const ck_be_opts *bo,
     CK_TRY(ck_be_open(on, bo, &r->be, err));
     if (r->be.table == &ck_backend_cpu)
         return CK_OK;
+    {
+        const ck_backend *t = r->be.table;
+        ck_log(CK_LOG_DEBUG, "%s backend computes:%s%s%s%s%s%s%s%s", t->name,
+               t->ew ? " elementwise" : "", t->reduce ? " reductions" : "",
+               t->hist ? " histograms" : "", t->gemm ? " gemm" : "",
+               t->syrk ? " syrk" : "", t->qr ? " qr" : "", t->svd ? " svd" : "",
+               t->kernel_run ? " users' kernels" : "");
+    }
     for (int i = 0; i < p->n; i++) {
         const ck_node *nd = &p->node[i];
         if (nd->kind != CK_NODE_INPUT &&
-            strcmp(ck_plan_runs_on(nd, r->be.table->name), "cpu (fallback)") ==
-                0)
+            strcmp(ck_plan_runs_on(p, nd, r->be.table->name),
+                   "cpu (fallback)") == 0)
             ck_log(CK_LOG_DEBUG,
                    "step '%s' (%s) runs on the CPU: the %s backend does "
                    "not implement it",

@@ -2413,16 +2413,38 @@ ck_code ck_plan_load(const char *path, unsigned flags, ck_plan **out,
     return rc;
 }
 
-int ck_plan_device_kernels(const char *backend)
+/* backend's table, or NULL for the CPU's or one that does not load */
+static const ck_backend *table_of(const char *backend)
 {
     const ck_backend *t;
     ck_err e = {0};
 
-    return strcmp(backend, "cpu") != 0 &&
-           ck_be_find(backend, &t, &e) == CK_OK && t->kernel_load != NULL;
+    return strcmp(backend, "cpu") != 0 && ck_be_find(backend, &t, &e) == CK_OK
+               ? t
+               : NULL;
 }
 
-const char *ck_plan_runs_on(const ck_node *n, const char *backend)
+/* An svd result's streamed factor, made block by block with gemm: U of
+ * a tall A, Vt of a wide one (the other is held in memory); -1 for any
+ * other result. */
+static int streamed_part(const ck_plan *p, const ck_node *n)
+{
+    const ck_node *s = &p->node[n->arg[0]], *a;
+
+    if (s->kind != CK_NODE_SVD)
+        return -1;
+    a = &p->node[s->arg[0]];
+    return a->shape[0] >= a->shape[1] ? CK_PART_U : CK_PART_VT;
+}
+
+int ck_plan_device_kernels(const char *backend)
+{
+    const ck_backend *t = table_of(backend);
+    return t && t->kernel_load;
+}
+
+const char *ck_plan_runs_on(const ck_plan *p, const ck_node *n,
+                            const char *backend)
 {
     unsigned bit = strcmp(backend, "cuda") == 0 ? CK_OPB_CUDA : CK_OPB_CPU;
 
@@ -2433,7 +2455,18 @@ const char *ck_plan_runs_on(const ck_node *n, const char *backend)
     if (n->kind == CK_NODE_KERNEL && n->source[0] &&
         ck_plan_device_kernels(backend))
         return backend; /* its CUDA C version */
-    return ck_optab_kind(n->kind)->backends & bit ? backend : "cpu (fallback)";
+    if (ck_optab_kind(n->kind)->backends & bit)
+        return backend;
+    /* the linear algebra's blocks go to the backend's gemm, syrk, QR,
+     * SVD and Cholesky, when it has them */
+    const ck_backend *t = table_of(backend);
+    if (t && t->gemm &&
+        (n->kind == CK_NODE_MATMUL || n->kind == CK_NODE_SVD ||
+         n->kind == CK_NODE_GLM || n->kind == CK_NODE_PREDICT ||
+         n->kind == CK_NODE_CONTRACT ||
+         (n->kind == CK_NODE_PART && n->part == streamed_part(p, n))))
+        return "cpu, its BLAS and LAPACK calls on cuda";
+    return "cpu (fallback)";
 }
 
 void ck_plan_print(const ck_plan *p, int threads, int64_t memory,
@@ -2479,7 +2512,7 @@ void ck_plan_print(const ck_plan *p, int threads, int64_t memory,
                 (long long)tasks,
                 in_bytes ? ck_size_str(in_bytes, rd, sizeof rd) : "-",
                 out_bytes ? ck_size_str(out_bytes, wr, sizeof wr) : "-",
-                ck_plan_runs_on(n, backend));
+                ck_plan_runs_on(p, n, backend));
     }
     for (int k = 0; k < p->nout; k++)
         fprintf(f, "output %s -> %s\n", p->node[p->out[k].node].name,

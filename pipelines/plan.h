@@ -254,9 +254,11 @@ void ck_plan_print(const ck_plan *p, int threads, int64_t memory,
 
 /* Where step n runs under backend (a name ck_be_resolve gave): "host"
  * for an input, the backend when it implements the step's op (a kernel
- * step's CUDA C version: when it launches users' kernels), "cpu
- * (fallback)" otherwise. */
-const char *ck_plan_runs_on(const ck_node *n, const char *backend);
+ * step's CUDA C version: when it launches users' kernels), "cpu, its BLAS
+ * and LAPACK calls on cuda" for a linear algebra step when the backend
+ * has those slots, "cpu (fallback)" otherwise. */
+const char *ck_plan_runs_on(const ck_plan *p, const ck_node *n,
+                            const char *backend);
 
 /* Whether backend 'name' launches users' CUDA C kernels. */
 int ck_plan_device_kernels(const char *backend);

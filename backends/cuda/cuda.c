@@ -10,11 +10,12 @@
  * backends/backend.h) and results are the CPU's.  The device kernels
  * arrive with the engine's device buffers (issue 11).
  *
- * Users' CUDA C kernels (launch.c) are written but not yet run on a GPU:
+ * Users' CUDA C kernels (launch.c) and the dense linear algebra on
+ * cuBLAS and cuSOLVER (blas.c) are written but not yet run on a GPU:
  * their slots are in the table only when CHUNKCTL_CUDA_UNVERIFIED=1, as
  * the GPU suite (tests/gpu/run.sh) sets it to check them against the CPU.
- * Without it a kernel step runs its C version, so no one gets an answer
- * from untested device code by accident.
+ * Without it they run on the CPU (a kernel step its C version), so no one
+ * gets an answer from untested device code by accident.
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -112,6 +113,7 @@ static void cuda_close(ck_be_ctx *c)
         return;
     if (c->scratch)
         cudaFree(c->scratch);
+    ck_cuda_blas_close(c);
     cudaStreamDestroy(c->stream);
     pthread_mutex_destroy(&c->lock);
     free(c);
@@ -133,6 +135,11 @@ static const ck_backend table_unverified = {
     .open = cuda_open,
     .close = cuda_close,
     .devices = cuda_devices,
+    .gemm = ck_cuda_gemm,
+    .syrk = ck_cuda_syrk,
+    .qr = ck_cuda_qr,
+    .svd = ck_cuda_svd,
+    .posv = ck_cuda_posv,
     .kernel_load = ck_cuda_kernel_load,
     .kernel_run = ck_cuda_kernel_run,
     .kernel_free = ck_cuda_kernel_free,

@@ -1,7 +1,7 @@
 /*
  * backends/cuda/cuda_impl.h - the CUDA module's context, shared by its
  * files (cuda.c: opening the device and the table; launch.c: users'
- * kernels).  Private to backends/cuda/.
+ * kernels; blas.c: dense linear algebra).  Private to backends/cuda/.
  */
 #ifndef CK_CUDA_IMPL_H
 #define CK_CUDA_IMPL_H
@@ -22,7 +22,9 @@ struct ck_be_ctx {
     pthread_mutex_t lock;
     void *scratch;
     size_t scratch_len;
-    int broken; /* a launch failed: the context is not used again */
+    int broken;          /* a launch failed: the context is not used again */
+    void *blas, *solver; /* cuBLAS and cuSOLVER handles, made on first use
+                            (blas.c) */
 };
 
 /* CK_EDEVICE for runtime error e during 'what': the runtime's words and
@@ -34,5 +36,13 @@ ck_code ck_cuda_kernel_load(ck_be_ctx *ctx, const ck_kernel_src *s,
 ck_code ck_cuda_kernel_run(ck_be_ctx *ctx, const ck_kernel_run_args *a,
                            ck_err *err);
 void ck_cuda_kernel_free(ck_be_ctx *ctx, ck_be_kernel *k);
+
+/* The dense linear algebra slots (blas.c), and the handles' release. */
+ck_code ck_cuda_gemm(ck_be_ctx *c, const ck_gemm_args *a, ck_err *err);
+ck_code ck_cuda_syrk(ck_be_ctx *c, const ck_syrk_args *a, ck_err *err);
+ck_code ck_cuda_qr(ck_be_ctx *c, const ck_qr_args *a, ck_err *err);
+ck_code ck_cuda_svd(ck_be_ctx *c, const ck_svd_args *a, ck_err *err);
+ck_code ck_cuda_posv(ck_be_ctx *c, ck_posv_args *a, ck_err *err);
+void ck_cuda_blas_close(ck_be_ctx *c);
 
 #endif

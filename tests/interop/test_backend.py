@@ -165,6 +165,43 @@ class Backend(C.InteropCase):
             self.assertIn("device memory: unknown (no CUDA", p.stdout)
             self.assertIn("give --gpu-memory SIZE", p.stdout)
 
+    def test_unverified_device_code_is_off_unless_asked_for(self):
+        """The device code no GPU has run yet (linear algebra on cuBLAS and
+        cuSOLVER, the kernel launch) is in the CUDA module's table only
+        under CHUNKCTL_CUDA_UNVERIFIED=1; plan says where each step's work
+        goes either way."""
+        if not os.path.exists(MODULE):
+            self.skipTest("SKIP: chunkctl was built without the CUDA module")
+        with h5py.File(self.path("sq.h5"), "w") as f:
+            f.create_dataset("a", data=RNG.normal(size=(500, 40)),
+                             chunks=(100, 40))
+        doc = {"inputs": {"a": self.path("sq.h5") + ":/a"},
+               "steps": [{"name": "s", "op": "svd", "args": ["a"]},
+                         {"name": "r", "op": "sqrt", "args": ["a"]}],
+               "outputs": {"s.U": self.fresh("su.h5") + ":/u",
+                           "r": self.fresh("r.h5") + ":/r"}}
+        path = self.fresh("gate.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+
+        def on(env):
+            """Each step's 'on' column (the table's last, at the header's
+            'on')."""
+            p = C.run("plan", "--backend", "cuda", path, env=env)
+            lines = p.stdout.splitlines()
+            at = lines[1].rindex(" on") + 1
+            return {r.split()[0]: r[at:] for r in lines[2:]
+                    if not r.startswith(("output", "estimated", "device"))}
+        off = on({"CHUNKCTL_CUDA_UNVERIFIED": "0"})
+        self.assertEqual(off["s"], "cpu (fallback)")
+        self.assertEqual(off["s.U"], "cpu (fallback)")
+        gate = on({"CHUNKCTL_CUDA_UNVERIFIED": "1"})
+        blas = "cpu, its BLAS and LAPACK calls on cuda"
+        self.assertEqual(gate["s"], blas)
+        self.assertEqual(gate["s.U"], blas)
+        self.assertEqual(gate["s.Vt"], "cpu (fallback)")  # held in memory
+        self.assertEqual(gate["r"], "cpu (fallback)")
+
     def test_bad_names_are_usage_errors(self):
         x = self.path("in.h5") + ":/x"
         p = C.run("reduce", "sum", x, "--backend", "gpu", expect=2)

@@ -1,0 +1,511 @@
+/*
+ * backends/cuda/blas.c - the dense linear algebra slots (backends/
+ * backend.h: gemm, syrk, qr, svd, posv) on the device, through cuBLAS and
+ * cuSOLVER.  Each call moves its operands up, runs, and brings its
+ * results back, in order on the context's stream, one call at a time: the
+ * blocks the CPU executor hands out (a row block's QR, a tile's gemm, a
+ * pass's X^T W X) each run on the device.  Keeping operands resident
+ * across calls, as pipelines/devla.h plans it, is the next step.
+ *
+ * cuBLAS and cuSOLVER are loaded with dlopen on the first call (so the
+ * module loads, and lists devices, without them): libcublas.so.13 and
+ * libcusolver.so.12 from the loader's path, then the Toolkit chunkctl was
+ * built with.  Matrices arrive row-major (gemm, syrk) or column-major (the
+ * factorisations), as the slots say; cuBLAS and cuSOLVER are column-major,
+ * so a row-major matrix is its transpose there.
+ */
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cublas_v2.h>
+#include <cusolverDn.h>
+
+#include "backends/cuda/cuda_impl.h"
+
+/* ---- the libraries ---- */
+
+static struct {
+    pthread_once_t once;
+    char why[512];
+    void *blas, *solver;
+    __typeof__(cublasCreate_v2) *create;
+    __typeof__(cublasDestroy_v2) *destroy;
+    __typeof__(cublasSetStream_v2) *set_stream;
+    __typeof__(cublasDgemm_v2) *dgemm;
+    __typeof__(cublasSgemm_v2) *sgemm;
+    __typeof__(cublasDsyrk_v2) *dsyrk;
+    __typeof__(cusolverDnCreate) *s_create;
+    __typeof__(cusolverDnDestroy) *s_destroy;
+    __typeof__(cusolverDnSetStream) *s_set_stream;
+    __typeof__(cusolverDnDgeqrf_bufferSize) *geqrf_size;
+    __typeof__(cusolverDnDgeqrf) *geqrf;
+    __typeof__(cusolverDnDorgqr_bufferSize) *orgqr_size;
+    __typeof__(cusolverDnDorgqr) *orgqr;
+    __typeof__(cusolverDnDgesvd_bufferSize) *gesvd_size;
+    __typeof__(cusolverDnDgesvd) *gesvd;
+    __typeof__(cusolverDnDpotrf_bufferSize) *potrf_size;
+    __typeof__(cusolverDnDpotrf) *potrf;
+    __typeof__(cusolverDnDpotrs) *potrs;
+} lib = {.once = PTHREAD_ONCE_INIT};
+
+/* The first of names that loads, else the Toolkit's copy in dir. */
+static void *open_lib(const char *const *names, int n, const char *dir,
+                      const char *file)
+{
+    char path[1024];
+    void *h = NULL;
+
+    for (int i = 0; i < n && !h; i++)
+        h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (!h && dir &&
+        snprintf(path, sizeof path, "%s/%s", dir, file) < (int)sizeof path)
+        h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    return h;
+}
+
+#ifndef CK_CUDA_LIB_DIR
+#define CK_CUDA_LIB_DIR NULL
+#endif
+
+#define SYM(h, field, name)                                                    \
+    (*(void **)&lib.field = dlsym(h, name), lib.field != NULL)
+
+static void load(void)
+{
+    static const char *const blas[] = {"libcublas.so.13", "libcublas.so"};
+    static const char *const solver[] = {"libcusolver.so.12", "libcusolver.so"};
+
+    lib.blas = open_lib(blas, 2, CK_CUDA_LIB_DIR, "libcublas.so");
+    lib.solver = open_lib(solver, 2, CK_CUDA_LIB_DIR, "libcusolver.so");
+    if (!lib.blas || !lib.solver) {
+        snprintf(lib.why, sizeof lib.why, "%s", dlerror());
+        return;
+    }
+    if (!SYM(lib.blas, create, "cublasCreate_v2") ||
+        !SYM(lib.blas, destroy, "cublasDestroy_v2") ||
+        !SYM(lib.blas, set_stream, "cublasSetStream_v2") ||
+        !SYM(lib.blas, dgemm, "cublasDgemm_v2") ||
+        !SYM(lib.blas, sgemm, "cublasSgemm_v2") ||
+        !SYM(lib.blas, dsyrk, "cublasDsyrk_v2") ||
+        !SYM(lib.solver, s_create, "cusolverDnCreate") ||
+        !SYM(lib.solver, s_destroy, "cusolverDnDestroy") ||
+        !SYM(lib.solver, s_set_stream, "cusolverDnSetStream") ||
+        !SYM(lib.solver, geqrf_size, "cusolverDnDgeqrf_bufferSize") ||
+        !SYM(lib.solver, geqrf, "cusolverDnDgeqrf") ||
+        !SYM(lib.solver, orgqr_size, "cusolverDnDorgqr_bufferSize") ||
+        !SYM(lib.solver, orgqr, "cusolverDnDorgqr") ||
+        !SYM(lib.solver, gesvd_size, "cusolverDnDgesvd_bufferSize") ||
+        !SYM(lib.solver, gesvd, "cusolverDnDgesvd") ||
+        !SYM(lib.solver, potrf_size, "cusolverDnDpotrf_bufferSize") ||
+        !SYM(lib.solver, potrf, "cusolverDnDpotrf") ||
+        !SYM(lib.solver, potrs, "cusolverDnDpotrs")) {
+        snprintf(lib.why, sizeof lib.why,
+                 "cuBLAS or cuSOLVER lacks the functions used");
+        lib.blas = lib.solver = NULL;
+    }
+}
+
+/* Under ctx->lock: the libraries, and ctx's handles on its stream. */
+static ck_code ready(ck_be_ctx *c, ck_err *err)
+{
+    cudaError_t e;
+
+    if (c->broken)
+        return ck_err_set(err, CK_EDEVICE,
+                          "the CUDA device failed earlier in this run");
+    pthread_once(&lib.once, load);
+    if (!lib.blas)
+        return ck_err_set(err, CK_EDEVICE,
+                          "no cuBLAS/cuSOLVER: %s; use --backend cpu", lib.why);
+    if ((e = cudaSetDevice(c->device)) != cudaSuccess)
+        return ck_cuda_fail(e, "selecting the CUDA device", err);
+    if (!c->blas) {
+        cublasHandle_t h;
+        if (lib.create(&h) != CUBLAS_STATUS_SUCCESS)
+            return ck_err_set(err, CK_EDEVICE, "cuBLAS did not start");
+        lib.set_stream(h, c->stream);
+        c->blas = h;
+    }
+    if (!c->solver) {
+        cusolverDnHandle_t h;
+        if (lib.s_create(&h) != CUSOLVER_STATUS_SUCCESS)
+            return ck_err_set(err, CK_EDEVICE, "cuSOLVER did not start");
+        lib.s_set_stream(h, c->stream);
+        c->solver = h;
+    }
+    return CK_OK;
+}
+
+void ck_cuda_blas_close(ck_be_ctx *c)
+{
+    if (c->blas)
+        lib.destroy((cublasHandle_t)c->blas);
+    if (c->solver)
+        lib.s_destroy((cusolverDnHandle_t)c->solver);
+}
+
+/* ---- device buffers and copies, on the stream ---- */
+
+enum { MAXBUF = 8 };
+
+typedef struct call {
+    ck_be_ctx *c;
+    void *buf[MAXBUF];
+    int nbuf;
+    cudaError_t e; /* the first failure */
+    const char *what;
+} call;
+
+static void *dalloc(call *k, size_t bytes)
+{
+    void *p = NULL;
+
+    if (k->e != cudaSuccess || k->nbuf == MAXBUF)
+        return NULL;
+    k->e = cudaMallocAsync(&p, bytes ? bytes : 8, k->c->stream);
+    if (k->e != cudaSuccess)
+        return NULL;
+    k->buf[k->nbuf++] = p;
+    return p;
+}
+
+/* rows x cols elements of esz bytes between row strides (in elements) */
+static void copy2d(call *k, void *dst, int64_t dld, const void *src,
+                   int64_t sld, int64_t rows, int64_t cols, size_t esz,
+                   enum cudaMemcpyKind kind)
+{
+    if (k->e != cudaSuccess || rows == 0 || cols == 0)
+        return;
+    k->e =
+        cudaMemcpy2DAsync(dst, (size_t)dld * esz, src, (size_t)sld * esz,
+                          (size_t)cols * esz, (size_t)rows, kind, k->c->stream);
+}
+
+/* Waits for the stream, frees the call's buffers; CK_EDEVICE for the
+ * first failure (which breaks the context) or a library status. */
+static ck_code finish(call *k, int status_ok, ck_err *err)
+{
+    cudaError_t e = k->e;
+
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(k->c->stream);
+    for (int i = 0; i < k->nbuf; i++)
+        cudaFreeAsync(k->buf[i], k->c->stream);
+    if (e != cudaSuccess) {
+        k->c->broken = 1;
+        return ck_cuda_fail(e, k->what, err);
+    }
+    if (!status_ok)
+        return ck_err_set(err, CK_EDEVICE,
+                          "%s: the CUDA library call failed; use --backend "
+                          "cpu",
+                          k->what);
+    return CK_OK;
+}
+
+static int fits_int(int64_t a, int64_t b, int64_t c)
+{
+    return a >= 0 && b >= 0 && c >= 0 && a <= INT_MAX && b <= INT_MAX &&
+           c <= INT_MAX;
+}
+
+/* ---- the slots ---- */
+
+static ck_code gemm(ck_be_ctx *c, const ck_gemm_args *a, ck_err *err)
+{
+    size_t es = a->dtype == CK_F32 ? 4 : 8;
+    /* as stored, row-major: a is (ta ? k x m : m x k), b (tb ? n x k :
+     * k x n); column-major, each is its transpose, and c^T = op(b)^T
+     * op(a)^T is what cuBLAS computes */
+    int64_t ra = a->trans_a ? a->k : a->m, ca = a->trans_a ? a->m : a->k;
+    int64_t rb = a->trans_b ? a->n : a->k, cb = a->trans_b ? a->k : a->n;
+    call k = {.c = c, .what = "gemm on the CUDA device"};
+    void *da, *db, *dc;
+    int ok = 1;
+
+    if (a->dtype != CK_F32 && a->dtype != CK_F64)
+        return ck_err_set(err, CK_ENOTSUP, "gemm: dtype %s",
+                          ck_dtype_name(a->dtype));
+    if (!fits_int(a->m, a->n, a->k))
+        return ck_err_set(err, CK_ENOTSUP, "gemm: a dimension over 2^31");
+    if (a->m == 0 || a->n == 0)
+        return CK_OK;
+    if (a->k == 0) { /* c = beta c, as BLAS leaves it */
+        for (int64_t i = 0; i < a->m; i++)
+            for (int64_t j = 0; j < a->n; j++) {
+                int64_t at = i * a->ldc + j;
+                if (a->dtype == CK_F64)
+                    ((double *)a->c)[at] =
+                        a->beta == 0 ? 0 : a->beta * ((double *)a->c)[at];
+                else
+                    ((float *)a->c)[at] =
+                        a->beta == 0 ? 0 : (float)a->beta * ((float *)a->c)[at];
+            }
+        return CK_OK;
+    }
+    CK_TRY(ready(c, err));
+    da = dalloc(&k, (size_t)(ra * ca) * es);
+    db = dalloc(&k, (size_t)(rb * cb) * es);
+    dc = dalloc(&k, (size_t)(a->m * a->n) * es);
+    copy2d(&k, da, ca, a->a, a->lda, ra, ca, es, cudaMemcpyHostToDevice);
+    copy2d(&k, db, cb, a->b, a->ldb, rb, cb, es, cudaMemcpyHostToDevice);
+    if (a->beta != 0)
+        copy2d(&k, dc, a->n, a->c, a->ldc, a->m, a->n, es,
+               cudaMemcpyHostToDevice);
+    else if (k.e == cudaSuccess)
+        k.e = cudaMemsetAsync(dc, 0, (size_t)(a->m * a->n) * es, c->stream);
+    if (k.e == cudaSuccess) {
+        cublasOperation_t ta = a->trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+        cublasOperation_t tb = a->trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+        int m = (int)a->m, n = (int)a->n, kk = (int)a->k;
+        if (a->dtype == CK_F64) {
+            double al = a->alpha, be = a->beta;
+            ok = lib.dgemm(c->blas, tb, ta, n, m, kk, &al, db, (int)cb, da,
+                           (int)ca, &be, dc, n) == CUBLAS_STATUS_SUCCESS;
+        } else {
+            float al = (float)a->alpha, be = (float)a->beta;
+            ok = lib.sgemm(c->blas, tb, ta, n, m, kk, &al, db, (int)cb, da,
+                           (int)ca, &be, dc, n) == CUBLAS_STATUS_SUCCESS;
+        }
+    }
+    copy2d(&k, a->c, a->ldc, dc, a->n, a->m, a->n, es, cudaMemcpyDeviceToHost);
+    return finish(&k, ok, err);
+}
+
+static ck_code syrk(ck_be_ctx *c, const ck_syrk_args *a, ck_err *err)
+{
+    call k = {.c = c, .what = "syrk on the CUDA device"};
+    double *da, *dc, al = a->alpha, be = a->beta;
+    int ok = 1;
+
+    if (!fits_int(a->n, a->k, 0))
+        return ck_err_set(err, CK_ENOTSUP, "syrk: a dimension over 2^31");
+    if (a->n == 0)
+        return CK_OK;
+    CK_TRY(ready(c, err));
+    /* a (k x n row-major) is A = a^T column-major, n x k: A A^T = a^T a */
+    da = dalloc(&k, (size_t)(a->k * a->n) * 8);
+    dc = dalloc(&k, (size_t)(a->n * a->n) * 8);
+    copy2d(&k, da, a->n, a->a, a->lda, a->k, a->n, 8, cudaMemcpyHostToDevice);
+    copy2d(&k, dc, a->n, a->c, a->ldc, a->n, a->n, 8, cudaMemcpyHostToDevice);
+    if (k.e == cudaSuccess)
+        ok = lib.dsyrk(c->blas, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, (int)a->n,
+                       (int)a->k, &al, da, (int)a->n, &be, dc,
+                       (int)a->n) == CUBLAS_STATUS_SUCCESS;
+    copy2d(&k, a->c, a->ldc, dc, a->n, a->n, a->n, 8, cudaMemcpyDeviceToHost);
+    CK_TRY(finish(&k, ok, err));
+    /* the upper triangle column-major is the lower one row-major: callers
+     * get both */
+    for (int64_t i = 0; i < a->n; i++)
+        for (int64_t j = i + 1; j < a->n; j++)
+            a->c[i * a->ldc + j] = a->c[j * a->ldc + i];
+    return CK_OK;
+}
+
+/* devInfo, once the stream has run */
+static int info_of(call *k, const int *dinfo)
+{
+    int info = 0;
+
+    if (k->e == cudaSuccess)
+        k->e = cudaMemcpyAsync(&info, dinfo, sizeof info,
+                               cudaMemcpyDeviceToHost, k->c->stream);
+    if (k->e == cudaSuccess)
+        k->e = cudaStreamSynchronize(k->c->stream);
+    return info;
+}
+
+static ck_code qr(ck_be_ctx *c, const ck_qr_args *a, ck_err *err)
+{
+    call k = {.c = c, .what = "QR on the CUDA device"};
+    int m = (int)a->m, n = (int)a->n, lw = 0, lw2 = 0, ok = 1, info;
+    double *da, *dtau, *dwork, *r;
+    int *dinfo;
+
+    if (!fits_int(a->m, a->n, a->m * a->n))
+        return ck_err_set(err, CK_ENOTSUP, "qr: a dimension over 2^31");
+    if (a->n == 0)
+        return CK_OK;
+    CK_TRY(ready(c, err));
+    da = dalloc(&k, (size_t)(a->m * a->n) * 8);
+    dtau = dalloc(&k, (size_t)a->n * 8);
+    dinfo = dalloc(&k, sizeof(int));
+    copy2d(&k, da, a->m, a->a, a->lda, a->n, a->m, 8, cudaMemcpyHostToDevice);
+    if (k.e == cudaSuccess)
+        ok = lib.geqrf_size(c->solver, m, n, da, m, &lw) ==
+                 CUSOLVER_STATUS_SUCCESS &&
+             (!a->want_q || lib.orgqr_size(c->solver, m, n, n, da, m, dtau,
+                                           &lw2) == CUSOLVER_STATUS_SUCCESS);
+    dwork = dalloc(&k, (size_t)(lw > lw2 ? lw : lw2) * 8);
+    if (ok && k.e == cudaSuccess)
+        ok = lib.geqrf(c->solver, m, n, da, m, dtau, dwork, lw, dinfo) ==
+             CUSOLVER_STATUS_SUCCESS;
+    info = info_of(&k, dinfo);
+    /* R: the upper triangle of the top n x n, zeros below */
+    copy2d(&k, a->r, a->ldr, da, a->m, a->n, a->n, 8, cudaMemcpyDeviceToHost);
+    if (ok && info == 0 && a->want_q && k.e == cudaSuccess) {
+        ok = lib.orgqr(c->solver, m, n, n, da, m, dtau, dwork, lw2, dinfo) ==
+             CUSOLVER_STATUS_SUCCESS;
+        info = info_of(&k, dinfo);
+        copy2d(&k, a->a, a->lda, da, a->m, a->n, a->m, 8,
+               cudaMemcpyDeviceToHost);
+    }
+    CK_TRY(finish(&k, ok, err));
+    if (info != 0)
+        return ck_err_set(err, CK_EDEVICE,
+                          "qr of a %lld x %lld matrix: cuSOLVER returned "
+                          "info %d",
+                          (long long)a->m, (long long)a->n, info);
+    r = a->r;
+    for (int64_t j = 0; j < a->n; j++)
+        for (int64_t i = j + 1; i < a->n; i++)
+            r[j * a->ldr + i] = 0.0;
+    return CK_OK;
+}
+
+/* gesvd of column-major g (m x n, m >= n, device, destroyed): s, and U
+ * (m x n) and V^T (n x n) into du and dvt when not NULL. */
+static int gesvd(call *k, double *g, int m, int n, double *ds, double *du,
+                 double *dvt, int *info)
+{
+    int lw = 0, ok;
+    int *dinfo = dalloc(k, sizeof(int));
+    double *dwork;
+
+    ok = k->e == cudaSuccess &&
+         lib.gesvd_size(k->c->solver, m, n, &lw) == CUSOLVER_STATUS_SUCCESS;
+    dwork = dalloc(k, (size_t)lw * 8);
+    if (ok && k->e == cudaSuccess)
+        ok = lib.gesvd(k->c->solver, du ? 'S' : 'N', dvt ? 'S' : 'N', m, n, g,
+                       m, ds, du, m, dvt, n, dwork, lw, NULL,
+                       dinfo) == CUSOLVER_STATUS_SUCCESS;
+    *info = info_of(k, dinfo);
+    return ok;
+}
+
+static ck_code svd(ck_be_ctx *c, const ck_svd_args *a, ck_err *err)
+{
+    call k = {.c = c, .what = "SVD on the CUDA device"};
+    int64_t m = a->m, n = a->n, p = m < n ? m : n;
+    double *dg, *ds, *du, *dvt, *t = NULL;
+    int ok = 1, info = 0;
+
+    if (!fits_int(m, n, m * n))
+        return ck_err_set(err, CK_ENOTSUP, "svd: a dimension over 2^31");
+    if (p == 0)
+        return CK_OK;
+    CK_TRY(ready(c, err));
+    dg = dalloc(&k, (size_t)(m * n) * 8);
+    ds = dalloc(&k, (size_t)p * 8);
+    if (m >= n) {
+        du = a->no_u ? NULL : dalloc(&k, (size_t)(m * n) * 8);
+        dvt = dalloc(&k, (size_t)(n * n) * 8);
+        copy2d(&k, dg, m, a->a, a->lda, n, m, 8, cudaMemcpyHostToDevice);
+        ok = gesvd(&k, dg, (int)m, (int)n, ds, du, dvt, &info);
+        if (du)
+            copy2d(&k, a->u, a->ldu, du, m, n, m, 8, cudaMemcpyDeviceToHost);
+        copy2d(&k, a->vt, a->ldvt, dvt, n, n, n, 8, cudaMemcpyDeviceToHost);
+    } else {
+        /* cuSOLVER's gesvd needs m >= n: factor a^T (n x m) = U' S V'^T,
+         * so a = V' S U'^T: u = V' (= (V'^T)^T), vt = U'^T */
+        double *hu = malloc((size_t)(n * m) * 8),
+               *hv = malloc((size_t)(m * m) * 8);
+        if (!(t = malloc((size_t)(m * n) * 8)) || !hu || !hv) {
+            free(t), free(hu), free(hv);
+            return ck_err_set(err, CK_ENOMEM, "svd: out of memory");
+        }
+        for (int64_t j = 0; j < n; j++)
+            for (int64_t i = 0; i < m; i++)
+                t[i * n + j] = a->a[j * a->lda + i];
+        du = dalloc(&k, (size_t)(n * m) * 8);
+        dvt = dalloc(&k, (size_t)(m * m) * 8);
+        copy2d(&k, dg, n, t, n, m, n, 8, cudaMemcpyHostToDevice);
+        ok = gesvd(&k, dg, (int)n, (int)m, ds, du, dvt, &info);
+        copy2d(&k, hu, n, du, n, m, n, 8, cudaMemcpyDeviceToHost);
+        copy2d(&k, hv, m, dvt, m, m, m, 8, cudaMemcpyDeviceToHost);
+        if (k.e == cudaSuccess)
+            k.e = cudaStreamSynchronize(c->stream);
+        if (k.e == cudaSuccess && ok && info == 0) {
+            /* hu: U' (n x m col-major); hv: V'^T (m x m col-major) */
+            for (int64_t j = 0; j < m; j++)
+                for (int64_t i = 0; i < m; i++)
+                    a->u[j * a->ldu + i] = hv[i * m + j];
+            for (int64_t j = 0; j < n; j++)
+                for (int64_t i = 0; i < m; i++)
+                    a->vt[j * a->ldvt + i] = hu[i * n + j];
+        }
+        free(t), free(hu), free(hv);
+    }
+    if (k.e == cudaSuccess)
+        k.e = cudaMemcpyAsync(a->s, ds, (size_t)p * 8, cudaMemcpyDeviceToHost,
+                              c->stream);
+    CK_TRY(finish(&k, ok, err));
+    if (info != 0)
+        return ck_err_set(err, CK_EDEVICE,
+                          "svd of a %lld x %lld matrix: cuSOLVER gesvd "
+                          "returned info %d",
+                          (long long)m, (long long)n, info);
+    return CK_OK;
+}
+
+static ck_code posv(ck_be_ctx *c, ck_posv_args *a, ck_err *err)
+{
+    call k = {.c = c, .what = "a Cholesky solve on the CUDA device"};
+    int n = (int)a->n, lw = 0, ok = 1, info = 0;
+    double *da, *db, *dwork;
+    int *dinfo;
+
+    a->not_pd = 0;
+    if (!fits_int(a->n, a->nrhs, a->n * a->n))
+        return ck_err_set(err, CK_ENOTSUP, "posv: a dimension over 2^31");
+    if (a->n == 0)
+        return CK_OK;
+    CK_TRY(ready(c, err));
+    da = dalloc(&k, (size_t)(a->n * a->n) * 8);
+    db = dalloc(&k, (size_t)(a->n * a->nrhs) * 8);
+    dinfo = dalloc(&k, sizeof(int));
+    copy2d(&k, da, a->n, a->a, a->n, a->n, a->n, 8, cudaMemcpyHostToDevice);
+    copy2d(&k, db, a->n, a->b, a->n, a->nrhs, a->n, 8, cudaMemcpyHostToDevice);
+    if (k.e == cudaSuccess)
+        ok = lib.potrf_size(c->solver, CUBLAS_FILL_MODE_UPPER, n, da, n, &lw) ==
+             CUSOLVER_STATUS_SUCCESS;
+    dwork = dalloc(&k, (size_t)lw * 8);
+    if (ok && k.e == cudaSuccess)
+        ok = lib.potrf(c->solver, CUBLAS_FILL_MODE_UPPER, n, da, n, dwork, lw,
+                       dinfo) == CUSOLVER_STATUS_SUCCESS;
+    info = info_of(&k, dinfo);
+    if (ok && info == 0 && k.e == cudaSuccess) {
+        ok = lib.potrs(c->solver, CUBLAS_FILL_MODE_UPPER, n, (int)a->nrhs, da,
+                       n, db, n, dinfo) == CUSOLVER_STATUS_SUCCESS;
+        copy2d(&k, a->b, a->n, db, a->n, a->nrhs, a->n, 8,
+               cudaMemcpyDeviceToHost);
+    }
+    CK_TRY(finish(&k, ok, err));
+    if (info > 0) /* the caller's to handle, as with LAPACK's dposv */
+        a->not_pd = info;
+    else if (info < 0)
+        return ck_err_set(err, CK_EDEVICE,
+                          "posv of a %lld x %lld matrix: cuSOLVER returned "
+                          "info %d",
+                          (long long)a->n, (long long)a->n, info);
+    return CK_OK;
+}
+
+/* The slots, each one call at a time under the context's lock. */
+#define LOCKED(name, args_t)                                                   \
+    ck_code ck_cuda_##name(ck_be_ctx *c, args_t *a, ck_err *err)               \
+    {                                                                          \
+        ck_code rc;                                                            \
+        pthread_mutex_lock(&c->lock);                                          \
+        rc = name(c, a, err);                                                  \
+        pthread_mutex_unlock(&c->lock);                                        \
+        return rc;                                                             \
+    }
+LOCKED(gemm, const ck_gemm_args)
+LOCKED(syrk, const ck_syrk_args)
+LOCKED(qr, const ck_qr_args)
+LOCKED(svd, const ck_svd_args)
+LOCKED(posv, ck_posv_args)
