@@ -81,7 +81,9 @@ static void load(void)
     lib.blas = open_lib(blas, 2, CK_CUDA_LIB_DIR, "libcublas.so");
     lib.solver = open_lib(solver, 2, CK_CUDA_LIB_DIR, "libcusolver.so");
     if (!lib.blas || !lib.solver) {
-        snprintf(lib.why, sizeof lib.why, "%s", dlerror());
+        const char *why = dlerror();
+        snprintf(lib.why, sizeof lib.why, "%s",
+                 why ? why : "libcublas or libcusolver not found");
         return;
     }
     if (!SYM(lib.blas, create, "cublasCreate_v2") ||
@@ -163,7 +165,9 @@ static void *dalloc(call *k, size_t bytes)
 {
     void *p = NULL;
 
-    if (k->e != cudaSuccess || k->nbuf == MAXBUF)
+    if (k->nbuf == MAXBUF && k->e == cudaSuccess)
+        k->e = cudaErrorMemoryAllocation; /* a bug: more buffers than kept */
+    if (k->e != cudaSuccess)
         return NULL;
     k->e = cudaMallocAsync(&p, bytes ? bytes : 8, k->c->stream);
     if (k->e != cudaSuccess)
@@ -179,13 +183,18 @@ static void copy2d(call *k, void *dst, int64_t dld, const void *src,
 {
     if (k->e != cudaSuccess || rows == 0 || cols == 0)
         return;
-    k->e =
-        cudaMemcpy2DAsync(dst, (size_t)dld * esz, src, (size_t)sld * esz,
-                          (size_t)cols * esz, (size_t)rows, kind, k->c->stream);
+    if (dld == cols && sld == cols) /* one run: no pitch limit, faster */
+        k->e = cudaMemcpyAsync(dst, src, (size_t)(rows * cols) * esz, kind,
+                               k->c->stream);
+    else
+        k->e = cudaMemcpy2DAsync(dst, (size_t)dld * esz, src, (size_t)sld * esz,
+                                 (size_t)cols * esz, (size_t)rows, kind,
+                                 k->c->stream);
 }
 
-/* Waits for the stream, frees the call's buffers; CK_EDEVICE for the
- * first failure (which breaks the context) or a library status. */
+/* Waits for the stream, frees the call's buffers; CK_ENOMEM when the
+ * device had no room, CK_EDEVICE for another failure (a fault breaks the
+ * context) or a library status. */
 static ck_code finish(call *k, int status_ok, ck_err *err)
 {
     cudaError_t e = k->e;
@@ -194,8 +203,12 @@ static ck_code finish(call *k, int status_ok, ck_err *err)
         e = cudaStreamSynchronize(k->c->stream);
     for (int i = 0; i < k->nbuf; i++)
         cudaFreeAsync(k->buf[i], k->c->stream);
+    if (e == cudaErrorMemoryAllocation)
+        return ck_err_set(err, CK_ENOMEM,
+                          "%s: out of device memory; use --backend cpu",
+                          k->what);
     if (e != cudaSuccess) {
-        k->c->broken = 1;
+        k->c->broken |= ck_cuda_sticky(e);
         return ck_cuda_fail(e, k->what, err);
     }
     if (!status_ok)
@@ -271,7 +284,9 @@ static ck_code gemm(ck_be_ctx *c, const ck_gemm_args *a, ck_err *err)
                            (int)ca, &be, dc, n) == CUBLAS_STATUS_SUCCESS;
         }
     }
-    copy2d(&k, a->c, a->ldc, dc, a->n, a->m, a->n, es, cudaMemcpyDeviceToHost);
+    if (ok) /* c stays as it was when the call failed */
+        copy2d(&k, a->c, a->ldc, dc, a->n, a->m, a->n, es,
+               cudaMemcpyDeviceToHost);
     return finish(&k, ok, err);
 }
 
@@ -286,21 +301,22 @@ static ck_code syrk(ck_be_ctx *c, const ck_syrk_args *a, ck_err *err)
     if (a->n == 0)
         return CK_OK;
     CK_TRY(ready(c, err));
-    /* a (k x n row-major) is A = a^T column-major, n x k: A A^T = a^T a */
+    /* a (k x n row-major) is A = a^T column-major, n x k: A A^T = a^T a;
+     * c is symmetric, so either view of it is c */
     da = dalloc(&k, (size_t)(a->k * a->n) * 8);
     dc = dalloc(&k, (size_t)(a->n * a->n) * 8);
     copy2d(&k, da, a->n, a->a, a->lda, a->k, a->n, 8, cudaMemcpyHostToDevice);
     copy2d(&k, dc, a->n, a->c, a->ldc, a->n, a->n, 8, cudaMemcpyHostToDevice);
     if (k.e == cudaSuccess)
-        ok = lib.dsyrk(c->blas, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, (int)a->n,
+        ok = lib.dsyrk(c->blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, (int)a->n,
                        (int)a->k, &al, da, (int)a->n, &be, dc,
                        (int)a->n) == CUBLAS_STATUS_SUCCESS;
     copy2d(&k, a->c, a->ldc, dc, a->n, a->n, a->n, 8, cudaMemcpyDeviceToHost);
     CK_TRY(finish(&k, ok, err));
-    /* the upper triangle column-major is the lower one row-major: callers
-     * get both */
-    for (int64_t i = 0; i < a->n; i++)
-        for (int64_t j = i + 1; j < a->n; j++)
+    /* the lower triangle column-major is the upper one row-major, which
+     * the CPU's syrk reads and writes; callers get both */
+    for (int64_t i = 1; i < a->n; i++)
+        for (int64_t j = 0; j < i; j++)
             a->c[i * a->ldc + j] = a->c[j * a->ldc + i];
     return CK_OK;
 }
@@ -390,14 +406,27 @@ static ck_code svd(ck_be_ctx *c, const ck_svd_args *a, ck_err *err)
 {
     call k = {.c = c, .what = "SVD on the CUDA device"};
     int64_t m = a->m, n = a->n, p = m < n ? m : n;
-    double *dg, *ds, *du, *dvt, *t = NULL;
+    double *dg, *ds, *du, *dvt, *t = NULL, *hu = NULL, *hv = NULL;
+    ck_code rc;
     int ok = 1, info = 0;
 
     if (!fits_int(m, n, m * n))
         return ck_err_set(err, CK_ENOTSUP, "svd: a dimension over 2^31");
     if (p == 0)
         return CK_OK;
-    CK_TRY(ready(c, err));
+    if (m < n) { /* host room for the transpose path, before the device's */
+        t = malloc((size_t)(m * n) * 8);
+        hu = malloc((size_t)(n * m) * 8);
+        hv = malloc((size_t)(m * m) * 8);
+        if (!t || !hu || !hv) {
+            free(t), free(hu), free(hv);
+            return ck_err_set(err, CK_ENOMEM, "svd: out of memory");
+        }
+    }
+    if ((rc = ready(c, err)) != CK_OK) {
+        free(t), free(hu), free(hv);
+        return rc;
+    }
     dg = dalloc(&k, (size_t)(m * n) * 8);
     ds = dalloc(&k, (size_t)p * 8);
     if (m >= n) {
@@ -411,12 +440,6 @@ static ck_code svd(ck_be_ctx *c, const ck_svd_args *a, ck_err *err)
     } else {
         /* cuSOLVER's gesvd needs m >= n: factor a^T (n x m) = U' S V'^T,
          * so a = V' S U'^T: u = V' (= (V'^T)^T), vt = U'^T */
-        double *hu = malloc((size_t)(n * m) * 8),
-               *hv = malloc((size_t)(m * m) * 8);
-        if (!(t = malloc((size_t)(m * n) * 8)) || !hu || !hv) {
-            free(t), free(hu), free(hv);
-            return ck_err_set(err, CK_ENOMEM, "svd: out of memory");
-        }
         for (int64_t j = 0; j < n; j++)
             for (int64_t i = 0; i < m; i++)
                 t[i * n + j] = a->a[j * a->lda + i];
@@ -443,11 +466,13 @@ static ck_code svd(ck_be_ctx *c, const ck_svd_args *a, ck_err *err)
         k.e = cudaMemcpyAsync(a->s, ds, (size_t)p * 8, cudaMemcpyDeviceToHost,
                               c->stream);
     CK_TRY(finish(&k, ok, err));
-    if (info != 0)
-        return ck_err_set(err, CK_EDEVICE,
-                          "svd of a %lld x %lld matrix: cuSOLVER gesvd "
-                          "returned info %d",
+    if (info > 0)
+        return ck_err_set(err, CK_ENOTSUP,
+                          "svd of a %lld x %lld matrix: cuSOLVER gesvd did "
+                          "not converge (%d superdiagonals)",
                           (long long)m, (long long)n, info);
+    if (info < 0)
+        return ck_err_internal(err, "svd: cuSOLVER gesvd argument %d", -info);
     return CK_OK;
 }
 

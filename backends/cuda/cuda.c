@@ -45,6 +45,24 @@ ck_code ck_cuda_fail(cudaError_t e, const char *what, ck_err *err)
                       cudaGetErrorString(e), cudaGetErrorName(e));
 }
 
+int ck_cuda_sticky(cudaError_t e)
+{
+    switch (e) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorAssert:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorLaunchFailure:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 static ck_code cuda_devices(ck_be_devices *out, int with_free, ck_err *err)
 {
     cudaError_t e;

@@ -31,6 +31,10 @@ struct ck_be_ctx {
  * the error's name, with the advice to use the CPU. */
 ck_code ck_cuda_fail(cudaError_t e, const char *what, ck_err *err);
 
+/* Whether e leaves the context unusable (a fault in a kernel: an illegal
+ * address, a trap, a launch failure), so that nothing runs on it again. */
+int ck_cuda_sticky(cudaError_t e);
+
 ck_code ck_cuda_kernel_load(ck_be_ctx *ctx, const ck_kernel_src *s,
                             ck_be_kernel **out, ck_err *err);
 ck_code ck_cuda_kernel_run(ck_be_ctx *ctx, const ck_kernel_run_args *a,

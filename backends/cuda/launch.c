@@ -21,6 +21,7 @@
 struct ck_be_kernel {
     cudaLibrary_t lib;
     cudaKernel_t fn;
+    int max_block; /* threads per block it can run with */
 };
 
 ck_code ck_cuda_kernel_load(ck_be_ctx *ctx, const ck_kernel_src *s,
@@ -47,6 +48,12 @@ ck_code ck_cuda_kernel_load(ck_be_ctx *ctx, const ck_kernel_src *s,
         free(k);
         return ck_cuda_fail(e, "finding a CUDA kernel", err);
     }
+    /* the most threads a block of it can have (its registers decide) */
+    struct cudaFuncAttributes fa;
+    k->max_block =
+        cudaFuncGetAttributes(&fa, (const void *)k->fn) == cudaSuccess
+            ? fa.maxThreadsPerBlock
+            : 1024;
     *out = k;
     return CK_OK;
 }
@@ -100,6 +107,12 @@ static ck_code launch(ck_be_ctx *ctx, const ck_kernel_run_args *a, ck_err *err)
     cudaError_t e = cudaSuccess;
     int64_t elems = 1;
 
+    if (a->block > a->k->max_block)
+        return ck_err_set(err, CK_EUSAGE,
+                          "kernel step '%s': \"block\": %d threads, and "
+                          "this kernel runs at most %d a block on this "
+                          "device",
+                          a->step, a->block, a->k->max_block);
     if (a->nargs > CK_BE_KERNEL_MAX_ARGS)
         return ck_err_set(err, CK_EUSAGE,
                           "kernel step '%s': %d arrays, at "
@@ -122,6 +135,9 @@ static ck_code launch(ck_be_ctx *ctx, const ck_kernel_run_args *a, ck_err *err)
             e = cudaMemcpyAsync(desc[k].data, v->data, n,
                                 cudaMemcpyHostToDevice, ctx->stream);
     }
+    /* out starts as zeros, not as the last chunk's values */
+    if (e == cudaSuccess && (n = data_bytes(a->out)) > 0)
+        e = cudaMemsetAsync(desc[0].data, 0, n, ctx->stream);
     if (e == cudaSuccess)
         e = cudaMemcpyAsync(base, desc, sizeof desc[0] * (size_t)(1 + a->nargs),
                             cudaMemcpyHostToDevice, ctx->stream);
@@ -156,7 +172,7 @@ static ck_code launch(ck_be_ctx *ctx, const ck_kernel_run_args *a, ck_err *err)
     if (e == cudaSuccess)
         e = cudaStreamSynchronize(ctx->stream);
     if (e != cudaSuccess) {
-        ctx->broken = 1;
+        ctx->broken |= ck_cuda_sticky(e);
         return ck_err_set(err, CK_EDEVICE,
                           "kernel step '%s': the kernel failed on the device "
                           "for the chunk at %s: %s (%s)",
