@@ -82,6 +82,24 @@ static void stream(ck_devla *o, int64_t m, int64_t unit, int64_t min_rows,
     o->need_bytes = fixed + per_row * lo;
 }
 
+/* The resident mode when budget holds its res device bytes: all m rows
+ * at once, uploaded once (upload bytes) and read there as often as the
+ * method needs; its need counts toward the least either way. */
+static void resident(ck_devla *o, int64_t res, int64_t m, int64_t upload,
+                     int64_t budget)
+{
+    if (res < o->need_bytes)
+        o->need_bytes = res;
+    if (res > budget)
+        return;
+    o->mode = CK_DEVLA_RESIDENT;
+    o->device_bytes = res;
+    o->passes = 1;
+    o->upload_bytes = upload;
+    o->block_rows = m;
+    o->blocks = 1;
+}
+
 static void svd_exact(const ck_plan *p, int i, int64_t m, int64_t n,
                       int64_t unit, int tall, int64_t budget, ck_devla *o)
 {
@@ -104,16 +122,7 @@ static void svd_exact(const ck_plan *p, int i, int64_t m, int64_t n,
     o->upload_bytes = o->passes * l;
     o->download_bytes =
         (rows_pass ? l : 0) + (cols_out ? n * n * 8 : 0) + n * 8;
-    if (res < o->need_bytes)
-        o->need_bytes = res;
-    if (res <= budget) {
-        o->mode = CK_DEVLA_RESIDENT;
-        o->device_bytes = res;
-        o->passes = 1;
-        o->upload_bytes = l;
-        o->block_rows = m;
-        o->blocks = 1;
-    }
+    resident(o, res, m, l, budget);
 }
 
 static void svd_randomized(const ck_node *nd, int64_t m, int64_t n,
@@ -129,15 +138,7 @@ static void svd_randomized(const ck_node *nd, int64_t m, int64_t n,
     o->passes = nd->power_iters + 1;
     o->upload_bytes = o->passes * l;
     o->download_bytes = m * lr * 8 + n * lr * 8;
-    if (res < o->need_bytes)
-        o->need_bytes = res;
-    if (res <= budget) {
-        o->mode = CK_DEVLA_RESIDENT;
-        o->device_bytes = res;
-        o->upload_bytes = l;
-        o->block_rows = m;
-        o->blocks = 1;
-    }
+    resident(o, res, m, l, budget);
 }
 
 static void matmul(const ck_plan *p, const ck_node *nd, int64_t budget,
@@ -206,15 +207,7 @@ static void glm_fit(const ck_plan *p, const ck_node *nd, int64_t budget,
     o->passes = -1;
     o->upload_bytes = m * (x->shape[1] + 1) * 8;
     o->download_bytes = d * 8;
-    if (res < o->need_bytes)
-        o->need_bytes = res;
-    if (res <= budget) {
-        o->mode = CK_DEVLA_RESIDENT;
-        o->device_bytes = res;
-        o->passes = 1;
-        o->block_rows = m;
-        o->blocks = 1;
-    }
+    resident(o, res, m, o->upload_bytes, budget);
 }
 
 int ck_devla_plan(const ck_plan *p, int i, int64_t budget, ck_devla *out)
