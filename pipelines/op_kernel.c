@@ -112,7 +112,8 @@ CK_PLAN_PARSE_FN(kernel)
                            "needs \"entry\", the kernel function's name");
     CK_TRY(sources(path, where, src, lib, &c_file, &cu_file, err));
     if (strlen(entry->valuestring) >= sizeof n->entry)
-        return ck_plan_bad(err, path, where, "entry: a name that long");
+        return ck_plan_bad(err, path, where, "entry: at most %d characters",
+                           (int)sizeof n->entry - 1);
     snprintf(n->entry, sizeof n->entry, "%s", entry->valuestring);
     n->block = 256;
     if (block &&
@@ -237,12 +238,13 @@ static void describe(ck_kernel_array *v, void *data, ck_dtype t, int ndim,
 static ck_code slurp(const char *step, const char *path, char **out,
                      ck_err *err)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f;
     long n = -1;
     char *text = NULL;
     int e;
 
-    if (f && fseek(f, 0, SEEK_END) == 0)
+    errno = 0; /* a short read sets none */
+    if ((f = fopen(path, "rb")) && fseek(f, 0, SEEK_END) == 0)
         n = ftell(f);
     if (n > (16 << 20)) {
         fclose(f);
