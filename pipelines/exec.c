@@ -2301,9 +2301,12 @@ ck_code ck_exec_backend(const ck_plan *p, const char *want, const char **on,
 
     if (!want)
         want = p->backend;
+    /* (a CUDA C kernel is a reason to look for a GPU; the op table says
+     * the rest without loading the CUDA module) */
     for (int i = 0; i < p->n; i++)
         if (p->node[i].kind != CK_NODE_INPUT &&
-            (ck_optab_kind(p->node[i].kind)->backends & CK_OPB_CUDA))
+            ((ck_optab_kind(p->node[i].kind)->backends & CK_OPB_CUDA) ||
+             (p->node[i].kind == CK_NODE_KERNEL && p->node[i].source[0])))
             device_steps++;
     if (strcmp(want, "auto") == 0 && device_steps == 0) {
         /* nothing would run on a GPU: do not pay for starting one */

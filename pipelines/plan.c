@@ -2459,13 +2459,14 @@ const char *ck_plan_runs_on(const ck_plan *p, const ck_node *n,
         return backend;
     /* the linear algebra's blocks go to the backend's gemm, syrk, QR,
      * SVD and Cholesky, when it has them */
-    const ck_backend *t = table_of(backend);
-    if (t && t->gemm &&
-        (n->kind == CK_NODE_MATMUL || n->kind == CK_NODE_SVD ||
-         n->kind == CK_NODE_GLM || n->kind == CK_NODE_PREDICT ||
-         n->kind == CK_NODE_CONTRACT ||
-         (n->kind == CK_NODE_PART && n->part == streamed_part(p, n))))
-        return "cpu, its BLAS and LAPACK calls on cuda";
+    if (n->kind == CK_NODE_MATMUL || n->kind == CK_NODE_SVD ||
+        n->kind == CK_NODE_GLM || n->kind == CK_NODE_PREDICT ||
+        n->kind == CK_NODE_CONTRACT ||
+        (n->kind == CK_NODE_PART && n->part == streamed_part(p, n))) {
+        const ck_backend *t = table_of(backend);
+        if (t && t->gemm)
+            return "cpu, its BLAS and LAPACK calls on cuda";
+    }
     return "cpu (fallback)";
 }
 
