@@ -2366,15 +2366,16 @@ static ck_code open_backend(xrun *r, const char *want, const ck_be_opts *bo,
         return CK_OK;
     {
         const ck_backend *t = r->be.table;
-        ck_log(CK_LOG_DEBUG, "%s backend computes:%s%s%s%s%s%s%s%s", t->name,
+        ck_log(CK_LOG_DEBUG, "%s backend computes:%s%s%s%s%s%s%s%s%s", t->name,
                t->ew ? " elementwise" : "", t->reduce ? " reductions" : "",
                t->hist ? " histograms" : "", t->gemm ? " gemm" : "",
                t->syrk ? " syrk" : "", t->qr ? " qr" : "", t->svd ? " svd" : "",
-               t->kernel_run ? " users' kernels" : "");
+               t->posv ? " posv" : "", t->kernel_run ? " users' kernels" : "");
     }
     for (int i = 0; i < p->n; i++) {
         const ck_node *nd = &p->node[i];
-        if (nd->kind != CK_NODE_INPUT &&
+        /* a result of an svd or glm_fit is made by its step */
+        if (nd->kind != CK_NODE_INPUT && nd->kind != CK_NODE_PART &&
             strcmp(ck_plan_runs_on(p, nd, r->be.table->name),
                    "cpu (fallback)") == 0)
             ck_log(CK_LOG_DEBUG,

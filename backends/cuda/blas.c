@@ -73,13 +73,24 @@ static void *open_lib(const char *const *names, int n, const char *dir,
 #define SYM(h, field, name)                                                    \
     (*(void **)&lib.field = dlsym(h, name), lib.field != NULL)
 
+/* The names looked for; the test build of the module (tests/CMakeLists.txt,
+ * cuda/emulated) names its emulated device's library for both. */
+#ifndef CK_CUBLAS_LIBS
+#define CK_CUBLAS_LIBS "libcublas.so.13", "libcublas.so"
+#endif
+#ifndef CK_CUSOLVER_LIBS
+#define CK_CUSOLVER_LIBS "libcusolver.so.12", "libcusolver.so"
+#endif
+
 static void load(void)
 {
-    static const char *const blas[] = {"libcublas.so.13", "libcublas.so"};
-    static const char *const solver[] = {"libcusolver.so.12", "libcusolver.so"};
+    static const char *const blas[] = {CK_CUBLAS_LIBS};
+    static const char *const solver[] = {CK_CUSOLVER_LIBS};
+    const int nb = (int)(sizeof blas / sizeof *blas);
+    const int ns = (int)(sizeof solver / sizeof *solver);
 
-    lib.blas = open_lib(blas, 2, CK_CUDA_LIB_DIR, "libcublas.so");
-    lib.solver = open_lib(solver, 2, CK_CUDA_LIB_DIR, "libcusolver.so");
+    lib.blas = open_lib(blas, nb, CK_CUDA_LIB_DIR, "libcublas.so");
+    lib.solver = open_lib(solver, ns, CK_CUDA_LIB_DIR, "libcusolver.so");
     if (!lib.blas || !lib.solver) {
         const char *why = dlerror();
         snprintf(lib.why, sizeof lib.why, "%s",

@@ -4,9 +4,11 @@ issue 12's cases (tests/gpu/run.sh): the --backend cuda result against the
 holds the suite's inputs (f8.h5, b.h5, glm.h5, row.h5).  Exit 0, or 1 with
 one line saying what differs.
 
-MODE: svd (U S Vt of f8.h5's x), svd-s (S alone), rsvd (randomized, k=10),
-matmul (f8.h5 x @ b.h5 x), glm (logistic fit of glm.h5), rowadd (the
-sample kernel: x + y of row.h5).
+MODE: svd (U S Vt of f8.h5's x; svd:FILE for another file's x), svd-s (S
+alone), rsvd (randomized, k=10), matmul (f8.h5 x @ b.h5 x), matmul-f4
+(m4.h5 a @ b in float32), glm (logistic fit of glm.h5; glm:FAMILY:REG:LAMBDA
+for another family or penalty: the fit's optimality conditions, gradient or
+subgradient, to 1e-6), rowadd (the sample kernel: x + y of row.h5).
 """
 import sys
 
@@ -14,6 +16,7 @@ import h5py
 import numpy as np
 
 mode, cpu_path, cuda_path, work = sys.argv[1:5]
+mode, _, spec = mode.partition(":")
 cpu, cuda = h5py.File(cpu_path, "r"), h5py.File(cuda_path, "r")
 
 
@@ -40,7 +43,7 @@ def x_of(name):
 
 
 if mode in ("svd", "svd-s", "rsvd"):
-    x = x_of("f8.h5")["x"][...]
+    x = x_of(spec or "f8.h5")["x"][...]
     s_np = np.linalg.svd(x, compute_uv=False)
     for name, f in (("cpu", cpu), ("cuda", cuda)):
         s = f["S"][...]
@@ -66,16 +69,39 @@ elif mode == "matmul":
     ref = x_of("f8.h5")["x"][...] @ x_of("b.h5")["x"][...]
     near("cpu matmul (vs NumPy)", cpu["matmul"][...], ref, 1e-12)
     near("cuda matmul (vs NumPy)", cuda["matmul"][...], ref, 1e-12)
+elif mode == "matmul-f4":
+    m = x_of("m4.h5")
+    ref = m["a"][...].astype("f8") @ m["b"][...].astype("f8")
+    for name, f in (("cpu", cpu), ("cuda", cuda)):
+        if f["matmul"].dtype != np.float32:
+            fail(name + ": float32 @ float32 is not float32")
+        near(name + " matmul (vs NumPy, float64)", f["matmul"][...], ref,
+             1e-5)
 elif mode == "glm":
+    # (1/n) sum loss + lambda P(w), chunkctl-glm-fit(1): at the optimum the
+    # mean loss's gradient g (and the penalty's) satisfy, per coefficient,
+    # g + lambda (l2 share) w + lambda (l1 share) sign(w) = 0 where w != 0
+    # and |g + lambda (l2 share) w| <= lambda (l1 share) where w = 0
+    family, reg, lam = (spec or "logistic:none:0").split(":")
+    lam = float(lam)
+    l1 = {"none": 0, "l2": 0, "l1": 1, "elastic_net": 0.5}[reg]
+    l2 = {"none": 0, "l2": 1, "l1": 0, "elastic_net": 0.5}[reg]
     g = x_of("glm.h5")
-    X, y = g["X"][...], g["y"][...]
+    X, y = g["X"][...], g["y" if family == "logistic" else "y_" + family][...]
     for name, f in (("cpu", cpu), ("cuda", cuda)):
         w, c = f["coef"][...], float(f["intercept"][()])
-        mu = 1 / (1 + np.exp(-(X @ w + c)))
-        grad = np.concatenate([X.T @ (mu - y), [np.sum(mu - y)]]) / len(y)
-        if not np.abs(grad).max() <= 1e-6:
-            fail("%s: the mean loss's gradient at the fit is %.3g" %
-                 (name, np.abs(grad).max()))
+        eta = X @ w + c
+        mu = {"logistic": lambda e: 1 / (1 + np.exp(-e)), "poisson": np.exp,
+              "normal": lambda e: e}[family](eta)
+        gw = X.T @ (mu - y) / len(y) + lam * l2 * w
+        gc = np.sum(mu - y) / len(y)
+        nz = w != 0
+        kkt = np.concatenate([
+            [gc], gw[nz] + lam * l1 * np.sign(w[nz]),
+            np.maximum(np.abs(gw[~nz]) - lam * l1, 0)])
+        if not np.abs(kkt).max() <= 1e-6:
+            fail("%s: the fit's optimality conditions miss by %.3g" %
+                 (name, np.abs(kkt).max()))
     near("cuda coef (vs cpu)", cuda["coef"][...], cpu["coef"][...], 1e-6)
 elif mode == "rowadd":
     r = x_of("row.h5")
