@@ -15,7 +15,7 @@
 #include "base/ck_err.h"
 #include "base/ck_grid.h"
 
-#define CK_BACKEND_ABI 7 /* bump when a slot is added */
+#define CK_BACKEND_ABI 8 /* bump when a slot or an argument is added */
 
 typedef struct ck_be_ctx ck_be_ctx;
 
@@ -144,7 +144,11 @@ typedef struct ck_hist_args {
 
 /* c = alpha * op(a) * op(b) + beta * c, all row-major; op(a) is m x k,
  * op(b) k x n, c m x n; ld* are row strides in elements.  dtype CK_F64 or
- * CK_F32 (all three matrices in it; alpha and beta as given). */
+ * CK_F32 (all three matrices in it; alpha and beta as given).
+ * a_key, b_key: 0, or a number naming the operand's contents for the
+ * backend context's life (a block of an input that later calls hand over
+ * again, ck_be_key): a backend with memory of its own (a GPU's) may keep
+ * a copy and not read the operand again on a later call with that key. */
 typedef struct ck_gemm_args {
     ck_dtype dtype;
     int trans_a, trans_b;
@@ -156,7 +160,29 @@ typedef struct ck_gemm_args {
     int64_t ldb;
     void *c;
     int64_t ldc;
+    uint64_t a_key, b_key;
 } ck_gemm_args;
+
+/* An operand key (ck_gemm_args): step 'node' (< 4095) of the run, its
+ * operand 'which' (< 4), and the block's place (i < 2^34, j < 2^14);
+ * 0, which keeps nothing, where they do not fit. */
+static inline uint64_t ck_be_key(int node, int which, int64_t i, int64_t j)
+{
+    if (node < 0 || node >= 4095 || which < 0 || which >= 4 || i < 0 ||
+        i >= ((int64_t)1 << 34) || j < 0 || j >= ((int64_t)1 << 14))
+        return 0;
+    return (uint64_t)(node + 1) << 52 | (uint64_t)which << 48 |
+           (uint64_t)i << 14 | (uint64_t)j;
+}
+
+/* The key of the block di places further along i (0 stays 0). */
+static inline uint64_t ck_be_key_add(uint64_t key, int64_t di)
+{
+    uint64_t i = (key >> 14 & (((uint64_t)1 << 34) - 1)) + (uint64_t)di;
+    if (!key || di < 0 || i >= ((uint64_t)1 << 34))
+        return 0;
+    return (key & ~((((uint64_t)1 << 34) - 1) << 14)) | i << 14;
+}
 
 /* c = alpha * a^T a + beta * c for row-major a (k x n, row stride lda)
  * and c (n x n, row stride ldc); both triangles of c are written. */

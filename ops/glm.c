@@ -183,7 +183,8 @@ size_t ck_glm_block_scratch(int64_t rows, int64_t p)
 
 /* eta = x w + c for rows x p row-major x. */
 static ck_code linear(const ck_be *be, const double *x, int64_t rows, int64_t p,
-                      const double *w, double c, double *eta, ck_err *err)
+                      uint64_t key, const double *w, double c, double *eta,
+                      ck_err *err)
 {
     for (int64_t i = 0; i < rows; i++)
         eta[i] = c;
@@ -200,7 +201,8 @@ static ck_code linear(const ck_be *be, const double *x, int64_t rows, int64_t p,
                       .b = w,
                       .ldb = 1,
                       .c = eta,
-                      .ldc = 1};
+                      .ldc = 1,
+                      .a_key = key};
     return ck_op_gemm(be, &g, err);
 }
 
@@ -235,16 +237,16 @@ static void unit(ck_glm_family f, double eta, double y, double *loss,
 
 /* One tile of rows (at most GLM_TILE): sums into loss, grad, hess. */
 static ck_code tile(const ck_be *be, const ck_glm_opts *o, const double *x,
-                    const double *y, int64_t rows, int64_t p, const double *b,
-                    double *loss, double *grad, double *hess, double *scratch,
-                    ck_err *err)
+                    const double *y, int64_t rows, int64_t p, uint64_t key,
+                    const double *b, double *loss, double *grad, double *hess,
+                    double *scratch, ck_err *err)
 {
     int fi = o->fit_intercept != 0;
     int64_t d = p + fi;
     double *r = scratch, *wt = scratch + rows, *xs = wt + rows;
     double lsum = 0, rsum = 0;
 
-    CK_TRY(linear(be, x, rows, p, b, fi ? b[p] : 0, r, err));
+    CK_TRY(linear(be, x, rows, p, key, b, fi ? b[p] : 0, r, err));
     for (int64_t i = 0; i < rows; i++) {
         double l, mu, w;
         unit(o->family, r[i], y[i], &l, &mu, &w);
@@ -268,7 +270,8 @@ static ck_code tile(const ck_be *be, const ck_glm_opts *o, const double *x,
                           .b = r,
                           .ldb = 1,
                           .c = grad,
-                          .ldc = 1};
+                          .ldc = 1,
+                          .a_key = key};
         CK_TRY(ck_op_gemm(be, &g, err));
     }
     if (grad && fi)
@@ -296,9 +299,9 @@ static ck_code tile(const ck_be *be, const ck_glm_opts *o, const double *x,
 }
 
 ck_code ck_glm_block(const ck_be *be, const ck_glm_opts *o, const double *x,
-                     const double *y, int64_t rows, int64_t p, const double *b,
-                     double *loss, double *grad, double *hess, double *scratch,
-                     ck_err *err)
+                     const double *y, int64_t rows, int64_t p, uint64_t key,
+                     const double *b, double *loss, double *grad, double *hess,
+                     double *scratch, ck_err *err)
 {
     if ((unsigned)o->family >= N_FAMILIES)
         return ck_err_set(err, CK_EUSAGE, "glm: unknown family %d",
@@ -309,8 +312,8 @@ ck_code ck_glm_block(const ck_be *be, const ck_glm_opts *o, const double *x,
                           (long long)rows, (long long)p);
     for (int64_t i = 0; i < rows; i += GLM_TILE) {
         int64_t t = rows - i < GLM_TILE ? rows - i : GLM_TILE;
-        CK_TRY(tile(be, o, x + i * p, y + i, t, p, b, loss, grad, hess, scratch,
-                    err));
+        CK_TRY(tile(be, o, x + i * p, y + i, t, p, ck_be_key_add(key, i), b,
+                    loss, grad, hess, scratch, err));
     }
     return CK_OK;
 }
@@ -341,7 +344,7 @@ ck_code ck_glm_predict(const ck_be *be, ck_glm_family f, const double *x,
         return ck_err_set(err, CK_EUSAGE,
                           "glm: predict on %lld rows x %lld features",
                           (long long)rows, (long long)p);
-    CK_TRY(linear(be, x, rows, p, w, c, out, err));
+    CK_TRY(linear(be, x, rows, p, 0, w, c, out, err));
     for (int64_t i = 0; i < rows; i++) {
         double l, mu, wv;
         unit(f, out[i], 0, &l, &mu, &wv);

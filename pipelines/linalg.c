@@ -574,9 +574,11 @@ static ck_code rows_run(rows *w, block_fn fn, void *ctx, ck_err *err)
 
 /* ---- small dense helpers ---- */
 
+/* ka, kb: the operands' keys (backends/backend.h, ck_be_key), or 0 */
 static ck_code gemm(xrun *r, int ta, int tb, int64_t m, int64_t n, int64_t k,
                     const double *a, int64_t lda, const double *b, int64_t ldb,
-                    double beta, double *c, int64_t ldc, ck_err *err)
+                    double beta, double *c, int64_t ldc, uint64_t ka,
+                    uint64_t kb, ck_err *err)
 {
     ck_gemm_args g = {.dtype = CK_F64,
                       .trans_a = ta,
@@ -591,7 +593,9 @@ static ck_code gemm(xrun *r, int ta, int tb, int64_t m, int64_t n, int64_t k,
                       .b = b,
                       .ldb = ldb,
                       .c = c,
-                      .ldc = ldc};
+                      .ldc = ldc,
+                      .a_key = ka,
+                      .b_key = kb};
     return ck_op_gemm(&r->be, &g, err);
 }
 
@@ -794,11 +798,13 @@ static ck_code tsqr_block(void *ctx, int64_t r0, int64_t nr, int64_t ta,
  * summed in order. */
 typedef struct rpass {
     xrun *r;
+    int node, pass; /* the svd step, the pass: the operands' keys */
     int64_t n, l;
     const rtasks *tk;
     const double *pt;  /* l x n */
     double *y;         /* m x l, or NULL */
-    double *yb;        /* per thread: RS_PANEL x l scratch */
+    int64_t panel;     /* rows per product (rpass_panel) */
+    double *yb;        /* per thread: panel x l scratch */
     const double *blk; /* the block, from row r0 */
     int64_t r0;
     ck_tree *tree;
@@ -811,22 +817,36 @@ static ck_code rpass_task(void *ctx, int id, int64_t task, double *part,
 {
     rpass *q = ctx;
     int64_t l = q->l, n = q->n, lo, hi;
-    double *yt = q->yb + (size_t)id * RS_PANEL * l; /* l x h */
+    double *yt = q->yb + (size_t)id * q->panel * l; /* l x h */
 
     rtask_rows(q->tk, task, &lo, &hi);
     memset(part, 0, (size_t)(l * n) * 8);
     /* y_i^T = p^T L_i^T, then z^T += y_i^T L_i, a panel of rows at a time
      * so the panel is still in cache for the second product */
-    for (int64_t i = lo; i < hi; i += RS_PANEL) {
-        int64_t h = hi - i < RS_PANEL ? hi - i : RS_PANEL;
+    for (int64_t i = lo; i < hi; i += q->panel) {
+        int64_t h = hi - i < q->panel ? hi - i : q->panel;
         const double *li = q->blk + (i - q->r0) * n;
-        CK_TRY(gemm(q->r, 0, 1, l, h, n, q->pt, n, li, n, 0, yt, h, err));
-        CK_TRY(gemm(q->r, 0, 0, l, n, h, yt, h, li, n, 1, part, n, err));
+        /* a device may keep the panel for the next passes, and the
+         * pass's p for the other panels */
+        uint64_t kl = ck_be_key(q->node, 0, i, 0);
+        CK_TRY(gemm(q->r, 0, 1, l, h, n, q->pt, n, li, n, 0, yt, h,
+                    ck_be_key(q->node, 1, 0, q->pass), kl, err));
+        CK_TRY(gemm(q->r, 0, 0, l, n, h, yt, h, li, n, 1, part, n, 0, kl, err));
         for (int64_t t = 0; q->y && t < h; t++)
             for (int64_t j = 0; j < l; j++)
                 q->y[(i + t) * l + j] = yt[j * h + t];
     }
     return CK_OK;
+}
+
+/* Rows per pair of products: on the CPU a panel that stays in cache
+ * between them; where gemm runs on a device, a whole task, so that z's
+ * part crosses the bus once a task, not once a panel. */
+static int64_t rpass_panel(const xrun *r, const rtasks *tk)
+{
+    if (r->be.table && r->be.table->gemm && r->be.table != &ck_backend_cpu)
+        return tk->sub > RS_PANEL ? tk->sub : RS_PANEL;
+    return RS_PANEL;
 }
 
 static ck_code rpass_block(void *ctx, int64_t r0, int64_t nr, int64_t ta,
@@ -1025,11 +1045,12 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
     ck_code rc;
 
     ck_rowtasks_of_node(r->p, nd, &tk, NULL);
+    int64_t panel = rpass_panel(r, &tk);
     /* in memory: y (m x l), p, z, p's transpose (n x l), QR scratch (the
      * larger of m and n, x l), the small SVDs; the tasks' z (a wave's,
      * the tree's, the sum) and the threads' panels */
     fixed = (m * l * 2 + n * l * 3 + 4 * l * l + 4 * l +
-             (nt + ck_tree_max_parts(tk.n) + 1) * ln + nt * RS_PANEL * l) *
+             (nt + ck_tree_max_parts(tk.n) + 1) * ln + nt * panel * l) *
             8;
     if ((rc = charge(r, fixed, nd,
                      "the randomized range: (rows + columns) x (k + "
@@ -1042,7 +1063,7 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
         zt = malloc((size_t)ln * 8);
         parts = malloc((size_t)(nt * ln) * 8);
         y = malloc((size_t)(m * l) * 8);
-        yb = malloc((size_t)(nt * RS_PANEL * l) * 8);
+        yb = malloc((size_t)(nt * panel * l) * 8);
         col = malloc((size_t)((m > n ? m : n) * l) * 8);
         rr = malloc((size_t)(l * l) * 8);
         u = malloc((size_t)(l * l) * 8);
@@ -1081,11 +1102,14 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
         int last = it == nd->power_iters;
         ck_tree tree;
         rpass q = {.r = r,
+                   .node = i,
+                   .pass = it,
                    .n = n,
                    .l = l,
                    .tk = &tk,
                    .pt = pt,
                    .y = last ? y : NULL,
+                   .panel = panel,
                    .yb = yb,
                    .tree = &tree,
                    .parts = parts,
@@ -1130,7 +1154,8 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
                           .vt = col,
                           .ldvt = l};
         if ((rc = ck_op_svd(&r->be, &sy, err)) != CK_OK ||
-            (rc = gemm(r, 0, 1, n, l, l, z, l, u, l, 0, p, l, err)) != CK_OK)
+            (rc = gemm(r, 0, 1, n, l, l, z, l, u, l, 0, p, l, 0, 0, err)) !=
+                CK_OK)
             goto out;
         for (int64_t j = 0; j < l; j++) {
             double inv = s[j] > s[0] * sqrt(DBL_EPSILON) ? 1 / s[j] : 0;
@@ -1163,7 +1188,8 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
         rc = ck_err_set(err, CK_ENOMEM, "out of memory");
         goto out;
     }
-    if ((rc = gemm(r, 0, 1, m, k, l, col, l, vt, l, 0, uf, k, err)) != CK_OK) {
+    if ((rc = gemm(r, 0, 1, m, k, l, col, l, vt, l, 0, uf, k, 0, 0, err)) !=
+        CK_OK) {
         free(uf);
         free(vf);
         free(sm);
@@ -1338,6 +1364,7 @@ typedef struct gfit {
     const double *gx, *gy;
     int64_t next; /* atomic: next task of the group */
     int checking; /* the first pass: check the data, fill x and y */
+    int sample;   /* the rows are glm_sample_start's, not X's own */
     /* checking: each task's first value of X (as an offset) and of y
      * that glm_fit refuses, or -1 */
     int64_t bad_x[GLM_GROUP], bad_y[GLM_GROUP];
@@ -1378,8 +1405,12 @@ static ck_code glm_task_worker(void *ctx, int id, ck_par *par, ck_err *err)
             if (g->bad_x[k] >= 0 || g->bad_y[k] >= 0)
                 continue;
         }
+        /* the rows' key: the device may keep them for the next passes
+         * (a sample's rows are not X's rows lo..hi: none) */
+        uint64_t key =
+            g->sample ? 0 : ck_be_key((int)(g->nd - g->r->p->node), 0, lo, 0);
         CK_TRY(ck_glm_block(&g->r->be, &g->nd->glm, g->gx + i * g->p, g->gy + i,
-                            m, g->p, g->b, pt, g->grad ? pt + 1 : NULL,
+                            m, g->p, key, g->b, pt, g->grad ? pt + 1 : NULL,
                             g->hess ? pt + 1 + d : NULL, scratch, err));
     }
     return CK_OK;
@@ -1557,6 +1588,7 @@ static int glm_sample_start(gfit *g, ck_glm_result *sres)
         goto out;
     h.n = have;
     h.checking = 0;
+    h.sample = 1;
     h.local = 1; /* every rank fits the same sample */
     h.lo = 0;
     ck_rowtasks_init(&h.tk, have, have, GLM_SLICE);
@@ -1845,18 +1877,24 @@ static ck_code eval_matmul(xrun *r, const ck_node *nd, const int64_t *start,
             ck_dtype_convert(ct, ac, an->dtype, av, (size_t)(shape[0] * kb));
         if (bc != bv)
             ck_dtype_convert(ct, bc, bn->dtype, bv, (size_t)(kb * shape[1]));
-        ck_gemm_args g = {.dtype = ct,
-                          .m = shape[0],
-                          .n = shape[1],
-                          .k = kb,
-                          .alpha = 1,
-                          .beta = k0 ? 1 : 0,
-                          .a = ac,
-                          .lda = kb,
-                          .b = bc,
-                          .ldb = shape[1],
-                          .c = dst,
-                          .ldc = shape[1]};
+        ck_gemm_args g = {
+            .dtype = ct,
+            .m = shape[0],
+            .n = shape[1],
+            .k = kb,
+            .alpha = 1,
+            .beta = k0 ? 1 : 0,
+            .a = ac,
+            .lda = kb,
+            .b = bc,
+            .ldb = shape[1],
+            .c = dst,
+            .ldc = shape[1],
+            /* a box's operand blocks come back for the
+               boxes beside it: the device may keep them */
+            .a_key = ck_be_key((int)(nd - r->p->node), 0, start[0], k0 / MM_KB),
+            .b_key =
+                ck_be_key((int)(nd - r->p->node), 1, start[1], k0 / MM_KB)};
         rc = ck_op_gemm(&r->be, &g, err);
     }
     a->used = mark;
@@ -1920,12 +1958,15 @@ ck_code ck_exec_part_eval(xrun *r, int i, const int64_t *start,
         /* U rows = A rows W, W = V S^-1 (n x k) */
         int64_t as[2] = {start[0], 0}, ash[2] = {shape[0], an->shape[1]};
         CK_TRY(eval_f64(r, s->arg[0], as, ash, &x, a, err));
+        /* W is the same for every box: a device may keep it */
         return gemm(r, 0, 0, shape[0], shape[1], an->shape[1], x, an->shape[1],
-                    wm + start[1], k, 0, dst, shape[1], err);
+                    wm + start[1], k, 0, dst, shape[1], 0,
+                    ck_be_key(nd->arg[0], 2, start[1], 0), err);
     }
     /* Vt columns = W^T A columns, W = U S^-1 (m x k) */
     int64_t as[2] = {0, start[1]}, ash[2] = {an->shape[0], shape[1]};
     CK_TRY(eval_f64(r, s->arg[0], as, ash, &x, a, err));
     return gemm(r, 1, 0, shape[0], shape[1], an->shape[0], wm + start[0], k, x,
-                shape[1], 0, dst, shape[1], err);
+                shape[1], 0, dst, shape[1],
+                ck_be_key(nd->arg[0], 2, start[0], 0), 0, err);
 }

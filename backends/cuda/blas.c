@@ -4,8 +4,11 @@
  * cuSOLVER.  Each call moves its operands up, runs, and brings its
  * results back, in order on the context's stream, one call at a time: the
  * blocks the CPU executor hands out (a row block's QR, a tile's gemm, a
- * pass's X^T W X) each run on the device.  Keeping operands resident
- * across calls, as pipelines/devla.h plans it, is the next step.
+ * pass's X^T W X) each run on the device.  A gemm operand that comes
+ * with a key (backends/backend.h: a block of an input that later calls
+ * hand over again, as GLM passes do with X's rows and matmul boxes with
+ * their bands) is kept on the device while half its free memory lasts,
+ * so it crosses the bus once; the rest are uploaded per call.
  *
  * cuBLAS and cuSOLVER are loaded with dlopen on the first call (so the
  * module loads, and lists devices, without them): libcublas.so.13 and
@@ -152,8 +155,18 @@ static ck_code ready(ck_be_ctx *c, ck_err *err)
     return CK_OK;
 }
 
+struct ck_cuda_kept {
+    uint64_t key;
+    void *d;
+    int64_t rows, cols;
+    size_t es;
+};
+
 void ck_cuda_blas_close(ck_be_ctx *c)
 {
+    for (int i = 0; i < c->nkept; i++)
+        cudaFree(c->kept[i].d);
+    free(c->kept);
     if (c->blas)
         lib.destroy((cublasHandle_t)c->blas);
     if (c->solver)
@@ -168,6 +181,7 @@ typedef struct call {
     ck_be_ctx *c;
     void *buf[MAXBUF];
     int nbuf;
+    int nkept0;    /* c->nkept before the call: later ones are its own */
     cudaError_t e; /* the first failure */
     const char *what;
 } call;
@@ -203,17 +217,72 @@ static void copy2d(call *k, void *dst, int64_t dld, const void *src,
                                  k->c->stream);
 }
 
+/* The device copy of a gemm operand of rows x cols elements of es bytes
+ * at host (row stride ld), contiguous: the kept one for key, else one
+ * uploaded now, kept when key is not 0 and there is room. */
+static void *operand(call *k, uint64_t key, const void *host, int64_t ld,
+                     int64_t rows, int64_t cols, size_t es)
+{
+    ck_be_ctx *c = k->c;
+    size_t bytes = (size_t)(rows * cols) * es;
+    void *d = NULL;
+
+    for (int i = 0; key && i < c->nkept; i++)
+        if (c->kept[i].key == key) {
+            if (c->kept[i].rows == rows && c->kept[i].cols == cols &&
+                c->kept[i].es == es)
+                return c->kept[i].d;
+            key = 0; /* another block under the key: this call's own */
+        }
+    if (key && k->e == cudaSuccess && !c->kept_sized) {
+        size_t fr = 0, tot = 0;
+        if (cudaMemGetInfo(&fr, &tot) == cudaSuccess)
+            c->kept_cap = fr / 2;
+        c->kept_sized = 1;
+    }
+    if (key && k->e == cudaSuccess && bytes <= c->kept_cap - c->kept_bytes) {
+        if (c->nkept == c->cap_kept) {
+            int n = c->cap_kept ? 2 * c->cap_kept : 64;
+            struct ck_cuda_kept *g = realloc(c->kept, (size_t)n * sizeof *g);
+            if (!g)
+                key = 0;
+            else
+                c->kept = g, c->cap_kept = n;
+        }
+        if (key &&
+            cudaMallocAsync(&d, bytes ? bytes : 8, c->stream) == cudaSuccess) {
+            c->kept[c->nkept++] = (struct ck_cuda_kept){key, d, rows, cols, es};
+            c->kept_bytes += bytes;
+            copy2d(k, d, cols, host, ld, rows, cols, es,
+                   cudaMemcpyHostToDevice);
+            return d;
+        }
+        d = NULL; /* no room after all: this call's own */
+    }
+    d = dalloc(k, bytes);
+    copy2d(k, d, cols, host, ld, rows, cols, es, cudaMemcpyHostToDevice);
+    return d;
+}
+
 /* Waits for the stream, frees the call's buffers; CK_ENOMEM when the
  * device had no room, CK_EDEVICE for another failure (a fault breaks the
- * context) or a library status. */
+ * context) or a library status.  Operands the call kept are let go when
+ * it failed: their uploads may not have run. */
 static ck_code finish(call *k, int status_ok, ck_err *err)
 {
     cudaError_t e = k->e;
+    ck_be_ctx *c = k->c;
 
     if (e == cudaSuccess)
         e = cudaStreamSynchronize(k->c->stream);
     for (int i = 0; i < k->nbuf; i++)
         cudaFreeAsync(k->buf[i], k->c->stream);
+    if (e != cudaSuccess || !status_ok)
+        for (; c->nkept > k->nkept0; c->nkept--) {
+            struct ck_cuda_kept *o = &c->kept[c->nkept - 1];
+            cudaFreeAsync(o->d, c->stream);
+            c->kept_bytes -= (size_t)(o->rows * o->cols) * o->es;
+        }
     if (e == cudaErrorMemoryAllocation)
         return ck_err_set(err, CK_ENOMEM,
                           "%s: out of device memory; use --backend cpu",
@@ -246,8 +315,9 @@ static ck_code gemm(ck_be_ctx *c, const ck_gemm_args *a, ck_err *err)
      * op(a)^T is what cuBLAS computes */
     int64_t ra = a->trans_a ? a->k : a->m, ca = a->trans_a ? a->m : a->k;
     int64_t rb = a->trans_b ? a->n : a->k, cb = a->trans_b ? a->k : a->n;
-    call k = {.c = c, .what = "gemm on the CUDA device"};
-    void *da, *db, *dc;
+    call k = {.c = c, .nkept0 = c->nkept, .what = "gemm on the CUDA device"};
+    const void *da, *db;
+    void *dc;
     int ok = 1;
 
     if (a->dtype != CK_F32 && a->dtype != CK_F64)
@@ -271,11 +341,9 @@ static ck_code gemm(ck_be_ctx *c, const ck_gemm_args *a, ck_err *err)
         return CK_OK;
     }
     CK_TRY(ready(c, err));
-    da = dalloc(&k, (size_t)(ra * ca) * es);
-    db = dalloc(&k, (size_t)(rb * cb) * es);
+    da = operand(&k, a->a_key, a->a, a->lda, ra, ca, es);
+    db = operand(&k, a->b_key, a->b, a->ldb, rb, cb, es);
     dc = dalloc(&k, (size_t)(a->m * a->n) * es);
-    copy2d(&k, da, ca, a->a, a->lda, ra, ca, es, cudaMemcpyHostToDevice);
-    copy2d(&k, db, cb, a->b, a->ldb, rb, cb, es, cudaMemcpyHostToDevice);
     if (a->beta != 0)
         copy2d(&k, dc, a->n, a->c, a->ldc, a->m, a->n, es,
                cudaMemcpyHostToDevice);
@@ -303,7 +371,7 @@ static ck_code gemm(ck_be_ctx *c, const ck_gemm_args *a, ck_err *err)
 
 static ck_code syrk(ck_be_ctx *c, const ck_syrk_args *a, ck_err *err)
 {
-    call k = {.c = c, .what = "syrk on the CUDA device"};
+    call k = {.c = c, .nkept0 = c->nkept, .what = "syrk on the CUDA device"};
     double *da, *dc, al = a->alpha, be = a->beta;
     int ok = 1;
 
@@ -347,7 +415,7 @@ static int info_of(call *k, const int *dinfo)
 
 static ck_code qr(ck_be_ctx *c, const ck_qr_args *a, ck_err *err)
 {
-    call k = {.c = c, .what = "QR on the CUDA device"};
+    call k = {.c = c, .nkept0 = c->nkept, .what = "QR on the CUDA device"};
     int m = (int)a->m, n = (int)a->n, lw = 0, lw2 = 0, ok = 1, info;
     double *da, *dtau, *dwork, *r;
     int *dinfo;
@@ -415,7 +483,7 @@ static int gesvd(call *k, double *g, int m, int n, double *ds, double *du,
 
 static ck_code svd(ck_be_ctx *c, const ck_svd_args *a, ck_err *err)
 {
-    call k = {.c = c, .what = "SVD on the CUDA device"};
+    call k = {.c = c, .nkept0 = c->nkept, .what = "SVD on the CUDA device"};
     int64_t m = a->m, n = a->n, p = m < n ? m : n;
     double *dg, *ds, *du, *dvt, *t = NULL, *hu = NULL, *hv = NULL;
     ck_code rc;
@@ -489,7 +557,9 @@ static ck_code svd(ck_be_ctx *c, const ck_svd_args *a, ck_err *err)
 
 static ck_code posv(ck_be_ctx *c, ck_posv_args *a, ck_err *err)
 {
-    call k = {.c = c, .what = "a Cholesky solve on the CUDA device"};
+    call k = {.c = c,
+              .nkept0 = c->nkept,
+              .what = "a Cholesky solve on the CUDA device"};
     int n = (int)a->n, lw = 0, ok = 1, info = 0;
     double *da, *db, *dwork;
     int *dinfo;
@@ -530,13 +600,35 @@ static ck_code posv(ck_be_ctx *c, ck_posv_args *a, ck_err *err)
     return CK_OK;
 }
 
-/* The slots, each one call at a time under the context's lock. */
+/* Lets the kept operands go, after the work queued on them, and keeps no
+ * more than half as much from now on: a call found no room beside them. */
+static void let_go(ck_be_ctx *c)
+{
+    cudaStreamSynchronize(c->stream);
+    for (int i = 0; i < c->nkept; i++)
+        cudaFreeAsync(c->kept[i].d, c->stream);
+    cudaStreamSynchronize(c->stream);
+    c->kept_cap = c->kept_bytes / 2;
+    c->nkept = 0;
+    c->kept_bytes = 0;
+}
+
+/* The slots, each one call at a time under the context's lock; a call
+ * that found no room on the device while operands were kept there runs
+ * again without them. */
 #define LOCKED(name, args_t)                                                   \
     ck_code ck_cuda_##name(ck_be_ctx *c, args_t *a, ck_err *err)               \
     {                                                                          \
+        ck_err first = {0};                                                    \
         ck_code rc;                                                            \
         pthread_mutex_lock(&c->lock);                                          \
-        rc = name(c, a, err);                                                  \
+        rc = name(c, a, &first);                                               \
+        if (rc == CK_ENOMEM && c->nkept && !c->broken) {                       \
+            let_go(c);                                                         \
+            rc = name(c, a, err);                                              \
+        } else if (rc != CK_OK && err) {                                       \
+            *err = first;                                                      \
+        }                                                                      \
         pthread_mutex_unlock(&c->lock);                                        \
         return rc;                                                             \
     }

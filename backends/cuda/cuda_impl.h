@@ -25,6 +25,12 @@ struct ck_be_ctx {
     int broken;          /* a launch failed: the context is not used again */
     void *blas, *solver; /* cuBLAS and cuSOLVER handles, made on first use
                             (blas.c) */
+    /* gemm operands kept on the device by their key (blas.c), up to
+       kept_cap bytes (half the device's free memory at first use) */
+    struct ck_cuda_kept *kept;
+    int nkept, cap_kept;
+    int kept_sized; /* kept_cap is set */
+    size_t kept_bytes, kept_cap;
 };
 
 /* CK_EDEVICE for runtime error e during 'what': the runtime's words and

@@ -127,3 +127,27 @@ Test(backend, restart_env_agrees_with_the_cpu_slot)
         cr_expect_str_eq(v2, v1);
     }
 }
+
+/* Operand keys: one per step, operand and block; 0 (keep nothing) where
+ * the fields do not fit; ck_be_key_add moves along i only. */
+Test(backend, operand_keys)
+{
+    uint64_t k = ck_be_key(3, 1, 4096, 7);
+
+    cr_assert_neq(k, 0);
+    cr_assert_neq(k, ck_be_key(4, 1, 4096, 7));
+    cr_assert_neq(k, ck_be_key(3, 0, 4096, 7));
+    cr_assert_neq(k, ck_be_key(3, 1, 4097, 7));
+    cr_assert_neq(k, ck_be_key(3, 1, 4096, 6));
+    cr_assert_neq(ck_be_key(0, 0, 0, 0), 0);
+    cr_assert_eq(ck_be_key(4094, 3, ((int64_t)1 << 34) - 1, 16383) >> 52, 4095);
+    cr_assert_eq(ck_be_key(4095, 0, 0, 0), 0);
+    cr_assert_eq(ck_be_key(-1, 0, 0, 0), 0);
+    cr_assert_eq(ck_be_key(0, 4, 0, 0), 0);
+    cr_assert_eq(ck_be_key(0, 0, (int64_t)1 << 34, 0), 0);
+    cr_assert_eq(ck_be_key(0, 0, 0, 1 << 14), 0);
+    cr_assert_eq(ck_be_key_add(k, 512), ck_be_key(3, 1, 4096 + 512, 7));
+    cr_assert_eq(ck_be_key_add(k, 0), k);
+    cr_assert_eq(ck_be_key_add(0, 512), 0);
+    cr_assert_eq(ck_be_key_add(k, ((int64_t)1 << 34) - 4096), 0);
+}

@@ -6,9 +6,9 @@ one line saying what differs.
 
 MODE: svd (U S Vt of f8.h5's x; svd:FILE for another file's x), svd-s (S
 alone), rsvd (randomized, k=10), matmul (f8.h5 x @ b.h5 x), matmul-f4
-(m4.h5 a @ b in float32), glm (logistic fit of glm.h5; glm:FAMILY:REG:LAMBDA
-for another family or penalty: the fit's optimality conditions, gradient or
-subgradient, to 1e-6), rowadd (the sample kernel: x + y of row.h5).
+(m4.h5 a @ b in float32), glm (logistic fit of glm.h5;
+glm:FAMILY:REG:LAMBDA[:FILE] for another family, penalty or file: the fit's
+optimality conditions, gradient or subgradient, to 1e-6), rowadd (the sample kernel: x + y of row.h5).
 """
 import sys
 
@@ -82,11 +82,11 @@ elif mode == "glm":
     # mean loss's gradient g (and the penalty's) satisfy, per coefficient,
     # g + lambda (l2 share) w + lambda (l1 share) sign(w) = 0 where w != 0
     # and |g + lambda (l2 share) w| <= lambda (l1 share) where w = 0
-    family, reg, lam = (spec or "logistic:none:0").split(":")
+    family, reg, lam, *data = (spec or "logistic:none:0").split(":")
     lam = float(lam)
     l1 = {"none": 0, "l2": 0, "l1": 1, "elastic_net": 0.5}[reg]
     l2 = {"none": 0, "l2": 1, "l1": 0, "elastic_net": 0.5}[reg]
-    g = x_of("glm.h5")
+    g = x_of(data[0] if data else "glm.h5")
     X, y = g["X"][...], g["y" if family == "logistic" else "y_" + family][...]
     for name, f in (("cpu", cpu), ("cuda", cuda)):
         w, c = f["coef"][...], float(f["intercept"][()])

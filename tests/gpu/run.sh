@@ -95,6 +95,13 @@ with h5py.File(sys.argv[1] + "/glm.h5", "w") as f:
                      .astype("f8"), chunks=(4096,))
     f.create_dataset("y_normal", data=X @ w + rng.normal(size=20000),
                      chunks=(4096,))
+# X of 48 MB: under --memory 32M it is read on every pass, and newton and
+# lbfgs start from a fit to a sample of its rows
+Xb = rng.normal(size=(200000, 30))
+with h5py.File(sys.argv[1] + "/glm_big.h5", "w") as f:
+    f.create_dataset("X", data=Xb, chunks=(4096, 30))
+    f.create_dataset("y", data=(rng.random(200000) < 1 / (1 + np.exp(
+        -(Xb @ w) - 0.3))).astype("f8"), chunks=(4096,))
 with h5py.File(sys.argv[1] + "/w.h5", "w") as f:
     f.create_dataset("x", data=rng.normal(size=(200, 700)), chunks=(64, 128))
 with h5py.File(sys.argv[1] + "/m4.h5", "w") as f:
@@ -148,6 +155,8 @@ for solver in newton lbfgs; do
     lcase "glm-$solver" glm glm-fit "$work/glm.h5:/X" "$work/glm.h5:/y" \
         --family logistic --solver "$solver"
 done
+lcase glm-sampled glm:logistic:none:0:glm_big.h5 glm-fit \
+    "$work/glm_big.h5:/X" "$work/glm_big.h5:/y" --solver lbfgs --memory 32M
 lcase glm-poisson glm:poisson:none:0 glm-fit "$work/glm.h5:/X" \
     "$work/glm.h5:/y_poisson" --family poisson
 lcase glm-normal-l2 glm:normal:l2:0.1 glm-fit "$work/glm.h5:/X" \
@@ -178,6 +187,75 @@ if [ "$emulated" = 1 ]; then
             fail=$((fail + 1))
         fi
     done
+    # operands kept on the device (a gemm operand's key): X's rows cross
+    # the bus once for a whole fit, A's for all of a randomized svd's
+    # passes, not once per pass, when half the device holds them; the
+    # results are the same either way.  keep NAME MIN_UP CHUNKCTL-ARGS...
+    keep() {
+        name=$1 least=$2
+        shift 2
+        n=$((n + 1))
+        for mem in 4294967296 200000; do
+            CHUNKCTL_CUDA_UNVERIFIED=1 CHUNKCTL_FAKE_CUDA_MEMORY=$mem \
+                CHUNKCTL_FAKE_CUDA_LOG="$work/$name.$mem.fake" "$ck" "$@" \
+                --quiet --force --backend cuda -o "$work/$name.$mem.h5" \
+                >"$work/$name.$mem.out" 2>&1 || true
+        done
+        up4g=$(sed -n 's/.* up=\([0-9]*\) .*/\1/p' "$work/$name.4294967296.fake")
+        up200k=$(sed -n 's/.* up=\([0-9]*\) .*/\1/p' "$work/$name.200000.fake")
+        if "$py" - "$work/$name.4294967296.h5" "$work/$name.200000.h5" <<'PY' &&
+import sys, h5py, numpy as np
+a, b = (h5py.File(p, "r") for p in sys.argv[1:3])
+sys.exit(0 if sorted(a) == sorted(b) and
+         all(np.array_equal(a[k][()], b[k][()]) for k in a) else 1)
+PY
+            [ "${up4g:-0}" -gt "$least" ] && [ "$((up4g * 3))" -lt "${up200k:-0}" ]; then
+            echo "ok   $name (kept: $up4g bytes up, not kept: $up200k)"
+        else
+            echo "FAIL $name: kept $up4g, not kept $up200k bytes up; $(cat \
+                "$work/$name.4294967296.out" "$work/$name.200000.out" | tr '\n' ' ')"
+            fail=$((fail + 1))
+        fi
+    }
+    keep emu-keep-glm 4800000 glm-fit "$work/glm.h5:/X" "$work/glm.h5:/y" \
+        --solver lbfgs
+    # a randomized svd's 4 passes over f8.h5 (2.4 MB): A crosses once
+    n=$((n + 1))
+    rm -f "$work/rsvd4.fake"
+    CHUNKCTL_CUDA_UNVERIFIED=1 CHUNKCTL_FAKE_CUDA_LOG="$work/rsvd4.fake" \
+        "$ck" svd --quiet --backend cuda "$work/f8.h5:/x" --randomized \
+        --k 10 --power-iters 3 -o "$work/rsvd4.h5" >"$work/rsvd4.log" 2>&1 || true
+    up=$(sed -n 's/.* up=\([0-9]*\) .*/\1/p' "$work/rsvd4.fake" 2>/dev/null)
+    if [ "${up:-0}" -ge 2400000 ] && [ "$up" -lt 4800000 ]; then
+        echo "ok   emu-keep-rsvd ($up bytes up over 4 passes of 2400000)"
+    else
+        echo "FAIL emu-keep-rsvd: ${up:-no} bytes up; $(cat "$work/rsvd4.log")"
+        fail=$((fail + 1))
+    fi
+    # a device that cannot hold the kept operands beside a call's own
+    # buffers: the call runs again without them, and the product is right
+    n=$((n + 1))
+    "$ck" gen --quiet "$work/big.h5:/a" --shape 3000,2000 --chunks 500,500 \
+        --dist normal --seed 4
+    "$ck" gen --quiet "$work/bigb.h5:/b" --shape 2000,1500 --chunks 500,500 \
+        --dist normal --seed 5
+    if CHUNKCTL_CUDA_UNVERIFIED=1 CHUNKCTL_FAKE_CUDA_MEMORY=6000000 "$ck" \
+        matmul --quiet --backend cuda --memory 32M "$work/big.h5:/a" \
+        "$work/bigb.h5:/b" -o "$work/evict.h5" >"$work/evict.log" 2>&1 &&
+        why=$("$py" - "$work" 2>&1 <<'PY'
+import sys, h5py, numpy as np
+w = sys.argv[1]
+r = h5py.File(w + "/evict.h5", "r")
+ref = h5py.File(w + "/big.h5", "r")["a"][...] @ h5py.File(w + "/bigb.h5", "r")["b"][...]
+err = np.abs(r["matmul"][...] - ref).max() / np.abs(ref).max()
+sys.exit(0 if err <= 1e-12 else "%.3g relative" % err)
+PY
+        ); then
+        echo "ok   emu-evict"
+    else
+        echo "FAIL emu-evict: $(cat "$work/evict.log") ${why:-}"
+        fail=$((fail + 1))
+    fi
     echo "skip rowadd, fault kernel: an emulated device runs no device code"
 fi
 # users' kernels: the row add from its C and CUDA C versions (the CPU runs

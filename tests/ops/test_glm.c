@@ -188,7 +188,7 @@ static ck_code pass_fn(void *vc, const double *b, double *loss, double *grad,
     for (int64_t r0 = 0; r0 < c->n; r0 += c->block) {
         int64_t rows = c->n - r0 < c->block ? c->n - r0 : c->block;
         CK_TRY(ck_glm_block(c->be, c->o, c->x ? c->x + r0 * c->p : NULL,
-                            c->y + r0, rows, c->p, b, loss, grad, hess,
+                            c->y + r0, rows, c->p, 0, b, loss, grad, hess,
                             c->scratch, err));
     }
     *loss /= (double)c->n;
@@ -606,9 +606,9 @@ Test(glm, block_is_stable_for_extreme_eta)
         double *scratch =
             malloc(ck_glm_block_scratch(rows, p) * sizeof *scratch);
         ck_err err = {0};
-        cr_assert_eq(
-            ck_glm_block(&be, &o, x, y, rows, p, b, &gl, gg, gh, scratch, &err),
-            CK_OK, "%s", err.msg);
+        cr_assert_eq(ck_glm_block(&be, &o, x, y, rows, p, 0, b, &gl, gg, gh,
+                                  scratch, &err),
+                     CK_OK, "%s", err.msg);
         gl -= 1;
         for (int64_t i = 0; i < d; i++)
             gg[i] -= 1;
@@ -633,7 +633,7 @@ Test(glm, block_of_no_rows_adds_nothing)
     ck_err err = {0};
 
     cr_assert_eq(
-        ck_glm_block(&be, &o, NULL, NULL, 0, 2, b, &loss, g, h, NULL, &err),
+        ck_glm_block(&be, &o, NULL, NULL, 0, 2, 0, b, &loss, g, h, NULL, &err),
         CK_OK);
     cr_assert_eq(loss, 5);
     cr_assert_eq(g[2], 1);
@@ -651,9 +651,9 @@ Test(glm, poisson_overflow_is_inf)
     ck_err err = {0};
 
     cr_assert_leq(ck_glm_block_scratch(2, 1), 16);
-    cr_assert_eq(
-        ck_glm_block(&be, &o, x, y, 2, 1, b, &loss, NULL, NULL, scratch, &err),
-        CK_OK);
+    cr_assert_eq(ck_glm_block(&be, &o, x, y, 2, 1, 0, b, &loss, NULL, NULL,
+                              scratch, &err),
+                 CK_OK);
     cr_assert(isinf(loss) && loss > 0);
     ck_be_close(&be);
 }
