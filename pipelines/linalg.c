@@ -1742,6 +1742,28 @@ out_rows:
 
 /* ---- boxes ---- */
 
+/* matmul's k blocking for a box of nd's chunk shape: MM_KB on the CPU.
+ * Where gemm runs on a device, each block's product adds to C there and
+ * C crosses the bus both ways (MM_KB of k: ~1 ms of a GPU's DGEMM, and
+ * ~10 ms to move a 4000 x 4000 C), so k goes in as few blocks as a
+ * quarter of --memory per thread holds, in multiples of MM_KB. */
+static int64_t mm_kb(const xrun *r, const ck_node *nd)
+{
+    int64_t kk = r->p->node[nd->arg[0]].shape[1];
+    int64_t kb = kk < MM_KB ? kk : MM_KB;
+    const ck_backend *t = r->be.table;
+
+    if (kk > MM_KB && t && t->gemm && t != &ck_backend_cpu) {
+        /* an element of each block: as read and as converted (8 bytes
+         * each at most) */
+        int64_t per = (nd->chunks[0] + nd->chunks[1]) * 16 * MM_KB;
+        int64_t nb = r->budget.limit / 4 / pass_threads(r) / per;
+        if (nb > 1)
+            kb = nb * MM_KB < kk ? nb * MM_KB : kk;
+    }
+    return kb;
+}
+
 /* The two blocks (converted to the result's dtype if they differ), then
  * the operands' scratch one at a time, and 512 bytes for gemm's packed
  * argument records. */
@@ -1752,7 +1774,7 @@ size_t ck_exec_matmul_bytes(const xrun *r, int i, size_t n, int known,
     const ck_node *a = &r->p->node[nd->arg[0]];
     const ck_node *b = &r->p->node[nd->arg[1]];
     size_t nr = (size_t)nd->chunks[0], cols = (size_t)nd->chunks[1];
-    size_t kb = (size_t)(a->shape[1] < MM_KB ? a->shape[1] : MM_KB);
+    size_t kb = (size_t)mm_kb(r, nd);
     size_t cs = ck_dtype_size(nd->dtype);
     size_t ea = eval_bytes(r, nd->arg[0], nr * kb);
     size_t eb = eval_bytes(r, nd->arg[1], kb * cols);
@@ -1848,7 +1870,7 @@ static ck_code eval_matmul(xrun *r, const ck_node *nd, const int64_t *start,
     const ck_node *bn = &r->p->node[nd->arg[1]];
     ck_dtype ct = nd->dtype;
     size_t cs = ck_dtype_size(ct), mark = a->used;
-    int64_t kk = an->shape[1], kb0 = kk < MM_KB ? kk : MM_KB;
+    int64_t kk = an->shape[1], kb0 = mm_kb(r, nd);
     size_t na = (size_t)(shape[0] * kb0), nb = (size_t)(kb0 * shape[1]);
     void *av = ck_arena_alloc(a, na * ck_dtype_size(an->dtype));
     void *bv = ck_arena_alloc(a, nb * ck_dtype_size(bn->dtype));
@@ -1862,8 +1884,8 @@ static ck_code eval_matmul(xrun *r, const ck_node *nd, const int64_t *start,
         memset(dst, 0, (size_t)(shape[0] * shape[1]) * cs);
     /* the operands' own scratch is used and freed one at a time */
     size_t work = a->used;
-    for (int64_t k0 = 0; rc == CK_OK && k0 < kk; k0 += MM_KB) {
-        int64_t kb = kk - k0 < MM_KB ? kk - k0 : MM_KB;
+    for (int64_t k0 = 0; rc == CK_OK && k0 < kk; k0 += kb0) {
+        int64_t kb = kk - k0 < kb0 ? kk - k0 : kb0;
         int64_t as[2] = {start[0], k0}, ash[2] = {shape[0], kb};
         int64_t bs[2] = {k0, start[1]}, bsh[2] = {kb, shape[1]};
         rc = eval(r, nd->arg[0], as, ash, av, a, err);

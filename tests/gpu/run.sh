@@ -256,6 +256,19 @@ PY
         echo "FAIL emu-evict: $(cat "$work/evict.log") ${why:-}"
         fail=$((fail + 1))
     fi
+    # where --memory allows, a matmul box takes all of k in one product:
+    # A and B cross once (their bands kept for the other boxes), C once
+    n=$((n + 1))
+    rm -f "$work/mmk.fake"
+    CHUNKCTL_CUDA_UNVERIFIED=1 CHUNKCTL_FAKE_CUDA_LOG="$work/mmk.fake" \
+        "$ck" matmul --quiet --backend cuda --memory 1G "$work/big.h5:/a" \
+        "$work/bigb.h5:/b" -o "$work/mmk.h5" >"$work/mmk.log" 2>&1 || true
+    if grep -q "up=72000000 down=36000000 " "$work/mmk.fake" 2>/dev/null; then
+        echo "ok   emu-matmul-k"
+    else
+        echo "FAIL emu-matmul-k: $(cat "$work/mmk.log" "$work/mmk.fake" 2>&1 | tr '\n' ' ')"
+        fail=$((fail + 1))
+    fi
     echo "skip rowadd, fault kernel: an emulated device runs no device code"
 fi
 # users' kernels: the row add from its C and CUDA C versions (the CPU runs
