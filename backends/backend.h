@@ -354,6 +354,14 @@ typedef struct ck_be {
 
 extern const ck_backend ck_backend_cpu;
 
+/* Whether gemm runs on a device (a slot of its own, not the CPU's):
+ * callers then hand it fewer and larger blocks, as moving a block there
+ * and back costs more than its arithmetic. */
+static inline int ck_be_gemm_on_device(const ck_be *be)
+{
+    return be && be->table && be->table->gemm && be->table != &ck_backend_cpu;
+}
+
 /* What a backend module (libchunkctl-NAME.so) exports, its one symbol:
  * its table, whose abi must be CK_BACKEND_ABI. */
 const ck_backend *ck_backend_module(void);

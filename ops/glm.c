@@ -170,15 +170,22 @@ ck_code ck_glm_check(const ck_glm_opts *o, ck_err *err)
  * products that read it, so each pass reads x from memory once. */
 enum { GLM_TILE = 512 };
 
-size_t ck_glm_block_scratch(int64_t rows, int64_t p)
+/* Rows per tile: GLM_TILE on the CPU; the whole block where gemm runs on
+ * a device, whose calls cost a round trip each. */
+static int64_t tile_rows(const ck_be *be, int64_t rows)
+{
+    int64_t t = ck_be_gemm_on_device(be) ? rows : GLM_TILE;
+    return rows < t ? rows : t;
+}
+
+size_t ck_glm_block_scratch(const ck_be *be, int64_t rows, int64_t p)
 {
     /* per tile: eta (then mu - y), the variance weights, and the rows
      * scaled by sqrt(w) beside a sqrt(w) column (the intercept's) for the
      * Hessian's syrk */
     if (rows < 0 || p < 0)
         return 0;
-    int64_t t = rows < GLM_TILE ? rows : GLM_TILE;
-    return (size_t)t * (size_t)(p + 3);
+    return (size_t)tile_rows(be, rows) * (size_t)(p + 3);
 }
 
 /* eta = x w + c for rows x p row-major x. */
@@ -310,8 +317,9 @@ ck_code ck_glm_block(const ck_be *be, const ck_glm_opts *o, const double *x,
         return ck_err_set(err, CK_EUSAGE,
                           "glm: block of %lld rows x %lld features",
                           (long long)rows, (long long)p);
-    for (int64_t i = 0; i < rows; i += GLM_TILE) {
-        int64_t t = rows - i < GLM_TILE ? rows - i : GLM_TILE;
+    int64_t tr = tile_rows(be, rows);
+    for (int64_t i = 0; i < rows; i += tr) {
+        int64_t t = rows - i < tr ? rows - i : tr;
         CK_TRY(tile(be, o, x + i * p, y + i, t, p, ck_be_key_add(key, i), b,
                     loss, grad, hess, scratch, err));
     }

@@ -149,12 +149,12 @@ void ck_glm_result_release(ck_glm_result *res);
  * by n once at the end): x is rows x p row-major, y rows values, b the d
  * parameters.  *loss += sum of losses; grad (d) and hess (d x d row-major,
  * symmetric before and after) are added to when not NULL.  scratch holds
- * ck_glm_block_scratch(rows, p) doubles; nothing is allocated.  A Poisson
+ * ck_glm_block_scratch(be, rows, p) doubles; nothing is allocated.  A Poisson
  * loss whose exp overflows is +inf, not an error: the solvers' line
  * searches reject such steps.  y is not checked (ck_glm_bad_y).  key: 0,
  * or x's operand key (backends/backend.h, ck_be_key) when later passes
  * hand the same rows over again, with one key per row along its i. */
-size_t ck_glm_block_scratch(int64_t rows, int64_t p);
+size_t ck_glm_block_scratch(const ck_be *be, int64_t rows, int64_t p);
 ck_code ck_glm_block(const ck_be *be, const ck_glm_opts *o, const double *x,
                      const double *y, int64_t rows, int64_t p, uint64_t key,
                      const double *b, double *loss, double *grad, double *hess,

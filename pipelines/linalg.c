@@ -844,7 +844,7 @@ static ck_code rpass_task(void *ctx, int id, int64_t task, double *part,
  * part crosses the bus once a task, not once a panel. */
 static int64_t rpass_panel(const xrun *r, const rtasks *tk)
 {
-    if (r->be.table && r->be.table->gemm && r->be.table != &ck_backend_cpu)
+    if (ck_be_gemm_on_device(&r->be))
         return tk->sub > RS_PANEL ? tk->sub : RS_PANEL;
     return RS_PANEL;
 }
@@ -1643,7 +1643,7 @@ ck_code ck_exec_run_glm(xrun *r, int i, ck_err *err)
     int64_t fixed = (6 * d * d + 64 * d) * 8;
     g.nt = r->o->threads > 0 ? r->o->threads : ck_ncpus();
     g.nt = g.nt < GLM_GROUP ? g.nt : GLM_GROUP;
-    g.scratch_n = ck_glm_block_scratch(GLM_SLICE, p);
+    g.scratch_n = ck_glm_block_scratch(&r->be, GLM_SLICE, p);
     int64_t own =
         fixed + (int64_t)g.scratch_n * 8 * g.nt +
         (GLM_GROUP + 1 + ck_tree_max_parts(g.tk.n)) * part_len(&g) * 8;
@@ -1751,9 +1751,8 @@ static int64_t mm_kb(const xrun *r, const ck_node *nd)
 {
     int64_t kk = r->p->node[nd->arg[0]].shape[1];
     int64_t kb = kk < MM_KB ? kk : MM_KB;
-    const ck_backend *t = r->be.table;
 
-    if (kk > MM_KB && t && t->gemm && t != &ck_backend_cpu) {
+    if (kk > MM_KB && ck_be_gemm_on_device(&r->be)) {
         /* an element of each block: as read and as converted (8 bytes
          * each at most) */
         int64_t per = (nd->chunks[0] + nd->chunks[1]) * 16 * MM_KB;

@@ -170,7 +170,7 @@ typedef struct passctx {
     const ck_glm_opts *o;
     const double *x, *y;
     int64_t n, p, block;
-    double *scratch; /* exactly ck_glm_block_scratch(block, p) doubles */
+    double *scratch; /* exactly ck_glm_block_scratch(NULL, block, p) doubles */
     int npass;
 } passctx;
 
@@ -205,7 +205,7 @@ static passctx mkpass(const ck_be *be, const ck_glm_opts *o, const double *x,
 {
     passctx c = {.be = be, .o = o, .x = x, .y = y, .n = n, .p = p};
     c.block = block;
-    c.scratch = malloc(ck_glm_block_scratch(block, p) * sizeof(double));
+    c.scratch = malloc(ck_glm_block_scratch(NULL, block, p) * sizeof(double));
     return c;
 }
 
@@ -604,7 +604,7 @@ Test(glm, block_is_stable_for_extreme_eta)
         for (int64_t i = 0; i < d * d; i++)
             gh[i] = 1;
         double *scratch =
-            malloc(ck_glm_block_scratch(rows, p) * sizeof *scratch);
+            malloc(ck_glm_block_scratch(NULL, rows, p) * sizeof *scratch);
         ck_err err = {0};
         cr_assert_eq(ck_glm_block(&be, &o, x, y, rows, p, 0, b, &gl, gg, gh,
                                   scratch, &err),
@@ -650,7 +650,7 @@ Test(glm, poisson_overflow_is_inf)
     double scratch[16];
     ck_err err = {0};
 
-    cr_assert_leq(ck_glm_block_scratch(2, 1), 16);
+    cr_assert_leq(ck_glm_block_scratch(NULL, 2, 1), 16);
     cr_assert_eq(ck_glm_block(&be, &o, x, y, 2, 1, 0, b, &loss, NULL, NULL,
                               scratch, &err),
                  CK_OK);
