@@ -166,6 +166,18 @@ lcase glm-l1-prox glm:logistic:l1:0.01 glm-fit "$work/glm.h5:/X" \
 lcase glm-enet-admm glm:normal:elastic_net:0.05 glm-fit "$work/glm.h5:/X" \
     "$work/glm.h5:/y_normal" --family normal --solver admm \
     --regularizer elastic_net --lambda 0.05
+# plan sizes the device's linear algebra from the device's own memory
+n=$((n + 1))
+printf '{"inputs": {"x": "%s"}, "steps": [{"name": "s", "op": "svd", "args": ["x"]}], "outputs": {"s.S": "%s:/S"}}\n' \
+    "$work/f8.h5:/x" "$work/plan.h5" >"$work/plan.json"
+if "$ck" plan --backend cuda "$work/plan.json" >"$work/plan.log" 2>&1 &&
+    grep -q "^device memory: [0-9.]* [KMGT]iB" "$work/plan.log" &&
+    grep -q "^device svd s: resident" "$work/plan.log"; then
+    echo "ok   plan"
+else
+    echo "FAIL plan: $(tr '\n' ' ' <"$work/plan.log")"
+    fail=$((fail + 1))
+fi
 if [ "$emulated" = 1 ]; then
     # the emulated device's own checks: a device too small for a block,
     # and a fault in the middle of the work; each one line, no output
