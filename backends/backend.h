@@ -185,7 +185,10 @@ static inline uint64_t ck_be_key_add(uint64_t key, int64_t di)
 }
 
 /* c = alpha * a^T a + beta * c for row-major a (k x n, row stride lda)
- * and c (n x n, row stride ldc); both triangles of c are written. */
+ * and c (n x n, row stride ldc); both triangles of c are written.  With
+ * w (k weights >= 0; else NULL) it is alpha * a^T diag(w) a + beta * c,
+ * and work holds k x n doubles for a backend to scale a's rows in.
+ * a_key as gemm's. */
 typedef struct ck_syrk_args {
     int64_t n, k;
     double alpha, beta;
@@ -193,6 +196,9 @@ typedef struct ck_syrk_args {
     int64_t lda;
     double *c;
     int64_t ldc;
+    const double *w;
+    double *work;
+    uint64_t a_key;
 } ck_syrk_args;
 
 /* Column-major a (m x n, m >= n, leading dimension lda) is factored as

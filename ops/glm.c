@@ -181,8 +181,7 @@ static int64_t tile_rows(const ck_be *be, int64_t rows)
 size_t ck_glm_block_scratch(const ck_be *be, int64_t rows, int64_t p)
 {
     /* per tile: eta (then mu - y), the variance weights, and the rows
-     * scaled by sqrt(w) beside a sqrt(w) column (the intercept's) for the
-     * Hessian's syrk */
+     * scaled by sqrt(w) for the Hessian's syrk (then X^T w) */
     if (rows < 0 || p < 0)
         return 0;
     return (size_t)tile_rows(be, rows) * (size_t)(p + 3);
@@ -285,24 +284,49 @@ static ck_code tile(const ck_be *be, const ck_glm_opts *o, const double *x,
         grad[p] += rsum;
     if (!hess)
         return CK_OK;
-    /* X^T W X with its intercept row and column: (W^1/2 [X 1])^T (W^1/2
-     * [X 1]) */
-    for (int64_t i = 0; i < rows; i++) {
-        double s = sqrt(wt[i]);
-        for (int64_t j = 0; j < p; j++)
-            xs[i * d + j] = s * x[i * p + j];
-        if (fi)
-            xs[i * d + p] = s;
-    }
-    ck_syrk_args sy = {.n = d,
+    /* X^T W X (the backend scales X's rows, which a device may hold
+     * already), then the intercept's row and column: X^T w, sum w */
+    ck_syrk_args sy = {.n = p,
                        .k = rows,
                        .alpha = 1,
                        .beta = 1,
-                       .a = xs,
-                       .lda = d,
+                       .a = x,
+                       .lda = p,
                        .c = hess,
-                       .ldc = d};
-    return ck_op_syrk(be, &sy, err);
+                       .ldc = d,
+                       .w = wt,
+                       .work = xs,
+                       .a_key = key};
+    if (p > 0)
+        CK_TRY(ck_op_syrk(be, &sy, err));
+    if (!fi)
+        return CK_OK;
+    double wsum = 0;
+    for (int64_t i = 0; i < rows; i++)
+        wsum += wt[i];
+    if (p > 0) {
+        ck_gemm_args g = {.dtype = CK_F64,
+                          .trans_a = 1,
+                          .m = p,
+                          .n = 1,
+                          .k = rows,
+                          .alpha = 1,
+                          .beta = 0,
+                          .a = x,
+                          .lda = p,
+                          .b = wt,
+                          .ldb = 1,
+                          .c = xs,
+                          .ldc = 1,
+                          .a_key = key};
+        CK_TRY(ck_op_gemm(be, &g, err));
+    }
+    for (int64_t j = 0; j < p; j++) {
+        hess[j * d + p] += xs[j];
+        hess[p * d + j] += xs[j];
+    }
+    hess[p * d + p] += wsum;
+    return CK_OK;
 }
 
 ck_code ck_glm_block(const ck_be *be, const ck_glm_opts *o, const double *x,

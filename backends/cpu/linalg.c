@@ -7,6 +7,7 @@
 #include <cblas.h>
 #include <dlfcn.h>
 #include <lapacke.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -104,10 +105,22 @@ ck_code ck_cpu_syrk(ck_be_ctx *ctx, const ck_syrk_args *a, ck_err *err)
 {
     (void)ctx;
     (void)err;
+    const double *m = a->a;
+    int64_t ld = a->lda;
+
     if (a->n == 0)
         return CK_OK;
+    if (a->w) { /* W^1/2 a, row by row */
+        for (int64_t i = 0; i < a->k; i++) {
+            double s = sqrt(a->w[i]);
+            for (int64_t j = 0; j < a->n; j++)
+                a->work[i * a->n + j] = s * a->a[i * a->lda + j];
+        }
+        m = a->work;
+        ld = a->n;
+    }
     cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, (blasint)a->n,
-                (blasint)a->k, a->alpha, a->a, (blasint)a->lda, a->beta, a->c,
+                (blasint)a->k, a->alpha, m, (blasint)ld, a->beta, a->c,
                 (blasint)a->ldc);
     /* syrk fills one triangle; callers get both */
     for (int64_t i = 1; i < a->n; i++)

@@ -19,6 +19,7 @@
  */
 #include <dlfcn.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,7 @@ static struct {
     __typeof__(cublasDgemm_v2) *dgemm;
     __typeof__(cublasSgemm_v2) *sgemm;
     __typeof__(cublasDsyrk_v2) *dsyrk;
+    __typeof__(cublasDdgmm) *ddgmm;
     __typeof__(cusolverDnCreate) *s_create;
     __typeof__(cusolverDnDestroy) *s_destroy;
     __typeof__(cusolverDnSetStream) *s_set_stream;
@@ -106,6 +108,7 @@ static void load(void)
         !SYM(lib.blas, dgemm, "cublasDgemm_v2") ||
         !SYM(lib.blas, sgemm, "cublasSgemm_v2") ||
         !SYM(lib.blas, dsyrk, "cublasDsyrk_v2") ||
+        !SYM(lib.blas, ddgmm, "cublasDdgmm") ||
         !SYM(lib.solver, s_create, "cusolverDnCreate") ||
         !SYM(lib.solver, s_destroy, "cusolverDnDestroy") ||
         !SYM(lib.solver, s_set_stream, "cusolverDnSetStream") ||
@@ -372,21 +375,35 @@ static ck_code gemm(ck_be_ctx *c, const ck_gemm_args *a, ck_err *err)
 static ck_code syrk(ck_be_ctx *c, const ck_syrk_args *a, ck_err *err)
 {
     call k = {.c = c, .nkept0 = c->nkept, .what = "syrk on the CUDA device"};
-    double *da, *dc, al = a->alpha, be = a->beta;
+    const double *da;
+    double *dc, al = a->alpha, be = a->beta;
     int ok = 1;
 
-    if (!fits_int(a->n, a->k, 0))
+    if (!fits_int(a->n, a->k, a->n * a->k))
         return ck_err_set(err, CK_ENOTSUP, "syrk: a dimension over 2^31");
     if (a->n == 0)
         return CK_OK;
     CK_TRY(ready(c, err));
     /* a (k x n row-major) is A = a^T column-major, n x k: A A^T = a^T a;
      * c is symmetric, so either view of it is c */
-    da = dalloc(&k, (size_t)(a->k * a->n) * 8);
+    da = operand(&k, a->a_key, a->a, a->lda, a->k, a->n, 8);
     dc = dalloc(&k, (size_t)(a->n * a->n) * 8);
-    copy2d(&k, da, a->n, a->a, a->lda, a->k, a->n, 8, cudaMemcpyHostToDevice);
     copy2d(&k, dc, a->n, a->c, a->ldc, a->n, a->n, 8, cudaMemcpyHostToDevice);
-    if (k.e == cudaSuccess)
+    if (a->w && a->k > 0) {
+        /* A diag(w)^1/2 on the device: the square roots go up (made in
+         * work, k doubles of it), the scaled copy stays there */
+        double *ds = dalloc(&k, (size_t)a->k * 8);
+        double *dx = dalloc(&k, (size_t)(a->n * a->k) * 8);
+        for (int64_t i = 0; i < a->k; i++)
+            a->work[i] = sqrt(a->w[i]);
+        copy2d(&k, ds, a->k, a->work, a->k, 1, a->k, 8, cudaMemcpyHostToDevice);
+        if (k.e == cudaSuccess)
+            ok = lib.ddgmm(c->blas, CUBLAS_SIDE_RIGHT, (int)a->n, (int)a->k, da,
+                           (int)a->n, ds, 1, dx,
+                           (int)a->n) == CUBLAS_STATUS_SUCCESS;
+        da = dx;
+    }
+    if (ok && k.e == cudaSuccess)
         ok = lib.dsyrk(c->blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, (int)a->n,
                        (int)a->k, &al, da, (int)a->n, &be, dc,
                        (int)a->n) == CUBLAS_STATUS_SUCCESS;

@@ -57,9 +57,19 @@ typedef struct alloc {
     int live;
 } alloc;
 
-enum { N_GEMM, N_SYRK, N_GEQRF, N_ORGQR, N_GESVD, N_POTRF, N_POTRS, N_CALLS };
+enum {
+    N_GEMM,
+    N_SYRK,
+    N_DGMM,
+    N_GEQRF,
+    N_ORGQR,
+    N_GESVD,
+    N_POTRF,
+    N_POTRS,
+    N_CALLS
+};
 static const char *const call_name[N_CALLS] = {
-    "gemm", "syrk", "geqrf", "orgqr", "gesvd", "potrf", "potrs"};
+    "gemm", "syrk", "dgmm", "geqrf", "orgqr", "gesvd", "potrf", "potrs"};
 
 static struct {
     pthread_mutex_t lock;
@@ -732,6 +742,47 @@ API cublasStatus_t cublasDsyrk_v2(cublasHandle_t h, cublasFillMode_t up,
     cudaError_t e;
 
     if (n < 0 || k < 0)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    lock();
+    e = enqueue(h->stream, &o);
+    unlock();
+    return e == cudaSuccess ? CUBLAS_STATUS_SUCCESS
+                            : CUBLAS_STATUS_EXECUTION_FAILED;
+}
+
+/* dgmm: i[] = side, m, n, lda, incx, ldc; p[] = A, x, C */
+static void run_dgmm(op *o)
+{
+    int side = o->i[0], m = o->i[1], n = o->i[2], lda = o->i[3];
+    int incx = o->i[4], ldc = o->i[5];
+    int nx = side == CUBLAS_SIDE_RIGHT ? n : m;
+    const double *A = o->p[0], *x = o->p[1];
+    double *C = o->p[2];
+
+    matrix(A, m, n, lda, 8, "cublasDdgmm", "A");
+    matrix(C, m, n, ldc, 8, "cublasDdgmm", "C");
+    if (nx > 0)
+        on_device(x, (size_t)((nx - 1) * (incx < 0 ? -incx : incx) + 1) * 8,
+                  "cublasDdgmm", "x");
+    dev.calls[N_DGMM]++;
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < m; i++)
+            C[i + (size_t)j * ldc] =
+                A[i + (size_t)j * lda] *
+                x[(size_t)(side == CUBLAS_SIDE_RIGHT ? j : i) * incx];
+}
+
+API cublasStatus_t cublasDdgmm(cublasHandle_t h, cublasSideMode_t side, int m,
+                               int n, const double *A, int lda, const double *x,
+                               int incx, double *C, int ldc)
+{
+    op o = {.run = run_dgmm,
+            .i = {side, m, n, lda, incx, ldc},
+            .p = {(void *)A, (void *)x, C}};
+    cudaError_t e;
+
+    /* a negative incx reads x backwards in cuBLAS: not emulated */
+    if (m < 0 || n < 0 || incx < 0)
         return CUBLAS_STATUS_INVALID_VALUE;
     lock();
     e = enqueue(h->stream, &o);

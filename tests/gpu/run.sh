@@ -95,13 +95,15 @@ with h5py.File(sys.argv[1] + "/glm.h5", "w") as f:
                      .astype("f8"), chunks=(4096,))
     f.create_dataset("y_normal", data=X @ w + rng.normal(size=20000),
                      chunks=(4096,))
-# X of 48 MB: under --memory 32M it is read on every pass, and newton and
-# lbfgs start from a fit to a sample of its rows
+# X of 48 MB: under --memory 40M it is read on every pass, and newton and
+# lbfgs start from a fit to a sample of its rows (25000, in tasks of 6250
+# rows: chunks of 6250 make X's own tasks start at the same row numbers,
+# so that a device keeping the sample's rows as X's is caught)
 Xb = rng.normal(size=(200000, 30))
 with h5py.File(sys.argv[1] + "/glm_big.h5", "w") as f:
-    f.create_dataset("X", data=Xb, chunks=(4096, 30))
+    f.create_dataset("X", data=Xb, chunks=(6250, 30))
     f.create_dataset("y", data=(rng.random(200000) < 1 / (1 + np.exp(
-        -(Xb @ w) - 0.3))).astype("f8"), chunks=(4096,))
+        -(Xb @ w) - 0.3))).astype("f8"), chunks=(6250,))
 with h5py.File(sys.argv[1] + "/w.h5", "w") as f:
     f.create_dataset("x", data=rng.normal(size=(200, 700)), chunks=(64, 128))
 with h5py.File(sys.argv[1] + "/m4.h5", "w") as f:
@@ -117,6 +119,8 @@ with h5py.File(sys.argv[1] + "/row.h5", "w") as f:
 with h5py.File(sys.argv[1] + "/b.h5", "w") as f:
     f.create_dataset("x", data=rng.normal(size=(300, 200)), chunks=(128, 64))
 PY
+# a glm-fit's iteration count, from its JSON (empty for other commands)
+iters() { sed -n 's/.*"iterations": \([0-9]*\).*/\1/p' "$1"; }
 lcase() {
     name=$1 mode=$2
     shift 2
@@ -132,6 +136,11 @@ lcase() {
     done
     if ! grep -q "cuda backend computes:.* gemm" "$work/$name.cuda.log"; then
         echo "FAIL $name: the device's linear algebra was not used"
+        fail=$((fail + 1))
+    elif [ "$(iters "$work/$name.cpu.log")" != "$(iters "$work/$name.cuda.log")" ]; then
+        # newton's steps follow the Hessian: a wrong one still ends at the
+        # optimum, in other steps
+        echo "FAIL $name: $(iters "$work/$name.cuda.log") iterations on cuda, $(iters "$work/$name.cpu.log") on the CPU"
         fail=$((fail + 1))
     elif [ "$emulated" = 1 ] && ! grep -q "leaked=0 " "$work/$name.fake"; then
         echo "FAIL $name: device memory not freed: $(cat "$work/$name.fake")"
@@ -156,7 +165,7 @@ for solver in newton lbfgs; do
         --family logistic --solver "$solver"
 done
 lcase glm-sampled glm:logistic:none:0:glm_big.h5 glm-fit \
-    "$work/glm_big.h5:/X" "$work/glm_big.h5:/y" --solver lbfgs --memory 32M
+    "$work/glm_big.h5:/X" "$work/glm_big.h5:/y" --solver lbfgs --memory 40M
 lcase glm-poisson glm:poisson:none:0 glm-fit "$work/glm.h5:/X" \
     "$work/glm.h5:/y_poisson" --family poisson
 lcase glm-normal-l2 glm:normal:l2:0.1 glm-fit "$work/glm.h5:/X" \
