@@ -212,6 +212,31 @@ static ck_code linear(const ck_be *be, const double *x, int64_t rows, int64_t p,
     return ck_op_gemm(be, &g, err);
 }
 
+/* out = x^T v + beta out for rows x p row-major x (key: x's operand key)
+ * and v of rows values. */
+static ck_code xt_times(const ck_be *be, const double *x, int64_t rows,
+                        int64_t p, uint64_t key, const double *v, double beta,
+                        double *out, ck_err *err)
+{
+    if (p == 0)
+        return CK_OK;
+    ck_gemm_args g = {.dtype = CK_F64,
+                      .trans_a = 1,
+                      .m = p,
+                      .n = 1,
+                      .k = rows,
+                      .alpha = 1,
+                      .beta = beta,
+                      .a = x,
+                      .lda = p,
+                      .b = v,
+                      .ldb = 1,
+                      .c = out,
+                      .ldc = 1,
+                      .a_key = key};
+    return ck_op_gemm(be, &g, err);
+}
+
 /* The three families' loss, mean and variance weight at eta. */
 static void unit(ck_glm_family f, double eta, double y, double *loss,
                  double *mu, double *w)
@@ -263,23 +288,8 @@ static ck_code tile(const ck_be *be, const ck_glm_opts *o, const double *x,
     }
     if (loss)
         *loss += lsum;
-    if (grad && p > 0) {
-        ck_gemm_args g = {.dtype = CK_F64,
-                          .trans_a = 1,
-                          .m = p,
-                          .n = 1,
-                          .k = rows,
-                          .alpha = 1,
-                          .beta = 1,
-                          .a = x,
-                          .lda = p,
-                          .b = r,
-                          .ldb = 1,
-                          .c = grad,
-                          .ldc = 1,
-                          .a_key = key};
-        CK_TRY(ck_op_gemm(be, &g, err));
-    }
+    if (grad)
+        CK_TRY(xt_times(be, x, rows, p, key, r, 1, grad, err));
     if (grad && fi)
         grad[p] += rsum;
     if (!hess)
@@ -304,23 +314,7 @@ static ck_code tile(const ck_be *be, const ck_glm_opts *o, const double *x,
     double wsum = 0;
     for (int64_t i = 0; i < rows; i++)
         wsum += wt[i];
-    if (p > 0) {
-        ck_gemm_args g = {.dtype = CK_F64,
-                          .trans_a = 1,
-                          .m = p,
-                          .n = 1,
-                          .k = rows,
-                          .alpha = 1,
-                          .beta = 0,
-                          .a = x,
-                          .lda = p,
-                          .b = wt,
-                          .ldb = 1,
-                          .c = xs,
-                          .ldc = 1,
-                          .a_key = key};
-        CK_TRY(ck_op_gemm(be, &g, err));
-    }
+    CK_TRY(xt_times(be, x, rows, p, key, wt, 0, xs, err));
     for (int64_t j = 0; j < p; j++) {
         hess[j * d + p] += xs[j];
         hess[p * d + j] += xs[j];

@@ -647,6 +647,17 @@ API cublasStatus_t cublasSetStream_v2(cublasHandle_t h, cudaStream_t s)
     return CUBLAS_STATUS_SUCCESS;
 }
 
+static cublasStatus_t blas_enqueue(cublasHandle_t h, const op *o)
+{
+    cudaError_t e;
+
+    lock();
+    e = enqueue(h->stream, o);
+    unlock();
+    return e == cudaSuccess ? CUBLAS_STATUS_SUCCESS
+                            : CUBLAS_STATUS_EXECUTION_FAILED;
+}
+
 static enum CBLAS_TRANSPOSE cblas_op(int t)
 {
     return t == CUBLAS_OP_N ? CblasNoTrans : CblasTrans;
@@ -686,15 +697,10 @@ static cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta,
             .p = {(void *)A, (void *)B, C},
             .d = {al, be},
             .z = {es}};
-    cudaError_t e;
 
     if (m < 0 || n < 0 || k < 0 || ldc < (m > 1 ? m : 1))
         return CUBLAS_STATUS_INVALID_VALUE;
-    lock();
-    e = enqueue(h->stream, &o);
-    unlock();
-    return e == cudaSuccess ? CUBLAS_STATUS_SUCCESS
-                            : CUBLAS_STATUS_EXECUTION_FAILED;
+    return blas_enqueue(h, &o);
 }
 
 API cublasStatus_t cublasDgemm_v2(cublasHandle_t h, cublasOperation_t ta,
@@ -739,15 +745,10 @@ API cublasStatus_t cublasDsyrk_v2(cublasHandle_t h, cublasFillMode_t up,
             .i = {up, tr, n, k, lda, ldc},
             .p = {(void *)A, C},
             .d = {*al, *be}};
-    cudaError_t e;
 
     if (n < 0 || k < 0)
         return CUBLAS_STATUS_INVALID_VALUE;
-    lock();
-    e = enqueue(h->stream, &o);
-    unlock();
-    return e == cudaSuccess ? CUBLAS_STATUS_SUCCESS
-                            : CUBLAS_STATUS_EXECUTION_FAILED;
+    return blas_enqueue(h, &o);
 }
 
 /* dgmm: i[] = side, m, n, lda, incx, ldc; p[] = A, x, C */
@@ -779,16 +780,11 @@ API cublasStatus_t cublasDdgmm(cublasHandle_t h, cublasSideMode_t side, int m,
     op o = {.run = run_dgmm,
             .i = {side, m, n, lda, incx, ldc},
             .p = {(void *)A, (void *)x, C}};
-    cudaError_t e;
 
     /* a negative incx reads x backwards in cuBLAS: not emulated */
     if (m < 0 || n < 0 || incx < 0)
         return CUBLAS_STATUS_INVALID_VALUE;
-    lock();
-    e = enqueue(h->stream, &o);
-    unlock();
-    return e == cudaSuccess ? CUBLAS_STATUS_SUCCESS
-                            : CUBLAS_STATUS_EXECUTION_FAILED;
+    return blas_enqueue(h, &o);
 }
 
 /* ---- cuSOLVER ---- */
