@@ -167,6 +167,7 @@ struct ck_cuda_kept {
 
 void ck_cuda_blas_close(ck_be_ctx *c)
 {
+    cudaStreamSynchronize(c->stream); /* nothing queued reads them now */
     for (int i = 0; i < c->nkept; i++)
         cudaFree(c->kept[i].d);
     free(c->kept);
@@ -260,7 +261,8 @@ static void *operand(call *k, uint64_t key, const void *host, int64_t ld,
                    cudaMemcpyHostToDevice);
             return d;
         }
-        d = NULL; /* no room after all: this call's own */
+        cudaGetLastError(); /* that failure is not the call's */
+        d = NULL;           /* no room after all: this call's own */
     }
     d = dalloc(k, bytes);
     copy2d(k, d, cols, host, ld, rows, cols, es, cudaMemcpyHostToDevice);
@@ -273,11 +275,17 @@ static void *operand(call *k, uint64_t key, const void *host, int64_t ld,
  * it failed: their uploads may not have run. */
 static ck_code finish(call *k, int status_ok, ck_err *err)
 {
-    cudaError_t e = k->e;
+    cudaError_t e = k->e, w;
     ck_be_ctx *c = k->c;
 
+    /* even after a failure: copies queued before it read host memory
+     * the caller may free on return */
+    w = cudaStreamSynchronize(k->c->stream);
     if (e == cudaSuccess)
-        e = cudaStreamSynchronize(k->c->stream);
+        e = w;
+    /* an allocation found no room before any result came back: the call
+     * may run again once kept operands are let go (LOCKED) */
+    c->no_room = k->e == cudaErrorMemoryAllocation;
     for (int i = 0; i < k->nbuf; i++)
         cudaFreeAsync(k->buf[i], k->c->stream);
     if (e != cudaSuccess || !status_ok)
@@ -379,7 +387,7 @@ static ck_code syrk(ck_be_ctx *c, const ck_syrk_args *a, ck_err *err)
     double *dc, al = a->alpha, be = a->beta;
     int ok = 1;
 
-    if (!fits_int(a->n, a->k, a->n * a->k))
+    if (!fits_int(a->n, a->k, 0))
         return ck_err_set(err, CK_ENOTSUP, "syrk: a dimension over 2^31");
     if (a->n == 0)
         return CK_OK;
@@ -618,14 +626,16 @@ static ck_code posv(ck_be_ctx *c, ck_posv_args *a, ck_err *err)
 }
 
 /* Lets the kept operands go, after the work queued on them, and keeps no
- * more than half as much from now on: a call found no room beside them. */
+ * more than half as much as before from now on: a call found no room
+ * beside them. */
 static void let_go(ck_be_ctx *c)
 {
     cudaStreamSynchronize(c->stream);
     for (int i = 0; i < c->nkept; i++)
         cudaFreeAsync(c->kept[i].d, c->stream);
     cudaStreamSynchronize(c->stream);
-    c->kept_cap = c->kept_bytes / 2;
+    cudaGetLastError(); /* the failed allocation's, now answered */
+    c->kept_cap /= 2;
     c->nkept = 0;
     c->kept_bytes = 0;
 }
@@ -639,8 +649,9 @@ static void let_go(ck_be_ctx *c)
         ck_err first = {0};                                                    \
         ck_code rc;                                                            \
         pthread_mutex_lock(&c->lock);                                          \
+        c->no_room = 0;                                                        \
         rc = name(c, a, &first);                                               \
-        if (rc == CK_ENOMEM && c->nkept && !c->broken) {                       \
+        if (rc == CK_ENOMEM && c->no_room && c->nkept && !c->broken) {         \
             let_go(c);                                                         \
             rc = name(c, a, err);                                              \
         } else if (rc != CK_OK && err) {                                       \

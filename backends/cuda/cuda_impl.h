@@ -30,6 +30,7 @@ struct ck_be_ctx {
     struct ck_cuda_kept *kept;
     int nkept, cap_kept;
     int kept_sized; /* kept_cap is set */
+    int no_room;    /* the last call's allocation found no room (blas.c) */
     size_t kept_bytes, kept_cap;
 };
 

@@ -79,6 +79,7 @@ static struct {
                                       ordered frees already queued */
     unsigned long long up, down, calls[N_CALLS], ops, fault_at;
     cudaError_t sticky;
+    cudaError_t last; /* cudaGetLastError's: the last failed allocation */
 } dev = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void die(const char *fmt, ...)
@@ -287,6 +288,17 @@ API const char *cudaGetErrorString(cudaError_t e)
     }
 }
 
+API cudaError_t cudaGetLastError(void)
+{
+    cudaError_t e;
+
+    lock();
+    e = dev.sticky != cudaSuccess ? dev.sticky : dev.last;
+    dev.last = cudaSuccess;
+    unlock();
+    return e;
+}
+
 API cudaError_t cudaDriverGetVersion(int *v)
 {
     *v = CUDART_VERSION;
@@ -371,7 +383,7 @@ static cudaError_t dmalloc(void **out, size_t n)
     if (dev.sticky != cudaSuccess)
         return dev.sticky;
     if (n > dev.memory - dev.reserved)
-        return cudaErrorMemoryAllocation;
+        return dev.last = cudaErrorMemoryAllocation;
     if (dev.na == dev.cap_a) {
         size_t c = dev.cap_a ? 2 * dev.cap_a : 64;
         alloc *g = realloc(dev.a, c * sizeof *g);
