@@ -187,44 +187,19 @@ size_t ck_glm_block_scratch(const ck_be *be, int64_t rows, int64_t p)
     return (size_t)tile_rows(be, rows) * (size_t)(p + 3);
 }
 
-/* eta = x w + c for rows x p row-major x. */
-static ck_code linear(const ck_be *be, const double *x, int64_t rows, int64_t p,
-                      uint64_t key, const double *w, double c, double *eta,
-                      ck_err *err)
+/* out = op(x) v + beta out for rows x p row-major x (key: its operand
+ * key): x v (rows values) or, with trans, x^T v (p values). */
+static ck_code xv(const ck_be *be, int trans, const double *x, int64_t rows,
+                  int64_t p, uint64_t key, const double *v, double beta,
+                  double *out, ck_err *err)
 {
-    for (int64_t i = 0; i < rows; i++)
-        eta[i] = c;
-    if (p == 0 || rows == 0)
+    if ((trans ? p : rows) == 0) /* nothing out; k = 0 gives beta out */
         return CK_OK;
     ck_gemm_args g = {.dtype = CK_F64,
-                      .m = rows,
+                      .trans_a = trans,
+                      .m = trans ? p : rows,
                       .n = 1,
-                      .k = p,
-                      .alpha = 1,
-                      .beta = 1,
-                      .a = x,
-                      .lda = p,
-                      .b = w,
-                      .ldb = 1,
-                      .c = eta,
-                      .ldc = 1,
-                      .a_key = key};
-    return ck_op_gemm(be, &g, err);
-}
-
-/* out = x^T v + beta out for rows x p row-major x (key: x's operand key)
- * and v of rows values. */
-static ck_code xt_times(const ck_be *be, const double *x, int64_t rows,
-                        int64_t p, uint64_t key, const double *v, double beta,
-                        double *out, ck_err *err)
-{
-    if (p == 0)
-        return CK_OK;
-    ck_gemm_args g = {.dtype = CK_F64,
-                      .trans_a = 1,
-                      .m = p,
-                      .n = 1,
-                      .k = rows,
+                      .k = trans ? rows : p,
                       .alpha = 1,
                       .beta = beta,
                       .a = x,
@@ -235,6 +210,16 @@ static ck_code xt_times(const ck_be *be, const double *x, int64_t rows,
                       .ldc = 1,
                       .a_key = key};
     return ck_op_gemm(be, &g, err);
+}
+
+/* eta = x w + c for rows x p row-major x. */
+static ck_code linear(const ck_be *be, const double *x, int64_t rows, int64_t p,
+                      uint64_t key, const double *w, double c, double *eta,
+                      ck_err *err)
+{
+    for (int64_t i = 0; i < rows; i++)
+        eta[i] = c;
+    return xv(be, 0, x, rows, p, key, w, 1, eta, err);
 }
 
 /* The three families' loss, mean and variance weight at eta. */
@@ -289,7 +274,7 @@ static ck_code tile(const ck_be *be, const ck_glm_opts *o, const double *x,
     if (loss)
         *loss += lsum;
     if (grad)
-        CK_TRY(xt_times(be, x, rows, p, key, r, 1, grad, err));
+        CK_TRY(xv(be, 1, x, rows, p, key, r, 1, grad, err));
     if (grad && fi)
         grad[p] += rsum;
     if (!hess)
@@ -314,7 +299,7 @@ static ck_code tile(const ck_be *be, const ck_glm_opts *o, const double *x,
     double wsum = 0;
     for (int64_t i = 0; i < rows; i++)
         wsum += wt[i];
-    CK_TRY(xt_times(be, x, rows, p, key, wt, 0, xs, err));
+    CK_TRY(xv(be, 1, x, rows, p, key, wt, 0, xs, err));
     for (int64_t j = 0; j < p; j++) {
         hess[j * d + p] += xs[j];
         hess[p * d + j] += xs[j];
