@@ -177,6 +177,12 @@ void ck_be_set_threads(const ck_be *be, int n)
         ck_backend_cpu.set_threads(be->cpu_ctx, n);
 }
 
+void ck_be_release(const ck_be *be)
+{
+    if (be->table && be->table->release && be->ctx)
+        be->table->release(be->ctx);
+}
+
 int ck_be_restart_env(const char **name, const char **value)
 {
     const char *n, *v;

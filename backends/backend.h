@@ -15,7 +15,7 @@
 #include "base/ck_err.h"
 #include "base/ck_grid.h"
 
-#define CK_BACKEND_ABI 8 /* bump when a slot or an argument is added */
+#define CK_BACKEND_ABI 9 /* bump when a slot or an argument is added */
 
 typedef struct ck_be_ctx ck_be_ctx;
 
@@ -286,6 +286,10 @@ typedef struct ck_kernel_run_args {
 
 typedef struct ck_be_opts {
     int threads; /* 0: all cores */
+    /* a backend with memory of its own (a GPU's): the most of it the
+     * context allocates at once (--gpu-memory); 0: what is free when it
+     * opens */
+    int64_t device_memory;
 } ck_be_opts;
 
 /* The devices a backend can run on, as `chunkctl devices` lists them. */
@@ -349,6 +353,11 @@ typedef struct ck_backend {
     ck_code (*kernel_run)(ck_be_ctx *ctx, const ck_kernel_run_args *a,
                           ck_err *err);
     void (*kernel_free)(ck_be_ctx *ctx, ck_be_kernel *k);
+    /* The calls so far will not come again with their operand keys (a
+     * step, or a pass over outputs, is done): a backend that keeps
+     * operands lets them go.  NULL: it keeps none.  Called only between
+     * calls into ctx. */
+    void (*release)(ck_be_ctx *ctx);
 } ck_backend;
 
 /* A backend table with its open context: what ops/ is handed. */
@@ -403,6 +412,10 @@ void ck_be_close(ck_be *be);
  * context its NULL slots fall back to.  A NULL slot: nothing to do.  So
  * pipelines/ says how it runs calls, never which backend runs them. */
 void ck_be_set_threads(const ck_be *be, int n);
+
+/* The release slot (its contract above) of be's backend; nothing when it
+ * has none or be is not open. */
+void ck_be_release(const ck_be *be);
 
 /* The restart_env slot of the backends built in (the CPU backend, which
  * every run loads), for a caller about to load nothing else: 1 with *name

@@ -24,7 +24,8 @@ typedef struct cli_common {
     const char *cmdline;   /* the command line, for outputs' history */
     int shards_ndim;       /* --shards */
     int64_t shards[32];
-    int resume; /* --resume */
+    int resume;         /* --resume */
+    int64_t gpu_memory; /* --gpu-memory, bytes; 0: the device's */
 } cli_common;
 
 /* Option values of --zarr-format and --shards, which every command that
@@ -34,8 +35,14 @@ enum {
     CLI_OPT_ZARR_FORMAT = 0x200,
     CLI_OPT_SHARDS = 0x201,
     CLI_OPT_RAW = 0x202,
-    CLI_OPT_RESUME = 0x203
+    CLI_OPT_RESUME = 0x203,
+    CLI_OPT_GPU_MEMORY = 0x204
 };
+
+/* The help line of --gpu-memory, which commands that compute take. */
+#define CLI_HELP_GPU_MEMORY                                                    \
+    "  --gpu-memory SIZE  under --backend cuda: the most device memory to\n"   \
+    "                     hold at once (default: 90% of what is free)\n"
 
 /* The help line of --resume (commands that write outputs). */
 #define CLI_HELP_RESUME                                                        \

@@ -32,7 +32,8 @@ static const char fit_help[] =
     "  --max-iter N       iteration limit (default: the solver's)\n"
     "  --tol T            optimality tolerance (default 1e-8)\n"
     "  -o, --output DST   write /coef and /intercept to DST\n"
-    "  --backend NAME     auto, cpu or cuda (default: auto)\n"
+    "  --backend NAME     auto, cpu or cuda (default: "
+    "auto)\n" CLI_HELP_GPU_MEMORY
     "  --verbose          say which backend runs each step\n"
     "  --memory SIZE      memory cap (default a quarter of RAM)\n"
     "  --threads N        threads, 0 = all cores (default 0)\n"
@@ -51,7 +52,8 @@ static const char predict_help[] =
     "a probability), exp(x.w + c) (poisson).  MODEL is the file glm-fit\n"
     "wrote (its /coef), or PATH:DATASET of the coefficients.\n\n"
     "  -o, --output DST   where the predictions go (required)\n"
-    "  --backend NAME     auto, cpu or cuda (default: auto)\n"
+    "  --backend NAME     auto, cpu or cuda (default: "
+    "auto)\n" CLI_HELP_GPU_MEMORY
     "  --verbose          say which backend runs each step\n"
     "  --memory SIZE      memory cap (default a quarter of RAM)\n"
     "  --threads N        threads, 0 = all cores (default 0)\n"

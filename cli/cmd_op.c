@@ -170,8 +170,8 @@ static const char op_help[] =
     "Reductions and histograms print their result when no -o is given.\n\n"
     "  -o, --output DST   write the result to DST[:DATASET]\n"
     "  --json             print the result as JSON\n"
-    "  --backend NAME     auto, cpu or cuda (default: auto)\n" CLI_HELP_ZARR
-        CLI_HELP_RAW CLI_HELP_RESUME
+    "  --backend NAME     auto, cpu or cuda (default: "
+    "auto)\n" CLI_HELP_GPU_MEMORY CLI_HELP_ZARR CLI_HELP_RAW CLI_HELP_RESUME
     "  --memory SIZE, --threads N, --force, --quiet, --verbose, --help\n\n"
     "examples:\n"
     "  chunkctl reshape data.h5:/x --shape 1000,5000,5 -o out.zarr\n"
@@ -218,7 +218,8 @@ ck_code cmd_op(int argc, char **argv, cli_common *c, ck_err *err)
         if (!strcmp(a, "--quiet") || !strcmp(a, "--force") ||
             !strcmp(a, "--memory") || !strcmp(a, "--threads") ||
             !strcmp(a, "--backend") || !strcmp(a, "--verbose") ||
-            !strcmp(a, "--zarr-format") || !strcmp(a, "--shards")) {
+            !strcmp(a, "--zarr-format") || !strcmp(a, "--shards") ||
+            !strcmp(a, "--gpu-memory")) {
             int opt = a[2] == 'q'   ? 'q'
                       : a[2] == 'f' ? 'f'
                       : a[2] == 'm' ? 'M'
@@ -226,10 +227,12 @@ ck_code cmd_op(int argc, char **argv, cli_common *c, ck_err *err)
                       : a[2] == 'v' ? 'v'
                       : a[2] == 'z' ? CLI_OPT_ZARR_FORMAT
                       : a[2] == 's' ? CLI_OPT_SHARDS
+                      : a[2] == 'g' ? CLI_OPT_GPU_MEMORY
                                     : 'T';
             const char *arg = NULL;
             if (opt == 'M' || opt == 'T' || opt == 'B' ||
-                opt == CLI_OPT_ZARR_FORMAT || opt == CLI_OPT_SHARDS) {
+                opt == CLI_OPT_ZARR_FORMAT || opt == CLI_OPT_SHARDS ||
+                opt == CLI_OPT_GPU_MEMORY) {
                 if (++i == argc) {
                     rc = ck_err_set(err, CK_EUSAGE, "%s: %s needs a value", op,
                                     a);

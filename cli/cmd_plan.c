@@ -29,15 +29,15 @@ static const char help[] =
     "  --memory SIZE  the budget: fewer workers when it holds fewer, as\n"
     "               chunkctl run does (default: a quarter of RAM)\n"
     "  --gpu-memory SIZE  under --backend cuda: the device memory to plan\n"
-    "               for (default: 90% of the first device's free memory)\n"
+    "               for, as the run would take it (default: 90% of the\n"
+    "               first device's free memory)\n"
     "  --ranks N    show how N MPI ranks would split the outputs' chunks\n"
     "               (under mpirun: the ranks it started)\n"
     "  --help       this text\n";
 
 typedef struct plan_args {
     int dot;
-    int ranks;          /* --ranks, or the launcher's */
-    int64_t gpu_memory; /* --gpu-memory; 0: the device's */
+    int ranks; /* --ranks, or the launcher's */
 } plan_args;
 
 static ck_code plan_opt(void *ctx, int opt, const char *arg, ck_err *err)
@@ -48,14 +48,6 @@ static ck_code plan_opt(void *ctx, int opt, const char *arg, ck_err *err)
 
     if (opt == 'D') {
         a->dot = 1;
-        return CK_OK;
-    }
-    if (opt == 'G') {
-        CK_TRY(ck_parse_size(arg, &a->gpu_memory, err));
-        if (a->gpu_memory < 1)
-            return ck_err_set(err, CK_EUSAGE,
-                              "--gpu-memory '%s': expected a size above 0",
-                              arg);
         return CK_OK;
     }
     v = strtol(arg, &end, 10);
@@ -117,17 +109,15 @@ static ck_code print_device(const ck_plan *p, int64_t budget, ck_err *err)
 
 ck_code cmd_plan(int argc, char **argv, cli_common *c, ck_err *err)
 {
-    static const struct option longs[] = {
-        {"dot", no_argument, 0, 'D'},
-        {"ranks", required_argument, 0, 'R'},
-        {"gpu-memory", required_argument, 0, 'G'},
-        {0, 0, 0, 0}};
+    static const struct option longs[] = {{"dot", no_argument, 0, 'D'},
+                                          {"ranks", required_argument, 0, 'R'},
+                                          {0, 0, 0, 0}};
     static const cli_cmd_opts opts = {"plan", help,     NULL,
                                       longs,  plan_opt, .computes = 1};
     ck_plan *p = NULL;
     ck_code rc;
     int first;
-    plan_args a = {0, ck_comm_size(), 0};
+    plan_args a = {0, ck_comm_size()};
 
     if ((rc = cli_getopt(&opts, &a, argc, argv, c, &first, err)) != CK_OK ||
         !first)
@@ -151,7 +141,7 @@ ck_code cmd_plan(int argc, char **argv, cli_common *c, ck_err *err)
             ck_plan_print(p, c->threads > 0 ? c->threads : ck_ncpus(),
                           c->memory, on, stdout);
             if (strcmp(on, "cuda") == 0)
-                rc = print_device(p, a.gpu_memory, err);
+                rc = print_device(p, c->gpu_memory, err);
             if (rc == CK_OK && a.ranks > 1)
                 ck_plan_print_ranks(p, a.ranks, stdout);
         }

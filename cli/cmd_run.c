@@ -14,7 +14,8 @@ static const char help[] =
     "Run a pipeline (see chunkctl-pipeline(5)) out of core on all cores.\n"
     "Outputs appear only when the whole run succeeds.\n\n"
     "  --backend NAME     auto, cpu or cuda (default: the pipeline's\n"
-    "                     \"backend\", else auto: cuda when a GPU is there)\n"
+    "                     \"backend\", else auto: cuda when a GPU is "
+    "there)\n" CLI_HELP_GPU_MEMORY
     "  --verbose          say which backend runs each step\n"
     "  --json             print the \"print\" steps' results as "
     "JSON\n"
@@ -73,6 +74,7 @@ ck_code cmd_run(int argc, char **argv, cli_common *c, ck_err *err)
     o.backend = c->backend; /* NULL: the pipeline's */
     o.memory = c->memory;
     o.threads = c->threads;
+    o.gpu_memory = c->gpu_memory;
     o.force = c->force;
     o.resume = c->resume;
     o.zarr_format = c->zarr_format;

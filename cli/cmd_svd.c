@@ -29,7 +29,8 @@ static const char svd_help[] =
     "  --seed S           seed of the random test matrix (default 0)\n"
     "  --no-u             do not write U\n"
     "  --json             print all singular values as JSON\n"
-    "  --backend NAME     auto, cpu or cuda (default: auto)\n"
+    "  --backend NAME     auto, cpu or cuda (default: "
+    "auto)\n" CLI_HELP_GPU_MEMORY
     "  --verbose          say which backend runs each step\n"
     "  --memory SIZE      memory cap (default a quarter of RAM)\n"
     "  --threads N        threads, 0 = all cores (default 0)\n"

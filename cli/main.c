@@ -70,8 +70,9 @@ int cli_common_opt(int opt, const char *arg, cli_common *c, ck_code *rc,
 
     switch (opt) {
     case 'M':
-        *rc = ck_parse_size(arg, &c->memory, err);
-        if (*rc == CK_OK && c->memory < ((int64_t)32 << 20))
+        if ((*rc = ck_parse_size(arg, &c->memory, err)) != CK_OK)
+            ck_err_prefix(err, "--memory");
+        else if (c->memory < ((int64_t)32 << 20))
             *rc = ck_err_set(err, CK_EUSAGE,
                              "--memory %s: at least 32M is needed", arg);
         return 1;
@@ -111,6 +112,13 @@ int cli_common_opt(int opt, const char *arg, cli_common *c, ck_code *rc,
         return 1;
     case CLI_OPT_RESUME:
         c->resume = 1;
+        return 1;
+    case CLI_OPT_GPU_MEMORY:
+        if ((*rc = ck_parse_size(arg, &c->gpu_memory, err)) != CK_OK)
+            ck_err_prefix(err, "--gpu-memory");
+        else if (c->gpu_memory < 1)
+            *rc = ck_err_set(err, CK_EUSAGE,
+                             "--gpu-memory '%s': expected a size above 0", arg);
         return 1;
     case CLI_OPT_SHARDS:
         *rc = ck_parse_ints(arg, "--shards", c->shards, CK_MAX_DIMS,

@@ -112,6 +112,7 @@ ck_code cli_step_run(cli_step *s, const char *label, cli_common *c,
         label, s->doc, CK_PLAN_ONESTEP | (c->raw ? CK_PLAN_RAW : 0), &p, err));
     o.memory = c->memory;
     o.threads = c->threads;
+    o.gpu_memory = c->gpu_memory;
     o.force = c->force;
     o.resume = c->resume;
     o.zarr_format = c->zarr_format;

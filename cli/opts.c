@@ -20,6 +20,7 @@ static const struct option common[] = {
     {"help", no_argument, 0, 'h'},
     /* a command that computes also takes these */
     {"backend", required_argument, 0, 'B'},
+    {"gpu-memory", required_argument, 0, CLI_OPT_GPU_MEMORY},
     {"verbose", no_argument, 0, 'v'},
     {"zarr-format", required_argument, 0, CLI_OPT_ZARR_FORMAT},
     {"shards", required_argument, 0, CLI_OPT_SHARDS},
@@ -29,7 +30,7 @@ static const struct option common[] = {
 
 enum {
     NCOMMON = sizeof common / sizeof common[0],
-    NCOMPUTE = 6, /* the last NCOMPUTE of common[] */
+    NCOMPUTE = 7, /* the last NCOMPUTE of common[] */
     MAX_LONGS = 32
 };
 

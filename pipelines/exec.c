@@ -1978,8 +1978,10 @@ static ck_code run_folds_and_models(xrun *r, ck_err *err)
         const ck_node *nd = &p->node[i];
         if (done[i])
             continue;
-        if (ck_optab_kind(nd->kind)->run)
+        if (ck_optab_kind(nd->kind)->run) {
             CK_TRY(ck_optab_kind(nd->kind)->run(r, i, err));
+            ck_be_release(&r->be); /* its operands will not come again */
+        }
         if (!is_fold(nd) || mask_folded(p, i))
             continue;
         if (waits_for_range(r, i)) {
@@ -1993,6 +1995,7 @@ static ck_code run_folds_and_models(xrun *r, ck_err *err)
             CK_TRY(range_edges(r, i, err));
         }
         CK_TRY(fold_pass(r, j, done, err));
+        ck_be_release(&r->be);
     }
     return CK_OK;
 }
@@ -2425,7 +2428,7 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
     char paths[CK_MAX_NODES][PATH_MAX];
     char names[CK_MAX_NODES][512];
     int nstores = 0, which[CK_MAX_NODES];
-    ck_be_opts bo = {o->threads};
+    ck_be_opts bo = {o->threads, o->gpu_memory};
     ck_journal_key *key = NULL; /* made with the first output store */
     ck_code rc = CK_OK;
 
@@ -2527,8 +2530,10 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
     /* Folds and models, in dependency order. */
     if (rc == CK_OK)
         rc = run_folds_and_models(r, err);
-    for (int k = 0; rc == CK_OK && k < p->nout; k++)
+    for (int k = 0; rc == CK_OK && k < p->nout; k++) {
         rc = write_output(r, &p->out[k], stores[which[k]], names[k], err);
+        ck_be_release(&r->be);
+    }
     /* Coordinate variables of the dimensions outputs keep, once per store
      * and never over an output of the same name; then each store's
      * history. */

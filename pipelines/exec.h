@@ -29,7 +29,9 @@ typedef struct ck_exec_opts {
     int zarr_format;     /* Zarr outputs: 2 or 3 (0: 2) */
     int shards_ndim;     /* Zarr v3 outputs: shard shape; 0 none */
     int64_t shards[CK_MAX_DIMS];
-    int resume; /* --resume: take over a killed run's written chunks */
+    int resume;         /* --resume: take over a killed run's written chunks */
+    int64_t gpu_memory; /* a device backend's budget (--gpu-memory); 0:
+                           90% of the device's free memory */
 } ck_exec_opts;
 
 /* A result the pipeline asked to "print", handed back to the caller. */

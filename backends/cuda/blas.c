@@ -7,8 +7,12 @@
  * pass's X^T W X) each run on the device.  A gemm operand that comes
  * with a key (backends/backend.h: a block of an input that later calls
  * hand over again, as GLM passes do with X's rows and matmul boxes with
- * their bands) is kept on the device while half its free memory lasts,
- * so it crosses the bus once; the rest are uploaded per call.
+ * their bands) is kept on the device while half the context's budget
+ * lasts, so it crosses the bus once; the rest are uploaded per call.
+ * Everything the calls allocate counts against that budget
+ * (--gpu-memory): a call that finds no room lets the kept operands go and
+ * runs again, and a gemm, a syrk or a QR's R that still does not fit runs
+ * in pieces that do.
  *
  * cuBLAS and cuSOLVER are loaded with dlopen on the first call (so the
  * module loads, and lists devices, without them): libcublas.so.13 and
@@ -28,6 +32,7 @@
 #include <cusolverDn.h>
 
 #include "backends/cuda/cuda_impl.h"
+#include "base/ck_mem.h"
 
 /* ---- the libraries ---- */
 
@@ -184,25 +189,55 @@ enum { MAXBUF = 8 };
 typedef struct call {
     ck_be_ctx *c;
     void *buf[MAXBUF];
+    size_t len[MAXBUF];
     int nbuf;
     int nkept0;    /* c->nkept before the call: later ones are its own */
     cudaError_t e; /* the first failure */
+    size_t need;   /* device memory held at once had it found room */
     const char *what;
 } call;
 
 static void *dalloc(call *k, size_t bytes)
 {
+    ck_be_ctx *c = k->c;
     void *p = NULL;
 
+    bytes = bytes ? bytes : 8;
     if (k->nbuf == MAXBUF && k->e == cudaSuccess)
         k->e = cudaErrorMemoryAllocation; /* a bug: more buffers than kept */
     if (k->e != cudaSuccess)
         return NULL;
-    k->e = cudaMallocAsync(&p, bytes ? bytes : 8, k->c->stream);
-    if (k->e != cudaSuccess)
+    if (!ck_cuda_fits(c, bytes)) /* the budget's word, not the device's */
+        k->e = cudaErrorMemoryAllocation;
+    else
+        k->e = cudaMallocAsync(&p, bytes, c->stream);
+    if (k->e != cudaSuccess) {
+        k->need = c->used + bytes;
         return NULL;
+    }
+    c->used += bytes;
+    k->len[k->nbuf] = bytes;
     k->buf[k->nbuf++] = p;
     return p;
+}
+
+ck_code ck_cuda_no_room(const ck_be_ctx *c, const char *what, size_t need,
+                        ck_err *err)
+{
+    char n[32], b[32];
+
+    ck_size_str((double)need, n, sizeof n);
+    ck_size_str((double)c->budget, b, sizeof b);
+    if (c->budget_given)
+        return ck_err_set(err, CK_ENOMEM,
+                          "%s: out of device memory: needs %s at once, "
+                          "more than --gpu-memory %s",
+                          what, n, b);
+    return ck_err_set(err, CK_ENOMEM,
+                      "%s: out of device memory: needs %s at once, more "
+                      "than the %s it may use (90%% of what was free); use "
+                      "--backend cpu",
+                      what, n, b);
 }
 
 /* rows x cols elements of esz bytes between row strides (in elements) */
@@ -238,13 +273,8 @@ static void *operand(call *k, uint64_t key, const void *host, int64_t ld,
                 return c->kept[i].d;
             key = 0; /* another block under the key: this call's own */
         }
-    if (key && k->e == cudaSuccess && !c->kept_sized) {
-        size_t fr = 0, tot = 0;
-        if (cudaMemGetInfo(&fr, &tot) == cudaSuccess)
-            c->kept_cap = fr / 2;
-        c->kept_sized = 1;
-    }
-    if (key && k->e == cudaSuccess && bytes <= c->kept_cap - c->kept_bytes) {
+    if (key && k->e == cudaSuccess && bytes <= c->kept_cap - c->kept_bytes &&
+        ck_cuda_fits(c, bytes ? bytes : 8)) {
         if (c->nkept == c->cap_kept) {
             int n = c->cap_kept ? 2 * c->cap_kept : 64;
             struct ck_cuda_kept *g = realloc(c->kept, (size_t)n * sizeof *g);
@@ -257,6 +287,7 @@ static void *operand(call *k, uint64_t key, const void *host, int64_t ld,
             cudaMallocAsync(&d, bytes ? bytes : 8, c->stream) == cudaSuccess) {
             c->kept[c->nkept++] = (struct ck_cuda_kept){key, d, rows, cols, es};
             c->kept_bytes += bytes;
+            c->used += bytes ? bytes : 8;
             copy2d(k, d, cols, host, ld, rows, cols, es,
                    cudaMemcpyHostToDevice);
             return d;
@@ -267,6 +298,17 @@ static void *operand(call *k, uint64_t key, const void *host, int64_t ld,
     d = dalloc(k, bytes);
     copy2d(k, d, cols, host, ld, rows, cols, es, cudaMemcpyHostToDevice);
     return d;
+}
+
+/* Frees kept operand o (stream-ordered) and takes it off the books; the
+ * caller shortens the list. */
+static void drop(ck_be_ctx *c, const struct ck_cuda_kept *o)
+{
+    size_t bytes = (size_t)(o->rows * o->cols) * o->es;
+
+    cudaFreeAsync(o->d, c->stream);
+    c->kept_bytes -= bytes;
+    c->used -= bytes ? bytes : 8;
 }
 
 /* Waits for the stream, frees the call's buffers; CK_ENOMEM when the
@@ -286,18 +328,15 @@ static ck_code finish(call *k, int status_ok, ck_err *err)
     /* an allocation found no room before any result came back: the call
      * may run again once kept operands are let go (LOCKED) */
     c->no_room = k->e == cudaErrorMemoryAllocation;
-    for (int i = 0; i < k->nbuf; i++)
+    for (int i = 0; i < k->nbuf; i++) {
         cudaFreeAsync(k->buf[i], k->c->stream);
+        c->used -= k->len[i];
+    }
     if (e != cudaSuccess || !status_ok)
-        for (; c->nkept > k->nkept0; c->nkept--) {
-            struct ck_cuda_kept *o = &c->kept[c->nkept - 1];
-            cudaFreeAsync(o->d, c->stream);
-            c->kept_bytes -= (size_t)(o->rows * o->cols) * o->es;
-        }
+        for (; c->nkept > k->nkept0; c->nkept--)
+            drop(c, &c->kept[c->nkept - 1]);
     if (e == cudaErrorMemoryAllocation)
-        return ck_err_set(err, CK_ENOMEM,
-                          "%s: out of device memory; use --backend cpu",
-                          k->what);
+        return ck_cuda_no_room(c, k->what, k->need, err);
     if (e != cudaSuccess) {
         k->c->broken |= ck_cuda_sticky(e);
         return ck_cuda_fail(e, k->what, err);
@@ -438,22 +477,30 @@ static int info_of(call *k, const int *dinfo)
     return info;
 }
 
-static ck_code qr(ck_be_ctx *c, const ck_qr_args *a, ck_err *err)
+/* The QR slot; with top (n x n column-major, when not NULL, and without
+ * want_q) the matrix factored is top stacked over a's m rows, as a
+ * factorisation in pieces folds its R so far into the next rows. */
+static ck_code qr_run(ck_be_ctx *c, const ck_qr_args *a, const double *top,
+                      ck_err *err)
 {
     call k = {.c = c, .nkept0 = c->nkept, .what = "QR on the CUDA device"};
-    int m = (int)a->m, n = (int)a->n, lw = 0, lw2 = 0, ok = 1, info;
+    int64_t mt = a->m + (top ? a->n : 0), at = top ? a->n : 0;
+    int m = (int)mt, n = (int)a->n, lw = 0, lw2 = 0, ok = 1, info;
     double *da, *dtau, *dwork, *r;
     int *dinfo;
 
-    if (!fits_int(a->m, a->n, a->m * a->n))
+    if (!fits_int(mt, a->n, mt * a->n))
         return ck_err_set(err, CK_ENOTSUP, "qr: a dimension over 2^31");
     if (a->n == 0)
         return CK_OK;
     CK_TRY(ready(c, err));
-    da = dalloc(&k, (size_t)(a->m * a->n) * 8);
+    da = dalloc(&k, (size_t)(mt * a->n) * 8);
     dtau = dalloc(&k, (size_t)a->n * 8);
     dinfo = dalloc(&k, sizeof(int));
-    copy2d(&k, da, a->m, a->a, a->lda, a->n, a->m, 8, cudaMemcpyHostToDevice);
+    if (top)
+        copy2d(&k, da, mt, top, a->n, a->n, a->n, 8, cudaMemcpyHostToDevice);
+    copy2d(&k, da + at, mt, a->a, a->lda, a->n, a->m, 8,
+           cudaMemcpyHostToDevice);
     if (k.e == cudaSuccess)
         ok = lib.geqrf_size(c->solver, m, n, da, m, &lw) ==
                  CUSOLVER_STATUS_SUCCESS &&
@@ -465,8 +512,8 @@ static ck_code qr(ck_be_ctx *c, const ck_qr_args *a, ck_err *err)
              CUSOLVER_STATUS_SUCCESS;
     info = info_of(&k, dinfo);
     /* R: the upper triangle of the top n x n, zeros below */
-    copy2d(&k, a->r, a->ldr, da, a->m, a->n, a->n, 8, cudaMemcpyDeviceToHost);
-    if (ok && info == 0 && a->want_q && k.e == cudaSuccess) {
+    copy2d(&k, a->r, a->ldr, da, mt, a->n, a->n, 8, cudaMemcpyDeviceToHost);
+    if (ok && info == 0 && a->want_q && !top && k.e == cudaSuccess) {
         ok = lib.orgqr(c->solver, m, n, n, da, m, dtau, dwork, lw2, dinfo) ==
              CUSOLVER_STATUS_SUCCESS;
         info = info_of(&k, dinfo);
@@ -478,12 +525,17 @@ static ck_code qr(ck_be_ctx *c, const ck_qr_args *a, ck_err *err)
         return ck_err_set(err, CK_EDEVICE,
                           "qr of a %lld x %lld matrix: cuSOLVER returned "
                           "info %d",
-                          (long long)a->m, (long long)a->n, info);
+                          (long long)mt, (long long)a->n, info);
     r = a->r;
     for (int64_t j = 0; j < a->n; j++)
         for (int64_t i = j + 1; i < a->n; i++)
             r[j * a->ldr + i] = 0.0;
     return CK_OK;
+}
+
+static ck_code qr(ck_be_ctx *c, const ck_qr_args *a, ck_err *err)
+{
+    return qr_run(c, a, NULL, err);
 }
 
 /* gesvd of column-major g (m x n, m >= n, device, destroyed): s, and U
@@ -625,43 +677,174 @@ static ck_code posv(ck_be_ctx *c, ck_posv_args *a, ck_err *err)
     return CK_OK;
 }
 
-/* Lets the kept operands go, after the work queued on them, and keeps no
- * more than half as much as before from now on: a call found no room
- * beside them. */
-static void let_go(ck_be_ctx *c)
+void ck_cuda_release(ck_be_ctx *c)
 {
     cudaStreamSynchronize(c->stream);
-    for (int i = 0; i < c->nkept; i++)
-        cudaFreeAsync(c->kept[i].d, c->stream);
+    for (; c->nkept > 0; c->nkept--)
+        drop(c, &c->kept[c->nkept - 1]);
     cudaStreamSynchronize(c->stream);
-    cudaGetLastError(); /* the failed allocation's, now answered */
-    c->kept_cap /= 2;
-    c->nkept = 0;
-    c->kept_bytes = 0;
+    cudaGetLastError(); /* a failed allocation's, now answered */
 }
 
-/* The slots, each one call at a time under the context's lock; a call
+/* Lets the kept operands go and keeps no more than half as much as
+ * before from now on: a call found no room beside them. */
+static void let_go(ck_be_ctx *c)
+{
+    ck_cuda_release(c);
+    c->kept_cap /= 2;
+}
+
+/* ---- calls larger than the device's room ---- */
+
+/* gemm a in pieces, each a whole gemm that fits the room left (nothing
+ * kept): tiles of m, n and k halved, the largest first, until one tile's
+ * three blocks fit; k's pieces add into c (beta 1 after the first). */
+static ck_code gemm_pieces(ck_be_ctx *c, const ck_gemm_args *a, ck_err *err)
+{
+    size_t es = a->dtype == CK_F32 ? 4 : 8, room = c->budget - c->used;
+    int64_t mt = a->m, nt = a->n, kt = a->k;
+
+    while ((size_t)(mt * kt + kt * nt + mt * nt) * es > room) {
+        if (mt == 1 && nt == 1 && kt == 1)
+            return ck_cuda_no_room(c, "gemm on the CUDA device",
+                                   c->used + 3 * es, err);
+        if (kt >= mt && kt >= nt)
+            kt = (kt + 1) / 2;
+        else if (mt >= nt)
+            mt = (mt + 1) / 2;
+        else
+            nt = (nt + 1) / 2;
+    }
+    for (int64_t i = 0; i < a->m; i += mt)
+        for (int64_t j = 0; j < a->n; j += nt)
+            for (int64_t p = 0; p < a->k; p += kt) {
+                ck_gemm_args t = *a;
+                t.m = a->m - i < mt ? a->m - i : mt;
+                t.n = a->n - j < nt ? a->n - j : nt;
+                t.k = a->k - p < kt ? a->k - p : kt;
+                t.beta = p == 0 ? a->beta : 1;
+                t.a =
+                    (const char *)a->a +
+                    (size_t)(a->trans_a ? p * a->lda + i : i * a->lda + p) * es;
+                t.b =
+                    (const char *)a->b +
+                    (size_t)(a->trans_b ? j * a->ldb + p : p * a->ldb + j) * es;
+                t.c = (char *)a->c + (size_t)(i * a->ldc + j) * es;
+                t.a_key = t.b_key = 0;
+                CK_TRY(gemm(c, &t, err));
+            }
+    return CK_OK;
+}
+
+/* syrk a in pieces of a's rows (k), added into c, each fitting the room
+ * left. */
+static ck_code syrk_pieces(ck_be_ctx *c, const ck_syrk_args *a, ck_err *err)
+{
+    size_t room = c->budget - c->used;
+    /* c, then per row of a: its copy, and with weights the scaled copy
+     * and the weight */
+    size_t fixed = (size_t)(a->n * a->n) * 8;
+    size_t row = (size_t)a->n * 8 * (a->w ? 2 : 1) + (a->w ? 8 : 0);
+    int64_t kt = a->k;
+
+    while (kt > 1 && fixed + (size_t)kt * row > room)
+        kt = (kt + 1) / 2;
+    if (fixed + (size_t)kt * row > room)
+        return ck_cuda_no_room(c, "syrk on the CUDA device",
+                               c->used + fixed + row, err);
+    for (int64_t p = 0; p < a->k; p += kt) {
+        ck_syrk_args t = *a;
+        t.k = a->k - p < kt ? a->k - p : kt;
+        t.beta = p == 0 ? a->beta : 1;
+        t.a = a->a + p * a->lda;
+        t.w = a->w ? a->w + p : NULL;
+        t.a_key = 0;
+        CK_TRY(syrk(c, &t, err));
+    }
+    return CK_OK;
+}
+
+/* The R of a QR (no Q) in pieces: a's rows a block at a time, each
+ * stacked under the R so far and factored (the first block's rows alone),
+ * the blocks halved until one fits: at least n + 1 rows' room.  The rows
+ * of R may differ in sign from one QR's; R^T R, and so an SVD's S and V,
+ * do not.  The call's failure stands where it has no pieces (want_q). */
+static ck_code qr_pieces(ck_be_ctx *c, const ck_qr_args *a, ck_err *err)
+{
+    int64_t m = a->m, n = a->n, mb = (m + 1) / 2, i0 = 0;
+    double *acc, *next;
+    int have = 0;
+    ck_code rc = CK_OK;
+    ck_err e = {0};
+
+    if (a->want_q || n == 0)
+        return CK_ENOMEM;
+    acc = malloc((size_t)(n * n) * 8);
+    next = malloc((size_t)(n * n) * 8);
+    if (!acc || !next) {
+        free(acc), free(next);
+        return ck_err_set(err, CK_ENOMEM, "qr: out of memory");
+    }
+    while (rc == CK_OK && i0 < m) {
+        /* the first block has at least n rows, as a QR needs */
+        int64_t b = have || mb >= n ? mb : n;
+        ck_qr_args t = {.n = n, .lda = a->lda, .r = next, .ldr = n};
+        double *sw;
+        t.m = m - i0 < b ? m - i0 : b;
+        t.a = a->a + i0;
+        e = (ck_err){0};
+        c->no_room = 0;
+        rc = qr_run(c, &t, have ? acc : NULL, &e);
+        if (rc == CK_ENOMEM && c->no_room && mb > 1 && (have || mb > n)) {
+            mb /= 2; /* smaller blocks */
+            rc = CK_OK;
+            continue;
+        }
+        sw = acc, acc = next, next = sw;
+        have = 1;
+        i0 += t.m;
+    }
+    for (int64_t j = 0; rc == CK_OK && j < n; j++)
+        memcpy(a->r + j * a->ldr, acc + j * n, (size_t)n * 8);
+    free(acc), free(next);
+    if (rc != CK_OK && err)
+        *err = e;
+    return rc;
+}
+
+/* The slots, each one call at a time under the context's lock.  A call
  * that found no room on the device while operands were kept there runs
- * again without them. */
-#define LOCKED(name, args_t)                                                   \
+ * again without them; one that still finds none runs in pieces where the
+ * slot has them (gemm, syrk), so that --gpu-memory bounds the device's
+ * memory whatever the blocks callers hand over. */
+#define LOCKED(name, args_t, pieces)                                           \
     ck_code ck_cuda_##name(ck_be_ctx *c, args_t *a, ck_err *err)               \
     {                                                                          \
-        ck_err first = {0};                                                    \
+        ck_code (*in_pieces)(ck_be_ctx *, args_t *, ck_err *) = pieces;        \
+        ck_err e = {0}, again = {0};                                           \
         ck_code rc;                                                            \
         pthread_mutex_lock(&c->lock);                                          \
         c->no_room = 0;                                                        \
-        rc = name(c, a, &first);                                               \
+        rc = name(c, a, &e);                                                   \
         if (rc == CK_ENOMEM && c->no_room && c->nkept && !c->broken) {         \
             let_go(c);                                                         \
-            rc = name(c, a, err);                                              \
-        } else if (rc != CK_OK && err) {                                       \
-            *err = first;                                                      \
+            c->no_room = 0;                                                    \
+            rc = name(c, a, &again);                                           \
+            e = again;                                                         \
         }                                                                      \
+        if (rc == CK_ENOMEM && c->no_room && in_pieces && !c->broken) {        \
+            again = (ck_err){0};                                               \
+            rc = in_pieces(c, a, &again);                                      \
+            if (again.code != CK_OK)                                           \
+                e = again; /* else it had no pieces: the call's failure */     \
+        }                                                                      \
+        if (rc != CK_OK && err)                                                \
+            *err = e;                                                          \
         pthread_mutex_unlock(&c->lock);                                        \
         return rc;                                                             \
     }
-LOCKED(gemm, const ck_gemm_args)
-LOCKED(syrk, const ck_syrk_args)
-LOCKED(qr, const ck_qr_args)
-LOCKED(svd, const ck_svd_args)
-LOCKED(posv, ck_posv_args)
+LOCKED(gemm, const ck_gemm_args, gemm_pieces)
+LOCKED(syrk, const ck_syrk_args, syrk_pieces)
+LOCKED(qr, const ck_qr_args, qr_pieces)
+LOCKED(svd, const ck_svd_args, NULL)
+LOCKED(posv, ck_posv_args, NULL)

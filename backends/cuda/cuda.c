@@ -18,11 +18,14 @@
  * gets an answer from untested device code by accident.
  */
 #include <dlfcn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backends/cuda/cuda_impl.h"
+#include "base/ck_log.h"
+#include "base/ck_mem.h"
 
 /* The driver's reason a call failed.  With no driver installed the
  * runtime says only that the driver is "insufficient"; the loader's
@@ -102,8 +105,9 @@ static ck_code cuda_open(const ck_be_opts *o, ck_be_ctx **out, ck_err *err)
     ck_be_ctx *c;
     cudaError_t e;
     int major = 0, minor = 0;
+    size_t fr = 0, tot = 0;
+    char b[32], f[32];
 
-    (void)o;
     if ((e = cudaSetDevice(0)) != cudaSuccess ||
         (e = cudaFree(0)) != cudaSuccess ||
         (e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor,
@@ -111,10 +115,24 @@ static ck_code cuda_open(const ck_be_opts *o, ck_be_ctx **out, ck_err *err)
         (e = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor,
                                     0)) != cudaSuccess)
         return ck_cuda_fail(e, "no CUDA device", err);
+    if ((e = cudaMemGetInfo(&fr, &tot)) != cudaSuccess)
+        return ck_cuda_fail(e, "the CUDA device's free memory", err);
     if (!(c = calloc(1, sizeof *c)))
         return ck_err_set(err, CK_ENOMEM, "out of memory");
     c->device = 0;
     c->arch = major * 10 + minor;
+    /* what it may hold: --gpu-memory, never more than is free; else 90%
+     * of what is free (the rest: cuBLAS's and cuSOLVER's own) */
+    c->budget = fr / 10 * 9;
+    if (o && o->device_memory > 0 && (uint64_t)o->device_memory <= fr) {
+        c->budget = (size_t)o->device_memory;
+        c->budget_given = 1;
+    }
+    c->kept_cap = c->budget / 2;
+    ck_log(CK_LOG_DEBUG, "cuda: %s of device memory for this run (%s free%s)",
+           ck_size_str((double)c->budget, b, sizeof b),
+           ck_size_str((double)fr, f, sizeof f),
+           c->budget_given ? ", --gpu-memory" : "");
     if ((e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking)) !=
         cudaSuccess) {
         free(c);
@@ -135,6 +153,13 @@ static void cuda_close(ck_be_ctx *c)
     cudaStreamDestroy(c->stream);
     pthread_mutex_destroy(&c->lock);
     free(c);
+}
+
+static void cuda_release(ck_be_ctx *c)
+{
+    pthread_mutex_lock(&c->lock);
+    ck_cuda_release(c);
+    pthread_mutex_unlock(&c->lock);
 }
 
 static const ck_backend table = {
@@ -161,6 +186,7 @@ static const ck_backend table_unverified = {
     .kernel_load = ck_cuda_kernel_load,
     .kernel_run = ck_cuda_kernel_run,
     .kernel_free = ck_cuda_kernel_free,
+    .release = cuda_release,
 };
 
 /* The module's one export (backends/backend.c looks it up by name). */

@@ -25,14 +25,34 @@ struct ck_be_ctx {
     int broken;          /* a launch failed: the context is not used again */
     void *blas, *solver; /* cuBLAS and cuSOLVER handles, made on first use
                             (blas.c) */
+    /* the device memory this context may hold at once (--gpu-memory, at
+       most what was free when it opened; budget_given: the user's), and
+       what it holds: kept operands, calls' buffers, the kernel scratch */
+    size_t budget, used;
+    int budget_given;
     /* gemm operands kept on the device by their key (blas.c), up to
-       kept_cap bytes (half the device's free memory at first use) */
+       kept_cap bytes (half the budget, halved when a call found no room
+       beside them) */
     struct ck_cuda_kept *kept;
     int nkept, cap_kept;
-    int kept_sized; /* kept_cap is set */
-    int no_room;    /* the last call's allocation found no room (blas.c) */
+    int no_room; /* the last call's allocation found no room (blas.c) */
     size_t kept_bytes, kept_cap;
 };
+
+/* Whether bytes more fit in c's budget. */
+static inline int ck_cuda_fits(const ck_be_ctx *c, size_t bytes)
+{
+    return bytes <= c->budget && c->used <= c->budget - bytes;
+}
+
+/* CK_ENOMEM for 'what', which needed 'need' bytes of device memory at
+ * once: beyond the budget (it names --gpu-memory) or beyond what the
+ * device had. */
+ck_code ck_cuda_no_room(const ck_be_ctx *c, const char *what, size_t need,
+                        ck_err *err);
+
+/* Lets the kept operands go, after the work queued on them (blas.c). */
+void ck_cuda_release(ck_be_ctx *c);
 
 /* CK_EDEVICE for runtime error e during 'what': the runtime's words and
  * the error's name, with the advice to use the CPU. */

@@ -11,6 +11,7 @@
  * simplest correct way, until the executor keeps chunks on the device
  * between steps (issue 11).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,19 +84,31 @@ static size_t data_bytes(const ck_be_array *v)
 /* The scratch holds, from its start: the descriptions (out, then the
  * args), the params, then each argument's data and out's, each at a
  * 256-byte boundary. */
-static ck_code room(ck_be_ctx *ctx, size_t need, ck_err *err)
+static ck_code room(ck_be_ctx *ctx, size_t need, const char *step, ck_err *err)
 {
+    char what[160];
     cudaError_t e;
 
     if (need <= ctx->scratch_len)
         return CK_OK;
     if (ctx->scratch)
         cudaFree(ctx->scratch);
+    ctx->used -= ctx->scratch_len;
     ctx->scratch = NULL;
     ctx->scratch_len = 0;
-    if ((e = cudaMalloc(&ctx->scratch, need)) != cudaSuccess)
+    if (!ck_cuda_fits(ctx, need) && ctx->nkept)
+        ck_cuda_release(ctx); /* linear algebra's kept operands go first */
+    snprintf(what, sizeof what, "kernel step '%s'", step);
+    if (!ck_cuda_fits(ctx, need))
+        return ck_cuda_no_room(ctx, what, ctx->used + need, err);
+    if ((e = cudaMalloc(&ctx->scratch, need)) != cudaSuccess) {
+        cudaGetLastError(); /* answered here */
+        if (e == cudaErrorMemoryAllocation)
+            return ck_cuda_no_room(ctx, what, ctx->used + need, err);
         return ck_cuda_fail(e, "device memory for a kernel's chunk", err);
+    }
     ctx->scratch_len = need;
+    ctx->used += need;
     return CK_OK;
 }
 
@@ -125,7 +138,7 @@ static ck_code launch(ck_be_ctx *ctx, const ck_kernel_run_args *a, ck_err *err)
         at_data[k] = off;
         off += up256(data_bytes(k == 0 ? a->out : &a->args[k - 1]));
     }
-    CK_TRY(room(ctx, off, err));
+    CK_TRY(room(ctx, off, a->step, err));
     base = ctx->scratch;
     for (int k = 0; k <= a->nargs; k++) {
         const ck_be_array *v = k == 0 ? a->out : &a->args[k - 1];

@@ -129,8 +129,11 @@ lcase() {
     shift 2
     n=$((n + 1))
     for b in cpu cuda; do
+        # gpu_args: options for the device's run only (--gpu-memory)
+        extra=
+        [ "$b" = cpu ] || extra=${gpu_args:-}
         if ! CHUNKCTL_CUDA_UNVERIFIED=1 CHUNKCTL_FAKE_CUDA_LOG="$work/$name.fake" \
-            "$ck" "$@" --quiet --force --verbose --backend "$b" \
+            "$ck" "$@" $extra --quiet --force --verbose --backend "$b" \
             -o "$work/$name.$b.h5" >"$work/$name.$b.log" 2>&1; then
             echo "FAIL $name ($b): $(tail -1 "$work/$name.$b.log")"
             fail=$((fail + 1))
@@ -150,7 +153,7 @@ lcase() {
         fail=$((fail + 1))
     elif why=$("$py" "$here/compare.py" "$mode" "$work/$name.cpu.h5" \
         "$work/$name.cuda.h5" "$work" 2>&1); then
-        echo "ok   $name"
+        [ -n "${gpu_args:-}" ] || echo "ok   $name" # budget() says it
     else
         echo "FAIL $name: $why"
         fail=$((fail + 1))
@@ -178,6 +181,32 @@ lcase glm-l1-prox glm:logistic:l1:0.01 glm-fit "$work/glm.h5:/X" \
 lcase glm-enet-admm glm:normal:elastic_net:0.05 glm-fit "$work/glm.h5:/X" \
     "$work/glm.h5:/y_normal" --family normal --solver admm \
     --regularizer elastic_net --lambda 0.05
+# --gpu-memory bounds what chunkctl holds on the device: calls larger
+# than it run in pieces (gemm's tiles, syrk's rows, a QR's row blocks),
+# with the same results.  budget NAME MODE BYTES CHUNKCTL-ARGS...
+budget() {
+    name=$1 mode=$2 bytes=$3
+    shift 3
+    before=$fail
+    gpu_args="--gpu-memory $bytes" lcase "$name" "$mode" "$@"
+    [ "$fail" = "$before" ] || return 0
+    if [ "$emulated" = 0 ]; then
+        echo "ok   $name"
+        return 0
+    fi
+    peak=$(sed -n 's/^peak=\([0-9]*\) .*/\1/p' "$work/$name.fake")
+    if [ "${peak:-$((bytes + 1))}" -gt "$bytes" ]; then
+        echo "FAIL $name: device peak ${peak:-unknown} over --gpu-memory $bytes"
+        fail=$((fail + 1))
+    else
+        echo "ok   $name (device peak $peak of $bytes)"
+    fi
+}
+budget budget-matmul matmul 1000000 matmul "$work/f8.h5:/x" "$work/b.h5:/x"
+budget budget-svd svd 2000000 svd "$work/f8.h5:/x"
+budget budget-rsvd rsvd 1000000 svd "$work/f8.h5:/x" --randomized --k 10
+budget budget-newton glm 100000 glm-fit "$work/glm.h5:/X" "$work/glm.h5:/y" \
+    --family logistic --solver newton
 # plan sizes the device's linear algebra from the device's own memory
 n=$((n + 1))
 printf '{"inputs": {"x": "%s"}, "steps": [{"name": "s", "op": "svd", "args": ["x"]}], "outputs": {"s.S": "%s:/S"}}\n' \
@@ -293,6 +322,39 @@ PY
         echo "ok   emu-matmul-k"
     else
         echo "FAIL emu-matmul-k: $(cat "$work/mmk.log" "$work/mmk.fake" 2>&1 | tr '\n' ' ')"
+        fail=$((fail + 1))
+    fi
+    # what --gpu-memory leaves too little room for even in pieces (a QR
+    # needs n + 1 rows): one line that names it, no output
+    n=$((n + 1))
+    rc=0
+    CHUNKCTL_CUDA_UNVERIFIED=1 "$ck" svd --quiet --backend cuda \
+        --gpu-memory 500K "$work/f8.h5:/x" -o "$work/emu-budget.h5" \
+        >"$work/emu-budget.log" 2>&1 || rc=$?
+    if [ "$rc" != 0 ] && [ "$(wc -l <"$work/emu-budget.log")" = 1 ] &&
+        grep -q "needs [0-9.]* KiB at once, more than --gpu-memory 500.0 KiB$" \
+            "$work/emu-budget.log" && [ ! -e "$work/emu-budget.h5" ]; then
+        echo "ok   emu-budget"
+    else
+        echo "FAIL emu-budget: exit $rc, $(cat "$work/emu-budget.log")"
+        fail=$((fail + 1))
+    fi
+    # a step's kept operands go when it is done: a glm fit before the
+    # matmul above leaves nothing on the device beside the matmul's own
+    n=$((n + 1))
+    printf '{"inputs": {"X": "%s", "y": "%s", "a": "%s", "b": "%s"}, "steps": [{"name": "m", "op": "glm_fit", "args": ["X", "y"], "solver": "lbfgs"}, {"name": "p", "op": "matmul", "args": ["a", "b"]}], "outputs": {"m.coef": "%s:/coef", "p": "%s:/p"}}\n' \
+        "$work/glm.h5:/X" "$work/glm.h5:/y" "$work/big.h5:/a" \
+        "$work/bigb.h5:/b" "$work/rel.h5" "$work/rel.h5" >"$work/rel.json"
+    rm -f "$work/rel.fake"
+    CHUNKCTL_CUDA_UNVERIFIED=1 CHUNKCTL_FAKE_CUDA_LOG="$work/rel.fake" \
+        "$ck" run --quiet --backend cuda --memory 1G "$work/rel.json" \
+        >"$work/rel.log" 2>&1 || true
+    alone=$(sed -n 's/^peak=\([0-9]*\) .*/\1/p' "$work/mmk.fake" 2>/dev/null || true)
+    both=$(sed -n 's/^peak=\([0-9]*\) .*/\1/p' "$work/rel.fake" 2>/dev/null || true)
+    if [ -n "$alone" ] && [ -n "$both" ] && [ "$both" -le "$alone" ]; then
+        echo "ok   emu-release (device peak $both, the matmul's alone $alone)"
+    else
+        echo "FAIL emu-release: device peak ${both:-unknown}, the matmul's alone ${alone:-unknown}; $(cat "$work/rel.log")"
         fail=$((fail + 1))
     fi
     echo "skip rowadd, fault kernel: an emulated device runs no device code"

@@ -217,6 +217,19 @@ class Backend(C.InteropCase):
                   expect=2)
         self.assertCleanError(p, 2, "copy: unknown or incomplete option",
                               "--backend")
+        # --gpu-memory: every command that computes, its one-step ops too
+        for cmd in (["reduce", "sum", x], ["add", x, "1"]):
+            p = C.run(*cmd, "--gpu-memory", "0", expect=2)
+            self.assertCleanError(p, 2, "--gpu-memory '0'",
+                                  "expected a size above 0")
+            p = C.run(*cmd, "--gpu-memory", "lots", expect=2)
+            self.assertCleanError(p, 2, "--gpu-memory", "'lots' is not a "
+                                  "size")
+        # and under the CPU it changes nothing
+        p = C.run("reduce", "sum", x, "--backend", "cpu", "--gpu-memory",
+                  "1M")
+        self.assertEqual(p.stdout, C.run("reduce", "sum", x, "--backend",
+                                         "cpu").stdout)
 
     def test_a_module_that_does_not_load_is_named(self):
         x = self.path("in.h5") + ":/x"
