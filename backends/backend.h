@@ -290,6 +290,10 @@ typedef struct ck_be_opts {
      * context allocates at once (--gpu-memory); 0: what is free when it
      * opens */
     int64_t device_memory;
+    /* this process among those on its host (MPI ranks; 0 of 1 alone):
+     * a backend with devices spreads them over the devices and divides a
+     * shared device's memory among them */
+    int host_rank, host_size;
 } ck_be_opts;
 
 /* The devices a backend can run on, as `chunkctl devices` lists them. */

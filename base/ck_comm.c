@@ -193,6 +193,14 @@ int ck_comm_size(void)
     return mpi ? mpi->size() : 1;
 }
 
+void ck_comm_host(int *rank, int *size)
+{
+    *rank = 0;
+    *size = 1;
+    if (mpi)
+        mpi->host(rank, size);
+}
+
 int64_t ck_comm_start_bytes(void)
 {
     return mpi ? start_bytes : 0;

@@ -45,6 +45,12 @@ void ck_comm_finalize(void);
 int ck_comm_rank(void);
 int ck_comm_size(void);
 
+/* This process's place among the ranks on its own host (those that
+ * share its memory, MPI_COMM_TYPE_SHARED): *rank of *size; where MPI
+ * cannot say, every rank counts as on this host (the cautious guess for
+ * sharing a device); 0 of 1 outside MPI. */
+void ck_comm_host(int *rank, int *size);
+
 /* 1 when this process runs under MPI (an MPI build started by a launcher,
  * including mpirun -n 1), 0 otherwise. */
 int ck_comm_active(void);

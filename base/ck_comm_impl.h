@@ -13,7 +13,7 @@
 
 #include "base/ck_comm.h"
 
-#define CK_COMM_ABI 2 /* bump when the table changes */
+#define CK_COMM_ABI 3 /* bump when the table changes */
 
 /* Each slot has the contract of the ck_comm.h function of the same name,
  * under MPI; ck_comm.c counts the bytes and checks the arguments that do
@@ -24,6 +24,7 @@ typedef struct ck_comm_ops {
     void (*finalize)(void);
     int (*rank)(void);
     int (*size)(void);
+    void (*host)(int *rank, int *size);
     int (*broken)(void);
     ck_code (*barrier)(ck_err *err);
     ck_code (*bcast)(void *buf, size_t n, int root, ck_err *err);

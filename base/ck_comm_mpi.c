@@ -24,6 +24,7 @@
 
 static int broken; /* a message failed: ck_comm_broken */
 static int my_rank, nranks = 1;
+static int host_rank, host_size = 1; /* among the ranks on this host */
 static MPI_Comm comm = MPI_COMM_NULL;
 /* Stop words (ck_comm_stopping) travel on a communicator of their own, so
  * that no tag of chunkctl's can match them; 'stops' are this rank's
@@ -76,6 +77,23 @@ static ck_code mpi_init(int *argc, char ***argv, ck_err *err)
         nranks = 1;
         return rc;
     }
+    /* the ranks that share this host's memory (and its devices); when
+     * MPI cannot say, all of them, the cautious guess */
+    {
+        MPI_Comm h;
+        host_rank = my_rank;
+        host_size = nranks;
+        if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, my_rank,
+                                MPI_INFO_NULL, &h) == MPI_SUCCESS) {
+            int r, n;
+            if (MPI_Comm_rank(h, &r) == MPI_SUCCESS &&
+                MPI_Comm_size(h, &n) == MPI_SUCCESS && r < n) {
+                host_rank = r;
+                host_size = n;
+            }
+            MPI_Comm_free(&h);
+        }
+    }
     return CK_OK;
 }
 
@@ -98,6 +116,12 @@ static int mpi_rank(void)
 static int mpi_size(void)
 {
     return nranks;
+}
+
+static void mpi_host(int *rank, int *size)
+{
+    *rank = host_rank;
+    *size = host_size;
 }
 
 static int mpi_broken(void)
@@ -287,6 +311,7 @@ static const ck_comm_ops ops = {
     .finalize = mpi_finalize,
     .rank = mpi_rank,
     .size = mpi_size,
+    .host = mpi_host,
     .broken = mpi_broken,
     .barrier = mpi_barrier,
     .bcast = mpi_bcast,

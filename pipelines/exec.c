@@ -2428,7 +2428,7 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
     char paths[CK_MAX_NODES][PATH_MAX];
     char names[CK_MAX_NODES][512];
     int nstores = 0, which[CK_MAX_NODES];
-    ck_be_opts bo = {o->threads, o->gpu_memory};
+    ck_be_opts bo = {o->threads, o->gpu_memory, 0, 1};
     ck_journal_key *key = NULL; /* made with the first output store */
     ck_code rc = CK_OK;
 
@@ -2449,6 +2449,7 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
                ck_comm_size(), ck_comm_size() == 1 ? "" : "s",
                ck_size_str((double)ck_comm_start_bytes(), sz, sizeof sz));
     }
+    ck_comm_host(&bo.host_rank, &bo.host_size);
     if (rc == CK_OK)
         rc = open_backend(r, o->backend, &bo, err);
     /* Open the inputs. */

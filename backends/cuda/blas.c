@@ -194,6 +194,7 @@ typedef struct call {
     int nkept0;    /* c->nkept before the call: later ones are its own */
     cudaError_t e; /* the first failure */
     size_t need;   /* device memory held at once had it found room */
+    int over;      /* the budget refused it (else the device had none) */
     const char *what;
 } call;
 
@@ -207,9 +208,10 @@ static void *dalloc(call *k, size_t bytes)
         k->e = cudaErrorMemoryAllocation; /* a bug: more buffers than kept */
     if (k->e != cudaSuccess)
         return NULL;
-    if (!ck_cuda_fits(c, bytes)) /* the budget's word, not the device's */
+    if (!ck_cuda_fits(c, bytes)) { /* the budget's word, not the device's */
         k->e = cudaErrorMemoryAllocation;
-    else
+        k->over = 1;
+    } else
         k->e = cudaMallocAsync(&p, bytes, c->stream);
     if (k->e != cudaSuccess) {
         k->need = c->used + bytes;
@@ -335,8 +337,19 @@ static ck_code finish(call *k, int status_ok, ck_err *err)
     if (e != cudaSuccess || !status_ok)
         for (; c->nkept > k->nkept0; c->nkept--)
             drop(c, &c->kept[c->nkept - 1]);
-    if (e == cudaErrorMemoryAllocation)
+    if (e == cudaErrorMemoryAllocation && k->over)
         return ck_cuda_no_room(c, k->what, k->need, err);
+    if (e == cudaErrorMemoryAllocation) {
+        char n[32], h[32];
+        return ck_err_set(err, CK_ENOMEM,
+                          "%s: out of device memory: the device had no room "
+                          "for %s more beside the %s chunkctl held (another "
+                          "process may hold the rest); give a smaller "
+                          "--gpu-memory, or use --backend cpu",
+                          k->what,
+                          ck_size_str((double)(k->need - c->used), n, sizeof n),
+                          ck_size_str((double)c->used, h, sizeof h));
+    }
     if (e != cudaSuccess) {
         k->c->broken |= ck_cuda_sticky(e);
         return ck_cuda_fail(e, k->what, err);

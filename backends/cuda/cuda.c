@@ -100,39 +100,63 @@ static ck_code cuda_devices(ck_be_devices *out, int with_free, ck_err *err)
     return CK_OK;
 }
 
+/* The device this process takes: the ranks on a host go round its
+ * devices (host rank r takes device r mod n), and *share gets how many of
+ * them take the same one. */
+static int pick_device(const ck_be_opts *o, int n, int *share)
+{
+    int r = o && o->host_size > 1 ? o->host_rank : 0;
+    int size = o && o->host_size > 1 ? o->host_size : 1;
+    int d = r % n;
+
+    *share = size / n + (d < size % n);
+    return d;
+}
+
 static ck_code cuda_open(const ck_be_opts *o, ck_be_ctx **out, ck_err *err)
 {
     ck_be_ctx *c;
     cudaError_t e;
-    int major = 0, minor = 0;
+    int major = 0, minor = 0, ndev = 0, dev = 0, share = 1;
     size_t fr = 0, tot = 0;
     char b[32], f[32];
 
-    if ((e = cudaSetDevice(0)) != cudaSuccess ||
+    if ((e = cudaGetDeviceCount(&ndev)) != cudaSuccess)
+        return ck_cuda_fail(e, "no CUDA device", err);
+    if (ndev < 1)
+        return ck_err_set(err, CK_EDEVICE,
+                          "no CUDA device: the driver lists none; use "
+                          "--backend cpu");
+    dev = pick_device(o, ndev, &share);
+    if ((e = cudaSetDevice(dev)) != cudaSuccess ||
         (e = cudaFree(0)) != cudaSuccess ||
         (e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor,
-                                    0)) != cudaSuccess ||
+                                    dev)) != cudaSuccess ||
         (e = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor,
-                                    0)) != cudaSuccess)
+                                    dev)) != cudaSuccess)
         return ck_cuda_fail(e, "no CUDA device", err);
     if ((e = cudaMemGetInfo(&fr, &tot)) != cudaSuccess)
         return ck_cuda_fail(e, "the CUDA device's free memory", err);
     if (!(c = calloc(1, sizeof *c)))
         return ck_err_set(err, CK_ENOMEM, "out of memory");
-    c->device = 0;
+    c->device = dev;
     c->arch = major * 10 + minor;
     /* what it may hold: --gpu-memory, never more than is free; else 90%
-     * of what is free (the rest: cuBLAS's and cuSOLVER's own) */
-    c->budget = fr / 10 * 9;
+     * of what is free (the rest: cuBLAS's and cuSOLVER's own), divided
+     * among the ranks that share the device */
+    c->budget = fr / 10 * 9 / (size_t)share;
     if (o && o->device_memory > 0 && (uint64_t)o->device_memory <= fr) {
         c->budget = (size_t)o->device_memory;
         c->budget_given = 1;
     }
     c->kept_cap = c->budget / 2;
-    ck_log(CK_LOG_DEBUG, "cuda: %s of device memory for this run (%s free%s)",
-           ck_size_str((double)c->budget, b, sizeof b),
+    ck_log(CK_LOG_DEBUG,
+           "cuda: device %d of %d, %s of its memory for this process (%s "
+           "free%s; %d process%s on it)",
+           dev, ndev, ck_size_str((double)c->budget, b, sizeof b),
            ck_size_str((double)fr, f, sizeof f),
-           c->budget_given ? ", --gpu-memory" : "");
+           c->budget_given ? ", --gpu-memory" : "", share,
+           share == 1 ? "" : "es");
     if ((e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking)) !=
         cudaSuccess) {
         free(c);
@@ -147,6 +171,7 @@ static void cuda_close(ck_be_ctx *c)
 {
     if (!c)
         return;
+    cudaSetDevice(c->device); /* this thread's may be another */
     if (c->scratch)
         cudaFree(c->scratch);
     ck_cuda_blas_close(c);
@@ -158,6 +183,7 @@ static void cuda_close(ck_be_ctx *c)
 static void cuda_release(ck_be_ctx *c)
 {
     pthread_mutex_lock(&c->lock);
+    cudaSetDevice(c->device);
     ck_cuda_release(c);
     pthread_mutex_unlock(&c->lock);
 }

@@ -28,11 +28,15 @@
  * Environment:
  *   CHUNKCTL_FAKE_CUDA_MEMORY  the device's size in bytes (default 4 GiB);
  *                              an allocation past it fails as a GPU's does
+ *   CHUNKCTL_FAKE_CUDA_DEVICES how many devices the process sees (default
+ *                              1); each is the same memory, so a process
+ *                              is to use one
  *   CHUNKCTL_FAKE_CUDA_FAULT   N: the N-th operation run faults with
  *                              cudaErrorIllegalAddress, which sticks
  *   CHUNKCTL_FAKE_CUDA_LOG     a file: at exit, one line is appended with
  *                              the peak device memory, bytes up and down,
- *                              bytes never freed and the library calls
+ *                              bytes never freed, the library calls and
+ *                              the devices set
  */
 #include <cblas.h>
 #include <lapacke.h>
@@ -77,7 +81,8 @@ static struct {
     size_t na, cap_a;
     size_t memory, reserved, peak; /* reserved: allocated, less stream-
                                       ordered frees already queued */
-    unsigned long long up, down, calls[N_CALLS], ops, fault_at;
+    unsigned long long up, down, calls[N_CALLS], ops, fault_at, devices;
+    unsigned long long set_mask; /* the devices cudaSetDevice chose */
     cudaError_t sticky;
     cudaError_t last; /* cudaGetLastError's: the last failed allocation */
 } dev = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -105,6 +110,7 @@ static void init(void)
 {
     dev.memory = (size_t)env_num("CHUNKCTL_FAKE_CUDA_MEMORY", 4ull << 30);
     dev.fault_at = env_num("CHUNKCTL_FAKE_CUDA_FAULT", 0);
+    dev.devices = env_num("CHUNKCTL_FAKE_CUDA_DEVICES", 1);
 }
 static void lock(void)
 {
@@ -241,6 +247,12 @@ static void log_at_exit(void)
             dev.down, leaked);
     for (int i = 0; i < N_CALLS; i++)
         fprintf(f, " %s=%llu", call_name[i], dev.calls[i]);
+    fputs(" devices=", f);
+    for (int d = 0, first = 1; d < 64; d++)
+        if (dev.set_mask >> d & 1) {
+            fprintf(f, "%s%d", first ? "" : ",", d);
+            first = 0;
+        }
     fputc('\n', f);
     fclose(f);
 }
@@ -311,20 +323,32 @@ API cudaError_t cudaRuntimeGetVersion(int *v)
     return cudaSuccess;
 }
 
+/* Whether d names one of the devices. */
+static int device_ok(int d)
+{
+    pthread_once(&once, init);
+    return d >= 0 && (unsigned long long)d < dev.devices;
+}
+
 API cudaError_t cudaGetDeviceCount(int *n)
 {
-    *n = 1;
+    pthread_once(&once, init);
+    *n = (int)dev.devices;
     return cudaSuccess;
 }
 
 API cudaError_t cudaSetDevice(int d)
 {
-    return d == 0 ? cudaSuccess : cudaErrorInvalidDevice;
+    if (!device_ok(d))
+        return cudaErrorInvalidDevice;
+    if (d < 64)
+        __atomic_or_fetch(&dev.set_mask, 1ull << d, __ATOMIC_RELAXED);
+    return cudaSuccess;
 }
 
 API cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int d)
 {
-    if (d != 0)
+    if (!device_ok(d))
         return cudaErrorInvalidDevice;
     lock();
     memset(p, 0, sizeof *p);
@@ -341,7 +365,7 @@ API cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int d)
 
 API cudaError_t cudaDeviceGetAttribute(int *v, enum cudaDeviceAttr a, int d)
 {
-    if (d != 0)
+    if (!device_ok(d))
         return cudaErrorInvalidDevice;
     switch (a) {
     case cudaDevAttrComputeCapabilityMajor:

@@ -357,6 +357,50 @@ PY
         echo "FAIL emu-release: device peak ${both:-unknown}, the matmul's alone ${alone:-unknown}; $(cat "$work/rel.log")"
         fail=$((fail + 1))
     fi
+    # under MPI the ranks on a host go round its devices and divide a
+    # shared one's memory: 3 ranks on 2 devices of 100 MB take devices 0,
+    # 1, 0, and device 0's two ranks 45% of it each
+    mods=$(dirname "$ck")
+    if command -v mpirun >/dev/null && [ -e "$mods/libchunkctl-mpi.so" ]; then
+        n=$((n + 1))
+        mkdir -p "$work/mods"
+        ln -sf "$CHUNKCTL_MODULE_DIR/libchunkctl-cuda.so" \
+            "$mods/libchunkctl-mpi.so" "$work/mods/"
+        rm -f "$work/mpi.fake"
+        # (Open MPI keeps memory until exit, which LeakSanitizer would
+        # report; the MPI suites suppress it by library)
+        CHUNKCTL_MODULE_DIR="$work/mods" CHUNKCTL_CUDA_UNVERIFIED=1 \
+            CHUNKCTL_FAKE_CUDA_DEVICES=2 CHUNKCTL_FAKE_CUDA_MEMORY=100000000 \
+            CHUNKCTL_FAKE_CUDA_LOG="$work/mpi.fake" \
+            ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+            mpirun -q --oversubscribe --allow-run-as-root -n 3 "$ck" svd \
+            --verbose --backend cuda "$work/f8.h5:/x" \
+            -o "$work/mpi.h5" >"$work/mpi.log" 2>&1 || true
+        # (rank 0 alone logs: its share; the emulator's log, each rank's
+        # device)
+        d0=$(grep -c "cuda: device 0 of 2, 42.9 MiB of its memory .*2 processes on it" \
+            "$work/mpi.log" || true)
+        used=$(sed -n 's/.* devices=\([0-9,]*\)$/\1/p' "$work/mpi.fake" 2>/dev/null |
+            sort | tr '\n' ' ')
+        if [ "$d0" = 1 ] && [ "$used" = "0 0 1 " ] &&
+            why=$("$py" - "$work" 2>&1 <<'PY'
+import sys, h5py, numpy as np
+w = sys.argv[1]
+a = h5py.File(w + "/f8.h5", "r")["x"][...]
+s = h5py.File(w + "/mpi.h5", "r")["S"][...]
+ref = np.linalg.svd(a, compute_uv=False)
+err = np.abs(s - ref).max() / ref[0]
+sys.exit(0 if err <= 1e-10 else "S %.3g relative" % err)
+PY
+            ); then
+            echo "ok   emu-mpi-devices"
+        else
+            echo "FAIL emu-mpi-devices: devices set ${used:-none}; ${why:-}; $(tr '\n' ' ' <"$work/mpi.log")"
+            fail=$((fail + 1))
+        fi
+    else
+        echo "skip emu-mpi-devices: no mpirun or no MPI module beside $ck"
+    fi
     echo "skip rowadd, fault kernel: an emulated device runs no device code"
 fi
 # users' kernels: the row add from its C and CUDA C versions (the CPU runs
