@@ -214,6 +214,7 @@ static void *dalloc(call *k, size_t bytes)
     } else
         k->e = cudaMallocAsync(&p, bytes, c->stream);
     if (k->e != cudaSuccess) {
+        cudaGetLastError(); /* answered here, not by a later call's check */
         k->need = c->used + bytes;
         return NULL;
     }
@@ -235,11 +236,33 @@ ck_code ck_cuda_no_room(const ck_be_ctx *c, const char *what, size_t need,
                           "%s: out of device memory: needs %s at once, "
                           "more than --gpu-memory %s",
                           what, n, b);
+    if (c->share > 1)
+        return ck_err_set(err, CK_ENOMEM,
+                          "%s: out of device memory: needs %s at once, more "
+                          "than the %s it may use (90%% of what was free, "
+                          "divided among the %d processes on the device); "
+                          "use fewer ranks per GPU or --backend cpu",
+                          what, n, b, c->share);
     return ck_err_set(err, CK_ENOMEM,
                       "%s: out of device memory: needs %s at once, more "
                       "than the %s it may use (90%% of what was free); use "
                       "--backend cpu",
                       what, n, b);
+}
+
+ck_code ck_cuda_no_device_room(const ck_be_ctx *c, const char *what,
+                               size_t more, ck_err *err)
+{
+    char n[32], h[32];
+
+    ck_size_str((double)more, n, sizeof n);
+    ck_size_str((double)c->used, h, sizeof h);
+    return ck_err_set(err, CK_ENOMEM,
+                      "%s: out of device memory: the device had no room "
+                      "for %s more beside the %s chunkctl held (another "
+                      "process may hold the rest); give a smaller "
+                      "--gpu-memory, or use --backend cpu",
+                      what, n, h);
 }
 
 /* rows x cols elements of esz bytes between row strides (in elements) */
@@ -339,17 +362,8 @@ static ck_code finish(call *k, int status_ok, ck_err *err)
             drop(c, &c->kept[c->nkept - 1]);
     if (e == cudaErrorMemoryAllocation && k->over)
         return ck_cuda_no_room(c, k->what, k->need, err);
-    if (e == cudaErrorMemoryAllocation) {
-        char n[32], h[32];
-        return ck_err_set(err, CK_ENOMEM,
-                          "%s: out of device memory: the device had no room "
-                          "for %s more beside the %s chunkctl held (another "
-                          "process may hold the rest); give a smaller "
-                          "--gpu-memory, or use --backend cpu",
-                          k->what,
-                          ck_size_str((double)(k->need - c->used), n, sizeof n),
-                          ck_size_str((double)c->used, h, sizeof h));
-    }
+    if (e == cudaErrorMemoryAllocation)
+        return ck_cuda_no_device_room(c, k->what, k->need - c->used, err);
     if (e != cudaSuccess) {
         k->c->broken |= ck_cuda_sticky(e);
         return ck_cuda_fail(e, k->what, err);
@@ -618,8 +632,13 @@ static ck_code svd(ck_be_ctx *c, const ck_svd_args *a, ck_err *err)
         ok = gesvd(&k, dg, (int)n, (int)m, ds, du, dvt, &info);
         copy2d(&k, hu, n, du, n, m, n, 8, cudaMemcpyDeviceToHost);
         copy2d(&k, hv, m, dvt, m, m, m, 8, cudaMemcpyDeviceToHost);
-        if (k.e == cudaSuccess)
-            k.e = cudaStreamSynchronize(c->stream);
+        {
+            /* even after a failure: t is freed below, and a copy from it
+             * may be queued */
+            cudaError_t w = cudaStreamSynchronize(c->stream);
+            if (k.e == cudaSuccess)
+                k.e = w;
+        }
         if (k.e == cudaSuccess && ok && info == 0) {
             /* hu: U' (n x m col-major); hv: V'^T (m x m col-major) */
             for (int64_t j = 0; j < m; j++)
@@ -709,18 +728,28 @@ static void let_go(ck_be_ctx *c)
 
 /* ---- calls larger than the device's room ---- */
 
+/* What a call may still allocate: the budget's room, no more than the
+ * device has free (another process may hold the rest). */
+static size_t room_left(const ck_be_ctx *c)
+{
+    size_t fr = 0, tot = 0, room = c->budget - c->used;
+
+    if (cudaMemGetInfo(&fr, &tot) == cudaSuccess && fr < room)
+        room = fr;
+    return room;
+}
+
 /* gemm a in pieces, each a whole gemm that fits the room left (nothing
  * kept): tiles of m, n and k halved, the largest first, until one tile's
  * three blocks fit; k's pieces add into c (beta 1 after the first). */
 static ck_code gemm_pieces(ck_be_ctx *c, const ck_gemm_args *a, ck_err *err)
 {
-    size_t es = a->dtype == CK_F32 ? 4 : 8, room = c->budget - c->used;
+    size_t es = a->dtype == CK_F32 ? 4 : 8, room = room_left(c);
     int64_t mt = a->m, nt = a->n, kt = a->k;
 
     while ((size_t)(mt * kt + kt * nt + mt * nt) * es > room) {
         if (mt == 1 && nt == 1 && kt == 1)
-            return ck_cuda_no_room(c, "gemm on the CUDA device",
-                                   c->used + 3 * es, err);
+            return CK_ENOMEM; /* no pieces: the call's failure stands */
         if (kt >= mt && kt >= nt)
             kt = (kt + 1) / 2;
         else if (mt >= nt)
@@ -753,18 +782,19 @@ static ck_code gemm_pieces(ck_be_ctx *c, const ck_gemm_args *a, ck_err *err)
  * left. */
 static ck_code syrk_pieces(ck_be_ctx *c, const ck_syrk_args *a, ck_err *err)
 {
-    size_t room = c->budget - c->used;
+    size_t room = room_left(c);
     /* c, then per row of a: its copy, and with weights the scaled copy
      * and the weight */
     size_t fixed = (size_t)(a->n * a->n) * 8;
     size_t row = (size_t)a->n * 8 * (a->w ? 2 : 1) + (a->w ? 8 : 0);
     int64_t kt = a->k;
 
+    if (a->k == 0 || fixed > room)
+        return CK_ENOMEM; /* c alone does not fit: no pieces */
     while (kt > 1 && fixed + (size_t)kt * row > room)
         kt = (kt + 1) / 2;
     if (fixed + (size_t)kt * row > room)
-        return ck_cuda_no_room(c, "syrk on the CUDA device",
-                               c->used + fixed + row, err);
+        return CK_ENOMEM;
     for (int64_t p = 0; p < a->k; p += kt) {
         ck_syrk_args t = *a;
         t.k = a->k - p < kt ? a->k - p : kt;
@@ -851,7 +881,7 @@ static ck_code qr_pieces(ck_be_ctx *c, const ck_qr_args *a, ck_err *err)
             if (again.code != CK_OK)                                           \
                 e = again; /* else it had no pieces: the call's failure */     \
         }                                                                      \
-        if (rc != CK_OK && err)                                                \
+        if (rc != CK_OK && err && err->code == CK_OK)                          \
             *err = e;                                                          \
         pthread_mutex_unlock(&c->lock);                                        \
         return rc;                                                             \

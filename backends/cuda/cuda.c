@@ -102,7 +102,9 @@ static ck_code cuda_devices(ck_be_devices *out, int with_free, ck_err *err)
 
 /* The device this process takes: the ranks on a host go round its
  * devices (host rank r takes device r mod n), and *share gets how many of
- * them take the same one. */
+ * them take the same one.  A process that sees one device where
+ * CUDA_VISIBLE_DEVICES is set was given it (Slurm's --gpus-per-task, a
+ * wrapper script): it shares it with no one it knows of. */
 static int pick_device(const ck_be_opts *o, int n, int *share)
 {
     int r = o && o->host_size > 1 ? o->host_rank : 0;
@@ -110,6 +112,8 @@ static int pick_device(const ck_be_opts *o, int n, int *share)
     int d = r % n;
 
     *share = size / n + (d < size % n);
+    if (n == 1 && getenv("CUDA_VISIBLE_DEVICES"))
+        *share = 1;
     return d;
 }
 
@@ -140,6 +144,7 @@ static ck_code cuda_open(const ck_be_opts *o, ck_be_ctx **out, ck_err *err)
     if (!(c = calloc(1, sizeof *c)))
         return ck_err_set(err, CK_ENOMEM, "out of memory");
     c->device = dev;
+    c->share = share;
     c->arch = major * 10 + minor;
     /* what it may hold: --gpu-memory, never more than is free; else 90%
      * of what is free (the rest: cuBLAS's and cuSOLVER's own), divided
@@ -148,6 +153,12 @@ static ck_code cuda_open(const ck_be_opts *o, ck_be_ctx **out, ck_err *err)
     if (o && o->device_memory > 0 && (uint64_t)o->device_memory <= fr) {
         c->budget = (size_t)o->device_memory;
         c->budget_given = 1;
+    } else if (o && o->device_memory > 0) {
+        char g[32];
+        ck_log(CK_LOG_WARN, "--gpu-memory %s: device %d has %s free; using %s",
+               ck_size_str((double)o->device_memory, g, sizeof g), dev,
+               ck_size_str((double)fr, f, sizeof f),
+               ck_size_str((double)c->budget, b, sizeof b));
     }
     c->kept_cap = c->budget / 2;
     ck_log(CK_LOG_DEBUG,

@@ -30,6 +30,7 @@ struct ck_be_ctx {
        what it holds: kept operands, calls' buffers, the kernel scratch */
     size_t budget, used;
     int budget_given;
+    int share; /* processes that divide the device's memory (MPI ranks) */
     /* gemm operands kept on the device by their key (blas.c), up to
        kept_cap bytes (half the budget, halved when a call found no room
        beside them) */
@@ -50,6 +51,11 @@ static inline int ck_cuda_fits(const ck_be_ctx *c, size_t bytes)
  * device had. */
 ck_code ck_cuda_no_room(const ck_be_ctx *c, const char *what, size_t need,
                         ck_err *err);
+
+/* CK_ENOMEM for 'what', for which the device itself had no room for
+ * 'more' bytes beside what the context holds. */
+ck_code ck_cuda_no_device_room(const ck_be_ctx *c, const char *what,
+                               size_t more, ck_err *err);
 
 /* Lets the kept operands go, after the work queued on them (blas.c). */
 void ck_cuda_release(ck_be_ctx *c);

@@ -91,8 +91,10 @@ static ck_code room(ck_be_ctx *ctx, size_t need, const char *step, ck_err *err)
 
     if (need <= ctx->scratch_len)
         return CK_OK;
+    /* from the stream's pool, as the linear algebra's buffers are, so
+     * what the pool holds for them is the scratch's to reuse */
     if (ctx->scratch)
-        cudaFree(ctx->scratch);
+        cudaFreeAsync(ctx->scratch, ctx->stream);
     ctx->used -= ctx->scratch_len;
     ctx->scratch = NULL;
     ctx->scratch_len = 0;
@@ -101,10 +103,12 @@ static ck_code room(ck_be_ctx *ctx, size_t need, const char *step, ck_err *err)
     snprintf(what, sizeof what, "kernel step '%s'", step);
     if (!ck_cuda_fits(ctx, need))
         return ck_cuda_no_room(ctx, what, ctx->used + need, err);
-    if ((e = cudaMalloc(&ctx->scratch, need)) != cudaSuccess) {
+    if ((e = cudaMallocAsync(&ctx->scratch, need, ctx->stream)) !=
+        cudaSuccess) {
         cudaGetLastError(); /* answered here */
+        ctx->scratch = NULL;
         if (e == cudaErrorMemoryAllocation)
-            return ck_cuda_no_room(ctx, what, ctx->used + need, err);
+            return ck_cuda_no_device_room(ctx, what, need, err);
         return ck_cuda_fail(e, "device memory for a kernel's chunk", err);
     }
     ctx->scratch_len = need;
@@ -158,9 +162,12 @@ static ck_code launch(ck_be_ctx *ctx, const ck_kernel_run_args *a, ck_err *err)
         e = cudaMemcpyAsync(base + at_params, a->params,
                             sizeof(double) * (size_t)a->nparams,
                             cudaMemcpyHostToDevice, ctx->stream);
-    if (e != cudaSuccess)
+    if (e != cudaSuccess) {
+        /* copies queued from desc and the caller's buffers read them yet */
+        cudaStreamSynchronize(ctx->stream);
         return ck_cuda_fail(e, "copying a kernel's arguments to the device",
                             err);
+    }
     for (int d = 0; d < a->out->ndim; d++)
         elems *= a->out->shape[d];
     {
