@@ -287,7 +287,7 @@ def linalg_rows(s):
     if "rsvd" in ROWS:
         m = 20000 // s
         src = os.path.join(WORK, "rsvd-s%d.h5" % s)
-        make(src, (m, 5000), "f8", normal(0, 1, "f8"), (1000, 5000))
+        make(src, (m, 5000), "f8", normal(0, 1, "f8"), (min(m, 1000), 5000))
         out = os.path.join(WORK, "rsvd-out.h5")
         row("randomized svd k=10 of %dx5000 f64" % m, src,
             ["svd", src + ":/x", "--randomized", "--k", "10", "-o", out,
@@ -428,6 +428,13 @@ def main():
             % (out + ".cupy"), 2 * os.path.getsize(src))
     linalg_rows(s)
     print()
+    # the cuda column runs the device code the GPU suite checks only with
+    # it on (tests/gpu/device-run.sh sets it); say which it measured
+    print("cuda column: CHUNKCTL_CUDA_UNVERIFIED=%s (%s)" % (
+        os.environ.get("CHUNKCTL_CUDA_UNVERIFIED", "unset"),
+        "device linear algebra and kernels on"
+        if os.environ.get("CHUNKCTL_CUDA_UNVERIFIED") == "1"
+        else "their steps ran on the CPU beside the device"))
     cols = []
     for _, res, _ in ROWS_OUT:
         cols += [c for c in res if c not in cols]
