@@ -20,8 +20,9 @@ written, SVD 2,000,000x100 with U written, randomized SVD k=10 of
 20000x5000, dot(A, A + A.T) of 20000x20000, logistic regression
 1,000,000x100 with newton and lbfgs, the sample row-add kernel over 4 GB
 of float32 beside the built-in add), BACKENDS=cuda,cpu (chunkctl's
-columns).  Needs numpy and h5py; CuPy for its column and the floors (rows
-still run without it).
+columns; the svd10k row adds cuda with CHUNKCTL_CUDA_SVD=gesvdj and =host,
+the svd slot's methods to choose between).  Needs numpy and h5py; CuPy for
+its column and the floors (rows still run without it).
 """
 import json
 import os
@@ -265,13 +266,19 @@ def linalg_rows(s):
         src = os.path.join(WORK, "svd10k-s%d.h5" % s)
         make(src, (m, 1000), "f8", normal(0, 1, "f8"), (m, 1000))
         out = os.path.join(WORK, "svd10k-out.h5")
-        row("svd %dx1000 f64, U S Vt written" % m, src,
-            ["svd", src + ":/x", "-o", out, "--force", "--quiet"],
+        args = ["svd", src + ":/x", "-o", out, "--force", "--quiet"]
+        # the svd slot's other methods (CHUNKCTL_CUDA_SVD), for choosing
+        # between them: the SVD of R (1000 x 1000) is this row's largest
+        # factorisation
+        more = {"cuda %s" % meth: ["env", "CHUNKCTL_CUDA_SVD=" + meth, CK] +
+                args + ["--backend", "cuda"]
+                for meth in ("gesvdj", "host") if "cuda" in BACKENDS}
+        row("svd %dx1000 f64, U S Vt written" % m, src, args,
             "u, sv, vt = cp.linalg.svd(x, full_matrices=False)\n"
             "with h5py.File(%r, 'w') as f:\n"
             "    f['U'] = cp.asnumpy(u); f['S'] = cp.asnumpy(sv); "
             "f['Vt'] = cp.asnumpy(vt)" % (out + ".cupy"),
-            2 * os.path.getsize(src))
+            2 * os.path.getsize(src), more=more)
     if "svd2m" in ROWS:
         m = 2000000 // s
         src = os.path.join(WORK, "svd2m-s%d.h5" % s)

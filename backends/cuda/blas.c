@@ -56,6 +56,10 @@ static struct {
     __typeof__(cusolverDnDorgqr) *orgqr;
     __typeof__(cusolverDnDgesvd_bufferSize) *gesvd_size;
     __typeof__(cusolverDnDgesvd) *gesvd;
+    __typeof__(cusolverDnDgesvdj_bufferSize) *gesvdj_size;
+    __typeof__(cusolverDnDgesvdj) *gesvdj;
+    __typeof__(cusolverDnCreateGesvdjInfo) *gesvdj_create;
+    __typeof__(cusolverDnDestroyGesvdjInfo) *gesvdj_destroy;
     __typeof__(cusolverDnDpotrf_bufferSize) *potrf_size;
     __typeof__(cusolverDnDpotrf) *potrf;
     __typeof__(cusolverDnDpotrs) *potrs;
@@ -123,6 +127,10 @@ static void load(void)
         !SYM(lib.solver, orgqr, "cusolverDnDorgqr") ||
         !SYM(lib.solver, gesvd_size, "cusolverDnDgesvd_bufferSize") ||
         !SYM(lib.solver, gesvd, "cusolverDnDgesvd") ||
+        !SYM(lib.solver, gesvdj_size, "cusolverDnDgesvdj_bufferSize") ||
+        !SYM(lib.solver, gesvdj, "cusolverDnDgesvdj") ||
+        !SYM(lib.solver, gesvdj_create, "cusolverDnCreateGesvdjInfo") ||
+        !SYM(lib.solver, gesvdj_destroy, "cusolverDnDestroyGesvdjInfo") ||
         !SYM(lib.solver, potrf_size, "cusolverDnDpotrf_bufferSize") ||
         !SYM(lib.solver, potrf, "cusolverDnDpotrf") ||
         !SYM(lib.solver, potrs, "cusolverDnDpotrs")) {
@@ -565,21 +573,44 @@ static ck_code qr(ck_be_ctx *c, const ck_qr_args *a, ck_err *err)
     return qr_run(c, a, NULL, err);
 }
 
-/* gesvd of column-major g (m x n, m >= n, device, destroyed): s, and U
- * (m x n) and V^T (n x n) into du and dvt when not NULL. */
+/* The SVD of column-major g (m x n, m >= n, device, destroyed): s, and U
+ * (m x n) into du and the right vectors (n x n) into dv, when not NULL:
+ * V^T from gesvd, V from gesvdj (c->svd_method; *gives_v says which). */
 static int gesvd(call *k, double *g, int m, int n, double *ds, double *du,
-                 double *dvt, int *info)
+                 double *dv, int *info, int *gives_v)
 {
     int lw = 0, ok;
     int *dinfo = dalloc(k, sizeof(int));
     double *dwork;
 
+    *gives_v = k->c->svd_method == CK_CUDA_SVD_GESVDJ;
+    if (*gives_v) {
+        /* gesvdj computes both or neither: scratch for the ones not
+         * asked for */
+        gesvdjInfo_t p = NULL;
+        double *su = du ? du : dalloc(k, (size_t)m * (size_t)n * 8);
+        double *sv = dv ? dv : dalloc(k, (size_t)n * (size_t)n * 8);
+        ok = k->e == cudaSuccess &&
+             lib.gesvdj_create(&p) == CUSOLVER_STATUS_SUCCESS;
+        ok = ok && lib.gesvdj_size(k->c->solver, CUSOLVER_EIG_MODE_VECTOR, 1, m,
+                                   n, g, m, ds, su, m, sv, n, &lw,
+                                   p) == CUSOLVER_STATUS_SUCCESS;
+        dwork = dalloc(k, (size_t)lw * 8);
+        if (ok && k->e == cudaSuccess)
+            ok = lib.gesvdj(k->c->solver, CUSOLVER_EIG_MODE_VECTOR, 1, m, n, g,
+                            m, ds, su, m, sv, n, dwork, lw, dinfo,
+                            p) == CUSOLVER_STATUS_SUCCESS;
+        *info = info_of(k, dinfo); /* waits: p may go */
+        if (p)
+            lib.gesvdj_destroy(p);
+        return ok;
+    }
     ok = k->e == cudaSuccess &&
          lib.gesvd_size(k->c->solver, m, n, &lw) == CUSOLVER_STATUS_SUCCESS;
     dwork = dalloc(k, (size_t)lw * 8);
     if (ok && k->e == cudaSuccess)
-        ok = lib.gesvd(k->c->solver, du ? 'S' : 'N', dvt ? 'S' : 'N', m, n, g,
-                       m, ds, du, m, dvt, n, dwork, lw, NULL,
+        ok = lib.gesvd(k->c->solver, du ? 'S' : 'N', dv ? 'S' : 'N', m, n, g, m,
+                       ds, du, m, dv, n, dwork, lw, NULL,
                        dinfo) == CUSOLVER_STATUS_SUCCESS;
     *info = info_of(k, dinfo);
     return ok;
@@ -589,22 +620,27 @@ static ck_code svd(ck_be_ctx *c, const ck_svd_args *a, ck_err *err)
 {
     call k = {.c = c, .nkept0 = c->nkept, .what = "SVD on the CUDA device"};
     int64_t m = a->m, n = a->n, p = m < n ? m : n;
-    double *dg, *ds, *du, *dvt, *t = NULL, *hu = NULL, *hv = NULL;
+    double *dg, *ds, *du, *dv, *t = NULL, *hu = NULL, *hv = NULL;
+    int gesvdj = c->svd_method == CK_CUDA_SVD_GESVDJ;
     ck_code rc;
-    int ok = 1, info = 0;
+    int ok = 1, info = 0, gives_v = 0;
 
     if (!fits_int(m, n, m * n))
         return ck_err_set(err, CK_ENOTSUP, "svd: a dimension over 2^31");
     if (p == 0)
         return CK_OK;
-    if (m < n) { /* host room for the transpose path, before the device's */
+    /* host room, before the device's: the transpose path's, and V's
+     * (gesvdj gives V, the slot V^T) */
+    if (m < n) {
         t = malloc((size_t)(m * n) * 8);
         hu = malloc((size_t)(n * m) * 8);
         hv = malloc((size_t)(m * m) * 8);
-        if (!t || !hu || !hv) {
-            free(t), free(hu), free(hv);
-            return ck_err_set(err, CK_ENOMEM, "svd: out of memory");
-        }
+    } else if (gesvdj) {
+        hv = malloc((size_t)(n * n) * 8);
+    }
+    if ((m < n && (!t || !hu || !hv)) || (m >= n && gesvdj && !hv)) {
+        free(t), free(hu), free(hv);
+        return ck_err_set(err, CK_ENOMEM, "svd: out of memory");
     }
     if ((rc = ready(c, err)) != CK_OK) {
         free(t), free(hu), free(hv);
@@ -614,53 +650,63 @@ static ck_code svd(ck_be_ctx *c, const ck_svd_args *a, ck_err *err)
     ds = dalloc(&k, (size_t)p * 8);
     if (m >= n) {
         du = a->no_u ? NULL : dalloc(&k, (size_t)(m * n) * 8);
-        dvt = dalloc(&k, (size_t)(n * n) * 8);
+        dv = dalloc(&k, (size_t)(n * n) * 8);
         copy2d(&k, dg, m, a->a, a->lda, n, m, 8, cudaMemcpyHostToDevice);
-        ok = gesvd(&k, dg, (int)m, (int)n, ds, du, dvt, &info);
+        ok = gesvd(&k, dg, (int)m, (int)n, ds, du, dv, &info, &gives_v);
         if (du)
             copy2d(&k, a->u, a->ldu, du, m, n, m, 8, cudaMemcpyDeviceToHost);
-        copy2d(&k, a->vt, a->ldvt, dvt, n, n, n, 8, cudaMemcpyDeviceToHost);
+        if (gives_v)
+            copy2d(&k, hv, n, dv, n, n, n, 8, cudaMemcpyDeviceToHost);
+        else
+            copy2d(&k, a->vt, a->ldvt, dv, n, n, n, 8, cudaMemcpyDeviceToHost);
     } else {
         /* cuSOLVER's gesvd needs m >= n: factor a^T (n x m) = U' S V'^T,
-         * so a = V' S U'^T: u = V' (= (V'^T)^T), vt = U'^T */
+         * so a = V' S U'^T: u = V', vt = U'^T */
         for (int64_t j = 0; j < n; j++)
             for (int64_t i = 0; i < m; i++)
                 t[i * n + j] = a->a[j * a->lda + i];
         du = dalloc(&k, (size_t)(n * m) * 8);
-        dvt = dalloc(&k, (size_t)(m * m) * 8);
+        dv = dalloc(&k, (size_t)(m * m) * 8);
         copy2d(&k, dg, n, t, n, m, n, 8, cudaMemcpyHostToDevice);
-        ok = gesvd(&k, dg, (int)n, (int)m, ds, du, dvt, &info);
+        ok = gesvd(&k, dg, (int)n, (int)m, ds, du, dv, &info, &gives_v);
         copy2d(&k, hu, n, du, n, m, n, 8, cudaMemcpyDeviceToHost);
-        copy2d(&k, hv, m, dvt, m, m, m, 8, cudaMemcpyDeviceToHost);
-        {
-            /* even after a failure: t is freed below, and a copy from it
-             * may be queued */
-            cudaError_t w = cudaStreamSynchronize(c->stream);
-            if (k.e == cudaSuccess)
-                k.e = w;
-        }
-        if (k.e == cudaSuccess && ok && info == 0) {
-            /* hu: U' (n x m col-major); hv: V'^T (m x m col-major) */
-            for (int64_t j = 0; j < m; j++)
-                for (int64_t i = 0; i < m; i++)
-                    a->u[j * a->ldu + i] = hv[i * m + j];
-            for (int64_t j = 0; j < n; j++)
-                for (int64_t i = 0; i < m; i++)
-                    a->vt[j * a->ldvt + i] = hu[i * n + j];
-        }
-        free(t), free(hu), free(hv);
+        copy2d(&k, hv, m, dv, m, m, m, 8, cudaMemcpyDeviceToHost);
     }
+    {
+        /* even after a failure: t is freed below, and a copy from it may
+         * be queued; hu and hv are read below */
+        cudaError_t w = cudaStreamSynchronize(c->stream);
+        if (k.e == cudaSuccess)
+            k.e = w;
+    }
+    if (k.e == cudaSuccess && ok && info == 0 && m < n) {
+        /* hu: U' (n x m col-major); hv: V'^T, or V' from gesvdj (m x m
+         * col-major) */
+        for (int64_t j = 0; j < m; j++)
+            for (int64_t i = 0; i < m; i++)
+                a->u[j * a->ldu + i] = gives_v ? hv[j * m + i] : hv[i * m + j];
+        for (int64_t j = 0; j < n; j++)
+            for (int64_t i = 0; i < m; i++)
+                a->vt[j * a->ldvt + i] = hu[i * n + j];
+    } else if (k.e == cudaSuccess && ok && info == 0 && gives_v) {
+        for (int64_t j = 0; j < n; j++) /* V^T from V, n x n col-major */
+            for (int64_t i = 0; i < n; i++)
+                a->vt[j * a->ldvt + i] = hv[i * n + j];
+    }
+    free(t), free(hu), free(hv);
     if (k.e == cudaSuccess)
         k.e = cudaMemcpyAsync(a->s, ds, (size_t)p * 8, cudaMemcpyDeviceToHost,
                               c->stream);
     CK_TRY(finish(&k, ok, err));
     if (info > 0)
         return ck_err_set(err, CK_ENOTSUP,
-                          "svd of a %lld x %lld matrix: cuSOLVER gesvd did "
-                          "not converge (%d superdiagonals)",
-                          (long long)m, (long long)n, info);
+                          "svd of a %lld x %lld matrix: cuSOLVER %s did "
+                          "not converge (%d)",
+                          (long long)m, (long long)n,
+                          gesvdj ? "gesvdj" : "gesvd", info);
     if (info < 0)
-        return ck_err_internal(err, "svd: cuSOLVER gesvd argument %d", -info);
+        return ck_err_internal(err, "svd: cuSOLVER %s argument %d",
+                               gesvdj ? "gesvdj" : "gesvd", -info);
     return CK_OK;
 }
 

@@ -117,6 +117,20 @@ static int pick_device(const ck_be_opts *o, int n, int *share)
     return d;
 }
 
+/* CHUNKCTL_CUDA_SVD: gesvd (unset), gesvdj or host; -1 for another. */
+static int svd_method(void)
+{
+    const char *v = getenv("CHUNKCTL_CUDA_SVD");
+
+    if (!v || !*v || strcmp(v, "gesvd") == 0)
+        return CK_CUDA_SVD_GESVD;
+    if (strcmp(v, "gesvdj") == 0)
+        return CK_CUDA_SVD_GESVDJ;
+    if (strcmp(v, "host") == 0)
+        return CK_CUDA_SVD_HOST;
+    return -1;
+}
+
 static ck_code cuda_open(const ck_be_opts *o, ck_be_ctx **out, ck_err *err)
 {
     ck_be_ctx *c;
@@ -125,6 +139,11 @@ static ck_code cuda_open(const ck_be_opts *o, ck_be_ctx **out, ck_err *err)
     size_t fr = 0, tot = 0;
     char b[32], f[32];
 
+    if (svd_method() < 0)
+        return ck_err_set(err, CK_EUSAGE,
+                          "CHUNKCTL_CUDA_SVD '%s': expected gesvd, gesvdj or "
+                          "host",
+                          getenv("CHUNKCTL_CUDA_SVD"));
     if ((e = cudaGetDeviceCount(&ndev)) != cudaSuccess)
         return ck_cuda_fail(e, "no CUDA device", err);
     if (ndev < 1)
@@ -145,6 +164,7 @@ static ck_code cuda_open(const ck_be_opts *o, ck_be_ctx **out, ck_err *err)
         return ck_err_set(err, CK_ENOMEM, "out of memory");
     c->device = dev;
     c->share = share;
+    c->svd_method = svd_method();
     c->arch = major * 10 + minor;
     /* what it may hold: --gpu-memory, never more than is free; else 90%
      * of what is free (the rest: cuBLAS's and cuSOLVER's own), divided
@@ -226,9 +246,18 @@ static const ck_backend table_unverified = {
     .release = cuda_release,
 };
 
-/* The module's one export (backends/backend.c looks it up by name). */
+/* The module's one export (backends/backend.c looks it up by name).
+ * CHUNKCTL_CUDA_SVD=host leaves the svd slot to the CPU's LAPACK. */
 __attribute__((visibility("default"))) const ck_backend *ck_backend_module(void)
 {
+    static ck_backend host_svd;
     const char *v = getenv("CHUNKCTL_CUDA_UNVERIFIED");
-    return v && strcmp(v, "1") == 0 ? &table_unverified : &table;
+
+    if (!v || strcmp(v, "1") != 0)
+        return &table;
+    if (svd_method() != CK_CUDA_SVD_HOST)
+        return &table_unverified;
+    host_svd = table_unverified;
+    host_svd.svd = NULL;
+    return &host_svd;
 }

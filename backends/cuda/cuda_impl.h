@@ -13,6 +13,11 @@
 
 #include "backends/backend.h"
 
+/* How the svd slot factors (CHUNKCTL_CUDA_SVD, a knob for measuring them
+ * on a GPU): cuSOLVER's gesvd, its Jacobi gesvdj, or LAPACK on the host
+ * (the slot left to the CPU: cuda.c). */
+enum { CK_CUDA_SVD_GESVD, CK_CUDA_SVD_GESVDJ, CK_CUDA_SVD_HOST };
+
 struct ck_be_ctx {
     int device;
     int arch;            /* compute capability, major * 10 + minor */
@@ -30,7 +35,8 @@ struct ck_be_ctx {
        what it holds: kept operands, calls' buffers, the kernel scratch */
     size_t budget, used;
     int budget_given;
-    int share; /* processes that divide the device's memory (MPI ranks) */
+    int share;      /* processes that divide the device's memory (MPI ranks) */
+    int svd_method; /* CK_CUDA_SVD_* (CHUNKCTL_CUDA_SVD) */
     /* gemm operands kept on the device by their key (blas.c), up to
        kept_cap bytes (half the budget, halved when a call found no room
        beside them) */

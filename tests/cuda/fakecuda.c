@@ -68,12 +68,14 @@ enum {
     N_GEQRF,
     N_ORGQR,
     N_GESVD,
+    N_GESVDJ,
     N_POTRF,
     N_POTRS,
     N_CALLS
 };
-static const char *const call_name[N_CALLS] = {
-    "gemm", "syrk", "dgmm", "geqrf", "orgqr", "gesvd", "potrf", "potrs"};
+static const char *const call_name[N_CALLS] = {"gemm",   "syrk",  "dgmm",
+                                               "geqrf",  "orgqr", "gesvd",
+                                               "gesvdj", "potrf", "potrs"};
 
 static struct {
     pthread_mutex_t lock;
@@ -999,6 +1001,91 @@ API cusolverStatus_t cusolverDnDgesvd(cusolverDnHandle_t h, signed char ju,
     /* cuSOLVER's gesvd: m >= n only; jobu and jobvt 'A', 'S', 'O' or 'N' */
     if (m < n || n < 0 || lda < (m > 1 ? m : 1) || !strchr("ASN", ju) ||
         !strchr("ASN", jv))
+        return CUSOLVER_STATUS_INVALID_VALUE;
+    return solver_enqueue(h, &o);
+}
+
+/* gesvdj's parameters: the defaults (tolerance machine epsilon, sorted
+ * values) are LAPACK's answer here */
+struct gesvdjInfo {
+    int sweeps;
+};
+
+API cusolverStatus_t cusolverDnCreateGesvdjInfo(gesvdjInfo_t *info)
+{
+    return (*info = calloc(1, sizeof **info)) ? CUSOLVER_STATUS_SUCCESS
+                                              : CUSOLVER_STATUS_ALLOC_FAILED;
+}
+
+API cusolverStatus_t cusolverDnDestroyGesvdjInfo(gesvdjInfo_t info)
+{
+    free(info);
+    return CUSOLVER_STATUS_SUCCESS;
+}
+
+API cusolverStatus_t cusolverDnDgesvdj_bufferSize(
+    cusolverDnHandle_t h, cusolverEigMode_t jobz, int econ, int m, int n,
+    const double *A, int lda, const double *S, const double *U, int ldu,
+    const double *V, int ldv, int *lw, gesvdjInfo_t params)
+{
+    (void)h, (void)jobz, (void)econ, (void)A, (void)lda, (void)S, (void)U;
+    (void)ldu, (void)V, (void)ldv, (void)params;
+    *lw = work_len(m, n);
+    return CUSOLVER_STATUS_SUCCESS;
+}
+
+/* i[] = jobz, econ, m, n, lda, ldu, ldv, lwork; p[] = A, S, U, V, work,
+ * info.  gesvdj gives V, not V^T. */
+static void run_gesvdj(op *o)
+{
+    int m = o->i[2], n = o->i[3], p = m < n ? m : n, econ = o->i[1];
+    int vec = o->i[0] == CUSOLVER_EIG_MODE_VECTOR;
+    int cu = econ ? p : m, cv = econ ? p : n;
+    const char *what = "cusolverDnDgesvdj";
+    double *superb, *vt;
+    double *V = o->p[3];
+
+    matrix(o->p[0], m, n, o->i[4], 8, what, "A");
+    on_device(o->p[1], (size_t)p * 8, what, "S");
+    if (vec) {
+        matrix(o->p[2], m, cu, o->i[5], 8, what, "U");
+        matrix(V, n, cv, o->i[6], 8, what, "V");
+    }
+    workspace(o->p[4], o->i[7], work_len(m, n), what);
+    dev.calls[N_GESVDJ]++;
+    superb = malloc((size_t)(p > 1 ? p : 1) * 8);
+    vt = malloc((size_t)cv * (size_t)n * 8 + 8);
+    if (!superb || !vt)
+        die("out of host memory");
+    set_info(o->p[5],
+             LAPACKE_dgesvd(LAPACK_COL_MAJOR, vec ? (econ ? 'S' : 'A') : 'N',
+                            vec ? (econ ? 'S' : 'A') : 'N', m, n, o->p[0],
+                            o->i[4], o->p[1], o->p[2],
+                            vec && o->i[5] > 0 ? o->i[5] : 1, vt,
+                            cv > 0 ? cv : 1, superb),
+             what);
+    for (int j = 0; vec && j < cv; j++) /* V = (V^T)^T */
+        for (int i = 0; i < n; i++)
+            V[(size_t)j * (size_t)o->i[6] + (size_t)i] =
+                vt[(size_t)i * (size_t)cv + (size_t)j];
+    free(superb);
+    free(vt);
+}
+
+API cusolverStatus_t cusolverDnDgesvdj(cusolverDnHandle_t h,
+                                       cusolverEigMode_t jobz, int econ, int m,
+                                       int n, double *A, int lda, double *S,
+                                       double *U, int ldu, double *V, int ldv,
+                                       double *w, int lw, int *info,
+                                       gesvdjInfo_t params)
+{
+    op o = {.run = run_gesvdj,
+            .i = {jobz, econ, m, n, lda, ldu, ldv, lw},
+            .p = {A, S, U, V, w, info}};
+
+    if (!params || m < 0 || n < 0 || lda < (m > 1 ? m : 1) ||
+        (jobz == CUSOLVER_EIG_MODE_VECTOR &&
+         (ldu < (m > 1 ? m : 1) || ldv < (n > 1 ? n : 1))))
         return CUSOLVER_STATUS_INVALID_VALUE;
     return solver_enqueue(h, &o);
 }

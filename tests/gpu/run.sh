@@ -129,10 +129,12 @@ lcase() {
     shift 2
     n=$((n + 1))
     for b in cpu cuda; do
-        # gpu_args: options for the device's run only (--gpu-memory)
-        extra=
-        [ "$b" = cpu ] || extra=${gpu_args:-}
-        if ! CHUNKCTL_CUDA_UNVERIFIED=1 CHUNKCTL_FAKE_CUDA_LOG="$work/$name.fake" \
+        # gpu_args, gpu_env: options and environment for the device's run
+        # only (--gpu-memory, CHUNKCTL_CUDA_SVD)
+        extra= xenv=
+        [ "$b" = cpu ] || extra=${gpu_args:-} xenv=${gpu_env:-}
+        if ! env CHUNKCTL_CUDA_UNVERIFIED=1 \
+            CHUNKCTL_FAKE_CUDA_LOG="$work/$name.fake" $xenv \
             "$ck" "$@" $extra --quiet --force --verbose --backend "$b" \
             -o "$work/$name.$b.h5" >"$work/$name.$b.log" 2>&1; then
             echo "FAIL $name ($b): $(tail -1 "$work/$name.$b.log")"
@@ -181,6 +183,44 @@ lcase glm-l1-prox glm:logistic:l1:0.01 glm-fit "$work/glm.h5:/X" \
 lcase glm-enet-admm glm:normal:elastic_net:0.05 glm-fit "$work/glm.h5:/X" \
     "$work/glm.h5:/y_normal" --family normal --solver admm \
     --regularizer elastic_net --lambda 0.05
+# the svd slot's other methods (CHUNKCTL_CUDA_SVD, to be chosen between
+# by measurement on a GPU): cuSOLVER's Jacobi gesvdj, and LAPACK on the
+# host; tall, wide (the transpose path) and randomized (a wide B = Q^T A).
+# On the emulated device the call counts say which ran.
+for meth in gesvdj host; do
+    for c in "tall svd f8.h5" "wide svd:w.h5 w.h5" "rsvd rsvd f8.h5"; do
+        set -- $c
+        shape=$1 mode=$2 file=$3
+        rm -f "$work/svd-$meth-$shape.fake"
+        if [ "$shape" = rsvd ]; then
+            gpu_env="CHUNKCTL_CUDA_SVD=$meth" lcase "svd-$meth-$shape" \
+                "$mode" svd "$work/$file:/x" --randomized --k 10
+        else
+            gpu_env="CHUNKCTL_CUDA_SVD=$meth" lcase "svd-$meth-$shape" \
+                "$mode" svd "$work/$file:/x"
+        fi
+        [ "$emulated" = 1 ] || continue
+        want="gesvd=0 gesvdj=[1-9]"
+        [ "$meth" = host ] && want="gesvd=0 gesvdj=0 "
+        if ! grep -q "$want" "$work/svd-$meth-$shape.fake" 2>/dev/null; then
+            echo "FAIL svd-$meth-$shape: not $meth: $(cat "$work/svd-$meth-$shape.fake" 2>&1)"
+            fail=$((fail + 1))
+        fi
+    done
+done
+n=$((n + 1))
+rc=0
+CHUNKCTL_CUDA_UNVERIFIED=1 CHUNKCTL_CUDA_SVD=qr "$ck" svd --quiet \
+    --backend cuda "$work/f8.h5:/x" -o "$work/svd-bad.h5" \
+    >"$work/svd-bad.log" 2>&1 || rc=$?
+if [ "$rc" = 2 ] && [ "$(cat "$work/svd-bad.log")" = \
+    "chunkctl: CHUNKCTL_CUDA_SVD 'qr': expected gesvd, gesvdj or host" ] &&
+    [ ! -e "$work/svd-bad.h5" ]; then
+    echo "ok   svd-bad-method"
+else
+    echo "FAIL svd-bad-method: exit $rc, $(cat "$work/svd-bad.log")"
+    fail=$((fail + 1))
+fi
 # --gpu-memory bounds what chunkctl holds on the device: calls larger
 # than it run in pieces (gemm's tiles, syrk's rows, a QR's row blocks),
 # with the same results.  budget NAME MODE BYTES CHUNKCTL-ARGS...
