@@ -240,22 +240,25 @@ ck_code ck_cuda_no_room(const ck_be_ctx *c, const char *what, size_t need,
     ck_size_str((double)need, n, sizeof n);
     ck_size_str((double)c->budget, b, sizeof b);
     if (c->budget_given)
-        return ck_err_set(err, CK_ENOMEM,
-                          "%s: out of device memory: needs %s at once, "
-                          "more than --gpu-memory %s",
-                          what, n, b);
+        return ck_err_set(
+            err, CK_ENOMEM,
+            "%s: out of device memory: needs at least %s at once, "
+            "more than --gpu-memory %s",
+            what, n, b);
     if (c->share > 1)
-        return ck_err_set(err, CK_ENOMEM,
-                          "%s: out of device memory: needs %s at once, more "
-                          "than the %s it may use (90%% of what was free, "
-                          "divided among the %d processes on the device); "
-                          "use fewer ranks per GPU or --backend cpu",
-                          what, n, b, c->share);
-    return ck_err_set(err, CK_ENOMEM,
-                      "%s: out of device memory: needs %s at once, more "
-                      "than the %s it may use (90%% of what was free); use "
-                      "--backend cpu",
-                      what, n, b);
+        return ck_err_set(
+            err, CK_ENOMEM,
+            "%s: out of device memory: needs at least %s at once, more "
+            "than the %s it may use (90%% of what was free, "
+            "divided among the %d processes on the device); "
+            "use fewer ranks per GPU or --backend cpu",
+            what, n, b, c->share);
+    return ck_err_set(
+        err, CK_ENOMEM,
+        "%s: out of device memory: needs at least %s at once, more "
+        "than the %s it may use (90%% of what was free); use "
+        "--backend cpu",
+        what, n, b);
 }
 
 ck_code ck_cuda_no_device_room(const ck_be_ctx *c, const char *what,

@@ -372,7 +372,7 @@ PY
         --gpu-memory 500K "$work/f8.h5:/x" -o "$work/emu-budget.h5" \
         >"$work/emu-budget.log" 2>&1 || rc=$?
     if [ "$rc" != 0 ] && [ "$(wc -l <"$work/emu-budget.log")" = 1 ] &&
-        grep -q "needs [0-9.]* KiB at once, more than --gpu-memory 500.0 KiB$" \
+        grep -q "needs at least [0-9.]* KiB at once, more than --gpu-memory 500.0 KiB$" \
             "$work/emu-budget.log" && [ ! -e "$work/emu-budget.h5" ]; then
         echo "ok   emu-budget"
     else
