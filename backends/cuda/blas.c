@@ -176,6 +176,7 @@ struct ck_cuda_kept {
     void *d;
     int64_t rows, cols;
     size_t es;
+    size_t len; /* bytes allocated, on the books as kept and used */
 };
 
 void ck_cuda_blas_close(ck_be_ctx *c)
@@ -299,7 +300,7 @@ static void *operand(call *k, uint64_t key, const void *host, int64_t ld,
                      int64_t rows, int64_t cols, size_t es)
 {
     ck_be_ctx *c = k->c;
-    size_t bytes = (size_t)(rows * cols) * es;
+    size_t bytes = (size_t)(rows * cols) * es, len = bytes ? bytes : 8;
     void *d = NULL;
 
     for (int i = 0; key && i < c->nkept; i++)
@@ -309,8 +310,8 @@ static void *operand(call *k, uint64_t key, const void *host, int64_t ld,
                 return c->kept[i].d;
             key = 0; /* another block under the key: this call's own */
         }
-    if (key && k->e == cudaSuccess && bytes <= c->kept_cap - c->kept_bytes &&
-        ck_cuda_fits(c, bytes ? bytes : 8)) {
+    if (key && k->e == cudaSuccess && len <= c->kept_cap - c->kept_bytes &&
+        ck_cuda_fits(c, len)) {
         if (c->nkept == c->cap_kept) {
             int n = c->cap_kept ? 2 * c->cap_kept : 64;
             struct ck_cuda_kept *g = realloc(c->kept, (size_t)n * sizeof *g);
@@ -319,11 +320,11 @@ static void *operand(call *k, uint64_t key, const void *host, int64_t ld,
             else
                 c->kept = g, c->cap_kept = n;
         }
-        if (key &&
-            cudaMallocAsync(&d, bytes ? bytes : 8, c->stream) == cudaSuccess) {
-            c->kept[c->nkept++] = (struct ck_cuda_kept){key, d, rows, cols, es};
-            c->kept_bytes += bytes;
-            c->used += bytes ? bytes : 8;
+        if (key && cudaMallocAsync(&d, len, c->stream) == cudaSuccess) {
+            c->kept[c->nkept++] =
+                (struct ck_cuda_kept){key, d, rows, cols, es, len};
+            c->kept_bytes += len;
+            c->used += len;
             copy2d(k, d, cols, host, ld, rows, cols, es,
                    cudaMemcpyHostToDevice);
             return d;
@@ -340,11 +341,9 @@ static void *operand(call *k, uint64_t key, const void *host, int64_t ld,
  * caller shortens the list. */
 static void drop(ck_be_ctx *c, const struct ck_cuda_kept *o)
 {
-    size_t bytes = (size_t)(o->rows * o->cols) * o->es;
-
     cudaFreeAsync(o->d, c->stream);
-    c->kept_bytes -= bytes;
-    c->used -= bytes ? bytes : 8;
+    c->kept_bytes -= o->len;
+    c->used -= o->len;
 }
 
 /* Waits for the stream, frees the call's buffers; CK_ENOMEM when the
@@ -578,16 +577,15 @@ static ck_code qr(ck_be_ctx *c, const ck_qr_args *a, ck_err *err)
 
 /* The SVD of column-major g (m x n, m >= n, device, destroyed): s, and U
  * (m x n) into du and the right vectors (n x n) into dv, when not NULL:
- * V^T from gesvd, V from gesvdj (c->svd_method; *gives_v says which). */
+ * V^T from gesvd, V from gesvdj (c->svd_method). */
 static int gesvd(call *k, double *g, int m, int n, double *ds, double *du,
-                 double *dv, int *info, int *gives_v)
+                 double *dv, int *info)
 {
     int lw = 0, ok;
     int *dinfo = dalloc(k, sizeof(int));
     double *dwork;
 
-    *gives_v = k->c->svd_method == CK_CUDA_SVD_GESVDJ;
-    if (*gives_v) {
+    if (k->c->svd_method == CK_CUDA_SVD_GESVDJ) {
         /* gesvdj computes both or neither: scratch for the ones not
          * asked for */
         gesvdjInfo_t p = NULL;
@@ -626,7 +624,7 @@ static ck_code svd(ck_be_ctx *c, const ck_svd_args *a, ck_err *err)
     double *dg, *ds, *du, *dv, *t = NULL, *hu = NULL, *hv = NULL;
     int gesvdj = c->svd_method == CK_CUDA_SVD_GESVDJ;
     ck_code rc;
-    int ok = 1, info = 0, gives_v = 0;
+    int ok = 1, info = 0;
 
     if (!fits_int(m, n, m * n))
         return ck_err_set(err, CK_ENOTSUP, "svd: a dimension over 2^31");
@@ -655,10 +653,10 @@ static ck_code svd(ck_be_ctx *c, const ck_svd_args *a, ck_err *err)
         du = a->no_u ? NULL : dalloc(&k, (size_t)(m * n) * 8);
         dv = dalloc(&k, (size_t)(n * n) * 8);
         copy2d(&k, dg, m, a->a, a->lda, n, m, 8, cudaMemcpyHostToDevice);
-        ok = gesvd(&k, dg, (int)m, (int)n, ds, du, dv, &info, &gives_v);
+        ok = gesvd(&k, dg, (int)m, (int)n, ds, du, dv, &info);
         if (du)
             copy2d(&k, a->u, a->ldu, du, m, n, m, 8, cudaMemcpyDeviceToHost);
-        if (gives_v)
+        if (gesvdj)
             copy2d(&k, hv, n, dv, n, n, n, 8, cudaMemcpyDeviceToHost);
         else
             copy2d(&k, a->vt, a->ldvt, dv, n, n, n, 8, cudaMemcpyDeviceToHost);
@@ -671,7 +669,7 @@ static ck_code svd(ck_be_ctx *c, const ck_svd_args *a, ck_err *err)
         du = dalloc(&k, (size_t)(n * m) * 8);
         dv = dalloc(&k, (size_t)(m * m) * 8);
         copy2d(&k, dg, n, t, n, m, n, 8, cudaMemcpyHostToDevice);
-        ok = gesvd(&k, dg, (int)n, (int)m, ds, du, dv, &info, &gives_v);
+        ok = gesvd(&k, dg, (int)n, (int)m, ds, du, dv, &info);
         copy2d(&k, hu, n, du, n, m, n, 8, cudaMemcpyDeviceToHost);
         copy2d(&k, hv, m, dv, m, m, m, 8, cudaMemcpyDeviceToHost);
     }
@@ -687,11 +685,11 @@ static ck_code svd(ck_be_ctx *c, const ck_svd_args *a, ck_err *err)
          * col-major) */
         for (int64_t j = 0; j < m; j++)
             for (int64_t i = 0; i < m; i++)
-                a->u[j * a->ldu + i] = gives_v ? hv[j * m + i] : hv[i * m + j];
+                a->u[j * a->ldu + i] = gesvdj ? hv[j * m + i] : hv[i * m + j];
         for (int64_t j = 0; j < n; j++)
             for (int64_t i = 0; i < m; i++)
                 a->vt[j * a->ldvt + i] = hu[i * n + j];
-    } else if (k.e == cudaSuccess && ok && info == 0 && gives_v) {
+    } else if (k.e == cudaSuccess && ok && info == 0 && gesvdj) {
         for (int64_t j = 0; j < n; j++) /* V^T from V, n x n col-major */
             for (int64_t i = 0; i < n; i++)
                 a->vt[j * a->ldvt + i] = hv[i * n + j];
