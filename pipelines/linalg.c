@@ -29,6 +29,52 @@
 #define eval ck_exec_eval
 #define eval_bytes ck_exec_eval_bytes
 
+/* Index of the first of x[0..n) that is inf or nan, or -1.  A block of 64
+ * is judged by summing x * 0 in 8 independent lanes (0 for finite
+ * values, nan otherwise), which the compiler keeps in vector registers:
+ * ~4x faster than isfinite on each value. */
+static int64_t first_nonfinite(const double *x, int64_t n)
+{
+    int64_t i = 0;
+
+    for (; i + 64 <= n; i += 64) {
+        double acc[8] = {0};
+        for (int k = 0; k < 64; k += 8)
+            for (int l = 0; l < 8; l++)
+                acc[l] += x[i + k + l] * 0.0;
+        double s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) +
+                   ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+        if (s != 0 || s != s)
+            break;
+    }
+    for (; i < n; i++)
+        if (!isfinite(x[i]))
+            return i;
+    return -1;
+}
+
+/* CK_EUSAGE when rows [lo, lo + h) of L (row-major, n columns; L = A or
+ * A^T) hold a NaN or an infinity, naming its place in A (the input's
+ * file and dataset, or the step that makes A): an SVD of them is
+ * undefined (NumPy's raises LinAlgError). */
+static ck_code svd_finite(const xrun *r, const ck_node *nd, int transpose,
+                          const double *x, int64_t lo, int64_t h, int64_t n,
+                          ck_err *err)
+{
+    int64_t at = first_nonfinite(x, h * n);
+
+    if (at < 0)
+        return CK_OK;
+    const ck_node *an = &r->p->node[nd->arg[0]];
+    while (an->kind == CK_NODE_CF)
+        an = &r->p->node[an->arg[0]];
+    int64_t i = lo + at / n, j = at % n;
+    return ck_err_set(
+        err, CK_EUSAGE, "%s[%lld, %lld] is %g: the SVD needs finite values",
+        an->kind == CK_NODE_INPUT ? an->source : an->name,
+        (long long)(transpose ? j : i), (long long)(transpose ? i : j), x[at]);
+}
+
 /* matmul's k blocking: gemm runs at full speed from k = 256 or so, and
  * small k blocks keep the operand boxes small next to the result tile. */
 enum { MM_KB = 512 };
@@ -686,7 +732,8 @@ static int pass_threads(const xrun *r)
 
 typedef struct tsqr {
     xrun *r;
-    int64_t n, plen; /* a part: R (n x n), then n column sums or none */
+    const ck_node *nd; /* the svd step */
+    int64_t n, plen;   /* a part: R (n x n), then n column sums or none */
     int colsums;
     const rtasks *tk;
     double *stack[64]; /* per thread: (max(task rows, 2n)) x n col-major */
@@ -728,6 +775,7 @@ static ck_code tsqr_task(void *ctx, int id, int64_t task, double *part,
     const double *x = t->blk + (lo - t->r0) * n;
     double *st = t->stack[id];
 
+    CK_TRY(svd_finite(t->r, t->nd, t->colsums, x, lo, h, n, err));
     for (int64_t j = 0; j < n; j++)
         memset(st + j * ld, 0, (size_t)top * 8);
     rows_to_cols(st, ld, top, x, h, n);
@@ -799,6 +847,7 @@ static ck_code tsqr_block(void *ctx, int64_t r0, int64_t nr, int64_t ta,
 typedef struct rpass {
     xrun *r;
     int node, pass; /* the svd step, the pass: the operands' keys */
+    int transpose;  /* L = A^T */
     int64_t n, l;
     const rtasks *tk;
     const double *pt;  /* l x n */
@@ -826,6 +875,9 @@ static ck_code rpass_task(void *ctx, int id, int64_t task, double *part,
     for (int64_t i = lo; i < hi; i += q->panel) {
         int64_t h = hi - i < q->panel ? hi - i : q->panel;
         const double *li = q->blk + (i - q->r0) * n;
+        if (q->pass == 0) /* the first pass sees every value */
+            CK_TRY(svd_finite(q->r, &q->r->p->node[q->node], q->transpose, li,
+                              i, h, n, err));
         /* a device may keep the panel for the next passes, and the
          * pass's p for the other panels */
         uint64_t kl = ck_be_key(q->node, 0, i, 0);
@@ -889,6 +941,7 @@ static ck_code svd_exact(xrun *r, int i, int transpose, ck_err *err)
 
     ck_rowtasks_of_node(r->p, nd, &tk, NULL);
     t.r = r;
+    t.nd = nd;
     t.n = n;
     t.tk = &tk;
     t.colsums = transpose;
@@ -1104,6 +1157,7 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
         rpass q = {.r = r,
                    .node = i,
                    .pass = it,
+                   .transpose = transpose,
                    .n = n,
                    .l = l,
                    .tk = &tk,
@@ -1318,30 +1372,6 @@ static ck_code any_rank(int *flag, int *all, ck_err *err)
     for (int k = 0; k < ck_comm_size(); k++)
         *flag |= all[k];
     return CK_OK;
-}
-
-/* Index of the first of x[0..n) that is inf or nan, or -1.  A block of 64
- * is judged by summing x * 0 in 8 independent lanes (0 for finite
- * values, nan otherwise), which the compiler keeps in vector registers:
- * ~4x faster than isfinite on each value. */
-static int64_t first_nonfinite(const double *x, int64_t n)
-{
-    int64_t i = 0;
-
-    for (; i + 64 <= n; i += 64) {
-        double acc[8] = {0};
-        for (int k = 0; k < 64; k += 8)
-            for (int l = 0; l < 8; l++)
-                acc[l] += x[i + k + l] * 0.0;
-        double s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) +
-                   ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-        if (s != 0 || s != s)
-            break;
-    }
-    for (; i < n; i++)
-        if (!isfinite(x[i]))
-            return i;
-    return -1;
 }
 
 typedef struct gfit {
