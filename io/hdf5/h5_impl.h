@@ -79,6 +79,9 @@ typedef struct h5_array {
         uint32_t mask;
     } * index;
     int index_state;
+    /* The dataset lives in another file (an external link): its addresses
+     * are not offsets in hs->fd, so nothing is read past HDF5. */
+    int foreign;
     /* Writing: what write_chunk applies before H5Dwrite_chunk. */
     int writing;
     int wshuffle;

@@ -171,7 +171,7 @@ static void build_index(ck_array *a)
     struct h5_loc *t = NULL;
     int ok;
 
-    ok = ha->hs->fd >= 0 && ha->hs->file >= 0 &&
+    ok = ha->hs->fd >= 0 && ha->hs->file >= 0 && !ha->foreign &&
          g->total_chunks <= 64 * INDEX_MAX;
     if (ok && (fcpl = H5Fget_create_plist(ha->hs->file)) >= 0) {
         ok = H5Pget_userblock(fcpl, &ub) >= 0 && ub == 0;

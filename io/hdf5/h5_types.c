@@ -389,6 +389,19 @@ static void virtual_chunks(int ndim, const int64_t *shape, size_t esize,
 }
 
 /* Fills a->info and ha from dataset dset.  Caller holds h5_mutex. */
+/* Whether dset lives in a file other than 'file' (reached through an
+ * external link); 1 when HDF5 cannot tell, which only costs the raw
+ * reads. */
+static int in_other_file(hid_t file, hid_t dset)
+{
+    H5O_info_t d, f;
+
+    if (H5Oget_info2(dset, &d, H5O_INFO_BASIC) < 0 ||
+        H5Oget_info_by_name2(file, "/", &f, H5O_INFO_BASIC, H5P_DEFAULT) < 0)
+        return 1;
+    return d.fileno != f.fileno;
+}
+
 ck_code ck_h5_describe(ck_store *s, const char *name, hid_t dset, ck_array *a,
                        h5_array *ha, ck_err *err)
 {
@@ -409,6 +422,7 @@ ck_code ck_h5_describe(ck_store *s, const char *name, hid_t dset, ck_array *a,
     info->stored_bytes = -1;
     info->chunks_stored = -1;
     ha->contig_addr = HADDR_UNDEF;
+    ha->foreign = hs->file >= 0 && in_other_file(hs->file, dset);
     if ((type = H5Dget_type(dset)) < 0 || (space = H5Dget_space(dset)) < 0 ||
         (dcpl = H5Dget_create_plist(dset)) < 0) {
         rc = ck_h5_fail(err, CK_EFORMAT, "%s:%s: cannot read dataset header",
@@ -486,7 +500,7 @@ ck_code ck_h5_describe(ck_store *s, const char *name, hid_t dset, ck_array *a,
         info->layout =
             layout == H5D_COMPACT ? CK_LAYOUT_COMPACT : CK_LAYOUT_CONTIGUOUS;
         if (layout == H5D_CONTIGUOUS && info->ndim > 0 && exact &&
-            hs->fd >= 0 && H5Pget_external_count(dcpl) == 0) {
+            hs->fd >= 0 && !ha->foreign && H5Pget_external_count(dcpl) == 0) {
             /* Counted from the start of the file, user block included. */
             ha->contig_addr = H5Dget_offset(dset);
             if (ha->contig_addr != HADDR_UNDEF)

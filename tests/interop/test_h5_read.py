@@ -355,6 +355,31 @@ class H5Read(C.InteropCase):
         C.attrs_equal(self, got["/g/sub/x"].attrs.asdict(), ATTRS,
                       "/g/sub/x")
 
+    def test_external_links(self):
+        """A dataset reached through an external link lives in another
+        file: its chunks and its contiguous bytes are read from there, not
+        from the same offsets of the linking file (which here holds other
+        data at them)."""
+        src, top = self.fresh("ext_src.h5"), self.fresh("ext_top.h5")
+        want = {"chunked": np.arange(10.0),
+                "contiguous": np.arange(10.0) + 100,
+                "gzip": np.arange(1000.0)}
+        with h5py.File(src, "w") as f:
+            f.create_dataset("chunked", data=want["chunked"], chunks=(4,))
+            f.create_dataset("contiguous", data=want["contiguous"])
+            f.create_dataset("gzip", data=want["gzip"], chunks=(100,),
+                             compression="gzip")
+        with h5py.File(top, "w") as f:
+            f.create_dataset("pad", data=np.full(20000, 7.0))
+            for k in want:
+                f[k] = h5py.ExternalLink(os.path.basename(src), "/" + k)
+        for k, w in want.items():
+            with self.subTest(name=k):
+                out = self.fresh("ext_%s.h5" % k)
+                C.copy("%s:/%s" % (top, k), out, "--compress", "none")
+                with h5py.File(out, "r") as f:
+                    self.assertSameArray(f["/" + k][()], w, k)
+
     def test_lzf_fails_cleanly(self):
         """LZF (filter 32000) is not required; if chunkctl lacks it, it
         must say so: exit 1, one line naming the filter or the dataset,
