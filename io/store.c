@@ -583,6 +583,43 @@ ck_code ck_store_list(ck_store *s, ck_names *out, ck_err *err)
     return CK_OK;
 }
 
+ck_code ck_store_list_readable(ck_store *s, int warn, ck_names *out,
+                               ck_err *err)
+{
+    ck_names all = {0}, keep = {0}, why = {0};
+    ck_err first = {0};
+    ck_code rc = ck_store_list(s, &all, err);
+
+    for (int i = 0; i < all.n && rc == CK_OK; i++) {
+        ck_array *a = NULL;
+        ck_err e = {0};
+        rc = ck_array_open(s, all.v[i], &a, &e);
+        if (rc == CK_OK) {
+            ck_array_close(a);
+            rc = ck_names_push(&keep, all.v[i], err);
+        } else if (rc == CK_ENOTSUP) {
+            if (first.code == CK_OK)
+                first = e;
+            rc = ck_names_push(&why, e.msg, err);
+        } else {
+            *err = e;
+        }
+    }
+    /* nothing readable: why the first one is not is the answer */
+    if (rc == CK_OK && keep.n == 0 && first.code != CK_OK) {
+        *err = first;
+        rc = first.code;
+    }
+    for (int i = 0; rc == CK_OK && warn && i < why.n; i++)
+        ck_log(CK_LOG_WARN, "%s; skipped", why.v[i]);
+    ck_names_release(&all);
+    ck_names_release(&why);
+    if (rc != CK_OK)
+        ck_names_release(&keep);
+    *out = keep;
+    return rc;
+}
+
 /* "/a, /b, /c" (at most ~400 characters) for error messages. */
 static void join_names(const ck_names *l, char *buf, size_t n)
 {
@@ -620,6 +657,20 @@ ck_code ck_array_open(ck_store *s, const char *name, ck_array **out,
 
     if (!name || !*name) {
         CK_TRY(ck_store_list(s, &l, err));
+        if (l.n > 1) { /* the only one chunkctl can read is meant */
+            ck_names r = {0};
+            rc = ck_store_list_readable(s, 0, &r, err);
+            if (rc != CK_OK) {
+                ck_names_release(&l);
+                return rc;
+            }
+            if (r.n == 1) {
+                ck_names_release(&l);
+                l = r;
+            } else {
+                ck_names_release(&r);
+            }
+        }
         if (l.n != 1) {
             join_names(&l, listed, sizeof listed);
             rc = l.n == 0

@@ -47,6 +47,13 @@ const char *ck_store_path(const ck_store *s);
 /* Names of all arrays in the store, depth first, sorted within a group. */
 ck_code ck_store_list(ck_store *s, ck_names *out, ck_err *err);
 
+/* The arrays of ck_store_list that chunkctl can read: those whose open
+ * says CK_ENOTSUP (a type or a layout it does not hold: float16, strings,
+ * compound types, a null dataspace) are left out, each with a warning
+ * naming it and why when 'warn'.  Any other failure to open one fails. */
+ck_code ck_store_list_readable(ck_store *s, int warn, ck_names *out,
+                               ck_err *err);
+
 /* Opens array 'name' ("" or NULL: the only array).  CK_EUSAGE listing the
  * arrays when name is "" and there are several, or when name is not one of
  * them (naming a dataset that is not there is the caller's mistake, like an

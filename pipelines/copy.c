@@ -364,7 +364,7 @@ ck_code ck_copy(const ck_copy_opts *o, ck_err *err)
     if (sname[0]) {
         rc = ck_names_push(&names, sname, err);
     } else {
-        rc = ck_store_list(in, &names, err);
+        rc = ck_store_list_readable(in, 1, &names, err);
         if (rc == CK_OK && names.n == 0)
             rc = ck_err_set(err, CK_EFORMAT, "%s: holds no arrays", spath);
     }

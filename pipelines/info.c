@@ -19,7 +19,7 @@ ck_code ck_info_collect(const char *target, ck_info_list *out, ck_err *err)
     CK_TRY(ck_store_open(path, &s, err));
     l.kind = ck_store_kind_of(s);
     rc = name[0] ? ck_names_push(&names, name, err)
-                 : ck_store_list(s, &names, err);
+                 : ck_store_list_readable(s, 1, &names, err);
     if (rc == CK_OK && names.n > 0) {
         l.v = calloc((size_t)names.n, sizeof *l.v);
         l.nchunks = calloc((size_t)names.n, sizeof *l.nchunks);

@@ -152,7 +152,7 @@ ck_code ck_verify(const ck_verify_opts *o, ck_verify_report *rep, ck_err *err)
         ck_budget_charge(&budget, ck_base_overhead(), "chunkctl itself", err));
     CK_TRY(ck_store_open(path, &s, err));
     rc = name[0] ? ck_names_push(&names, name, err)
-                 : ck_store_list(s, &names, err);
+                 : ck_store_list_readable(s, 1, &names, err);
     for (int i = 0; i < names.n && rc == CK_OK; i++) {
         if (o->progress) /* one bar per array */
             o->progress->done = o->progress->bytes = 0;

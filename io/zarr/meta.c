@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
 
 #include "base/ck_json.h"
@@ -178,7 +179,7 @@ static ck_code parse_dtype(const cJSON *j, const char *where, ck_zarr_meta *m,
     if (!cJSON_IsString(j)) {
         char *txt = cJSON_PrintUnformatted(j);
         ck_code rc =
-            ck_err_set(err, CK_EFORMAT, "%s: dtype %.200s is not supported",
+            ck_err_set(err, CK_ENOTSUP, "%s: dtype %.200s is not supported",
                        where, txt ? txt : "(structured)");
         cJSON_free(txt);
         return rc;
@@ -186,12 +187,18 @@ static ck_code parse_dtype(const cJSON *j, const char *where, ck_zarr_meta *m,
     if (dtype_from_str(j->valuestring, &m->dtype, &m->big_endian))
         return CK_OK;
     if (strlen(j->valuestring) >= 2 && strchr("UOSa", j->valuestring[1]))
-        return ck_err_set(err, CK_EFORMAT,
+        return ck_err_set(err, CK_ENOTSUP,
                           "%s: dtype '%.100s' is a string type (chunkctl "
                           "reads numeric and bool arrays only)",
                           where, j->valuestring);
-    return ck_err_set(err, CK_EFORMAT, "%s: dtype '%.100s' is not supported",
-                      where, j->valuestring);
+    /* a NumPy type string chunkctl does not hold ("<c8", "<f2", "<M8[ns]")
+     * is unsupported; anything else is not a dtype at all */
+    const char *v = j->valuestring;
+    int numpy = strlen(v) >= 3 && strchr("<>|", v[0]) &&
+                strchr("biufcmMOSUV", v[1]) && v[1] &&
+                isdigit((unsigned char)v[2]);
+    return ck_err_set(err, numpy ? CK_ENOTSUP : CK_EFORMAT,
+                      "%s: dtype '%.100s' is not supported", where, v);
 }
 
 /* shape or chunks: an array of integers >= lo, below 2^53. */

@@ -380,6 +380,60 @@ class H5Read(C.InteropCase):
                 with h5py.File(out, "r") as f:
                     self.assertSameArray(f["/" + k][()], w, k)
 
+    def test_whole_store_skips_unsupported_arrays_aloud(self):
+        """A whole-store copy, info or verify leaves out the arrays chunkctl
+        cannot hold (float16, complex, strings, a null dataspace), each
+        with a warning naming it, and handles the rest; a store with
+        nothing readable is an error naming the first."""
+        h5 = self.fresh("mixed.h5")
+        with h5py.File(h5, "w") as f:
+            f["ok"] = np.arange(3.0)
+            f["ok2"] = np.arange(4, dtype="i2")
+            f["f2"] = np.ones(3, "f2")
+            f["c8"] = np.ones(3, "c8")
+            f["s"] = np.array([b"ab"] * 3)
+            f["nul"] = h5py.Empty("f8")
+            f["soft"] = h5py.SoftLink("/ok")
+        zs = self.fresh("mixed.zarr")
+        g = zarr.open_group(zs, "w")
+        g["ok"] = np.arange(3.0)
+        g["ok2"] = np.arange(4, dtype="i2")
+        g["c"] = np.ones(3, "c8")
+        g["h"] = np.ones(3, "f2")
+        g["u"] = np.array(["ab", "cd"], dtype="U2")
+        skipped = {h5: ["/c8", "/f2", "/nul", "/s"], zs: ["/c", "/h", "/u"]}
+        for src, names in skipped.items():
+            for out in (self.fresh("mixed_out.h5"), self.fresh("mixed_out.zarr")):
+                with self.subTest(src=src, out=out):
+                    p = C.run("copy", src, out, "--compress", "zstd")
+                    lines = p.stderr.strip().splitlines()
+                    self.assertEqual(len(lines), len(names), p.stderr)
+                    for line, name in zip(lines, names):
+                        self.assertTrue(line.startswith("chunkctl: warning: "),
+                                        line)
+                        self.assertIn(name, line)
+                        self.assertTrue(line.endswith("; skipped"), line)
+                    if out.endswith(".zarr"):
+                        got = C.zarr_arrays(zarr.open(out, "r"))
+                    else:
+                        with h5py.File(out, "r") as f:
+                            got = {k: v[()] for k, v in
+                                   C.h5_datasets(f).items()}
+                    self.assertEqual(sorted(got), ["/ok", "/ok2"])
+                    self.assertSameArray(np.asarray(got["/ok"][...]),
+                                         np.arange(3.0))
+                    self.assertSameArray(np.asarray(got["/ok2"][...]),
+                                         np.arange(4, dtype="i2"))
+            with self.subTest(src=src, cmd="info"):
+                p = C.run("info", "--json", src)
+                self.assertEqual(len(p.stderr.strip().splitlines()),
+                                 len(names))
+        only = self.fresh("only_f2.h5")
+        with h5py.File(only, "w") as f:
+            f["f2"] = np.ones(3, "f2")
+        p = C.run("copy", only, self.fresh("only_out.zarr"), expect=None)
+        self.assertCleanError(p, 1, "/f2", "2-byte float")
+
     def test_lzf_fails_cleanly(self):
         """LZF (filter 32000) is not required; if chunkctl lacks it, it
         must say so: exit 1, one line naming the filter or the dataset,
