@@ -298,7 +298,7 @@ ck_code ck_h5_read_bytes(ck_array *a, const int64_t *coords, size_t off,
         return ck_err_set(err, CK_ENOTSUP, "%s:%s: chunk %s: not indexed",
                           a->store->path, info->name,
                           ck_h5_chunk_str(a, coords, cs, sizeof cs));
-    if (size == 0) {
+    if (size == 0 && addr == 0) { /* never written */
         fill_missing(a, dst, len / ha->esize);
         return CK_OK;
     }
@@ -349,7 +349,9 @@ static ck_code read_raw_chunk(ck_array *a, const int64_t *coords, void *dst,
     if (!have)
         ck_h5_lock();
     if (have) {
-        missing = size == 0;
+        /* never written: no address (0 is the superblock's); an address
+         * with no bytes is a damaged index, caught below */
+        missing = size == 0 && addr == 0;
     } else if (ha->hs->file < 0) {
         rc = ck_err_set(err, CK_EUSAGE, "%s:%s: file already closed",
                         a->store->path, info->name);
@@ -365,6 +367,10 @@ static ck_code read_raw_chunk(ck_array *a, const int64_t *coords, void *dst,
     }
     if (rc != CK_OK || missing) {
         /* nothing to fetch */
+    } else if (size == 0) {
+        rc = ck_err_set(
+            err, CK_ECORRUPT, "%s:%s: chunk %s: stored at %llu with 0 bytes",
+            a->store->path, info->name, cs, (unsigned long long)addr);
     } else if (size > ck_stored_max(cb)) {
         rc = ck_err_set(err, CK_ECORRUPT,
                         "%s:%s: chunk %s: stored size %llu is impossible for "
