@@ -563,6 +563,82 @@ const char *ck_store_path(const ck_store *s)
     return s->path;
 }
 
+/* path resolved (links, "..") as far as it exists, the parts that do not
+ * exist yet appended as written (the output may not exist).  0 when it
+ * cannot be resolved or is too long. */
+static int resolve_existing(const char *path, char *out)
+{
+    char p[PATH_MAX], rest[PATH_MAX] = "", r[PATH_MAX];
+    size_t n = strlen(path);
+
+    if (n == 0 || n >= PATH_MAX)
+        return 0;
+    memcpy(p, path, n + 1);
+    for (;;) {
+        while (n > 1 && p[n - 1] == '/') /* "out.zarr/" */
+            p[--n] = '\0';
+        if (realpath(p, r))
+            break;
+        char *slash = strrchr(p, '/');
+        const char *last = slash ? slash + 1 : p;
+        if (strcmp(last, "..") == 0 || strcmp(last, ".") == 0)
+            return 0; /* under a folder that does not exist */
+        char t[PATH_MAX];
+        if (snprintf(t, sizeof t, "/%s%s", last, rest) >= (int)sizeof t)
+            return 0;
+        memcpy(rest, t, strlen(t) + 1);
+        if (!slash) {
+            if (!getcwd(r, sizeof r))
+                return 0;
+            break;
+        }
+        if (slash == p) { /* "/x": the root */
+            snprintf(r, sizeof r, "/");
+            break;
+        }
+        *slash = '\0';
+        n = (size_t)(slash - p);
+    }
+    return snprintf(out, PATH_MAX, "%s%s", strcmp(r, "/") ? r : "", rest) <
+           PATH_MAX;
+}
+
+/* Whether 'inner' lies in folder 'outer' (both resolved). */
+static int under(const char *inner, const char *outer)
+{
+    size_t n = strlen(outer);
+    return strncmp(inner, outer, n) == 0 && inner[n] == '/';
+}
+
+ck_code ck_store_check_apart(const char *in, const char *out, const char *where,
+                             ck_err *err)
+{
+    char ri[PATH_MAX], ro[PATH_MAX];
+    struct stat si, so;
+
+    if (stat(in, &si) == 0 && stat(out, &so) == 0 && si.st_dev == so.st_dev &&
+        si.st_ino == so.st_ino)
+        return ck_err_set(err, CK_EUSAGE,
+                          "%s: the output is the input; chunkctl never "
+                          "writes into its input",
+                          where);
+    /* the output itself may be a link: where it points is what --force
+     * replaces */
+    if (!realpath(in, ri) || !resolve_existing(out, ro))
+        return CK_OK;
+    if (under(ro, ri))
+        return ck_err_set(err, CK_EUSAGE,
+                          "%s: the output is inside the input %s; chunkctl "
+                          "never writes into its input",
+                          where, in);
+    if (under(ri, ro))
+        return ck_err_set(err, CK_EUSAGE,
+                          "%s: the input %s is inside the output, which "
+                          "would replace it",
+                          where, in);
+    return CK_OK;
+}
+
 static int cmp_names(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);

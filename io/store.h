@@ -44,6 +44,14 @@ void ck_store_close(ck_store *s);
 ck_store_kind ck_store_kind_of(const ck_store *s);
 const char *ck_store_path(const ck_store *s);
 
+/* CK_EUSAGE (where: the message's prefix) when writing output store 'out'
+ * would touch input store 'in': the same file or folder, 'out' inside
+ * the folder 'in' (a Zarr store), or 'in' inside 'out' (which --force
+ * would delete).  Paths are compared after resolving links; an output
+ * whose folder does not exist yet touches nothing. */
+ck_code ck_store_check_apart(const char *in, const char *out, const char *where,
+                             ck_err *err);
+
 /* Names of all arrays in the store, depth first, sorted within a group. */
 ck_code ck_store_list(ck_store *s, ck_names *out, ck_err *err);
 

@@ -328,13 +328,6 @@ static void copy_key(const ck_copy_opts *o, const char *spath,
 }
 
 /* 1 if a and b name the same existing file or directory. */
-static int same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-           sa.st_ino == sb.st_ino;
-}
-
 ck_code ck_copy(const ck_copy_opts *o, ck_err *err)
 {
     char spath[PATH_MAX], sname[512], dpath[PATH_MAX], dname[512], oname[512];
@@ -346,11 +339,7 @@ ck_code ck_copy(const ck_copy_opts *o, ck_err *err)
 
     CK_TRY(ck_target_split(o->src, spath, sname, sizeof spath, err));
     CK_TRY(ck_target_split(o->dst, dpath, dname, sizeof dpath, err));
-    if (same_file(spath, dpath))
-        return ck_err_set(err, CK_EUSAGE,
-                          "%s: the output is the input; chunkctl never "
-                          "writes into its input",
-                          dpath);
+    CK_TRY(ck_store_check_apart(spath, dpath, dpath, err));
     kind = ck_store_kind_guess(dpath);
     if (kind == CK_KIND_NONE)
         return ck_err_set(err, CK_EUSAGE,

@@ -2210,13 +2210,6 @@ static ck_code write_output(xrun *r, const ck_output *o, ck_store *s,
     return rc;
 }
 
-static int same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-           sa.st_ino == sb.st_ino;
-}
-
 void ck_results_release(ck_results *res)
 {
     if (!res)
@@ -2493,11 +2486,12 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
         if (which[k] >= 0)
             continue;
         for (int i = 0; rc == CK_OK && i < p->n; i++)
-            if (r->x[i].store && same_file(dp, ck_store_path(r->x[i].store)))
-                rc = ck_err_set(err, CK_EUSAGE,
-                                "%s: %s is the input '%s'; chunkctl never "
-                                "writes into its input",
-                                p->out[k].where, dp, p->node[i].name);
+            if (r->x[i].store) {
+                char at[PATH_MAX + 64];
+                snprintf(at, sizeof at, "%s: %s", p->out[k].where, dp);
+                rc = ck_store_check_apart(ck_store_path(r->x[i].store), dp, at,
+                                          err);
+            }
         if (rc != CK_OK)
             break;
         ck_store_kind kind = ck_store_kind_guess(dp);
