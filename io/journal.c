@@ -322,7 +322,7 @@ static int read_entries(ck_journal *j, char *buf, size_t n, size_t at)
 ck_code ck_journal_read(const char *path, const ck_journal_key *key,
                         const char *target, ck_journal **out, ck_err *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     struct stat st;
     char *buf = NULL, *kcopy = NULL, *line, *want;
     size_t at = 0, kat = 0, got = 0;
@@ -333,7 +333,11 @@ ck_code ck_journal_read(const char *path, const ck_journal_key *key,
     if (fd < 0)
         return errno == ENOENT ? CK_OK
                                : ck_os_fail(err, CK_EIO, errno, "%s", path);
-    if (fstat(fd, &st) != 0 || !(buf = malloc((size_t)st.st_size + 1)) ||
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        rc = ck_err_set(err, CK_EIO, "%s: not a regular file", path);
+        goto out;
+    }
+    if (!(buf = malloc((size_t)st.st_size + 1)) ||
         !(kcopy = malloc(key->len + 1)) || !(j = journal_new(path))) {
         rc = ck_err_set(err, CK_ENOMEM, "%s: cannot read", path);
         goto out;

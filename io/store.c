@@ -195,7 +195,8 @@ static int start_entry(const char *p, const struct stat *sb, int flag,
 
     (void)sb;
     (void)ftw;
-    if (flag == FTW_F && (fd = open(p, O_RDONLY | O_CLOEXEC)) >= 0) {
+    if (flag == FTW_F &&
+        (fd = open(p, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) >= 0) {
         (void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
         close(fd);
     }

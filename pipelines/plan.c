@@ -2390,6 +2390,11 @@ ck_code ck_plan_load(const char *path, unsigned flags, ck_plan **out,
 
     if (fd < 0)
         return ck_err_set(err, CK_EIO, "%s: %s", path, strerror(errno));
+    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+        close(fd);
+        return ck_err_set(err, CK_EUSAGE, "%s: a folder, not a pipeline file",
+                          path);
+    }
     if (fstat(fd, &st) != 0 || st.st_size > CK_PLAN_FILE_MAX) {
         close(fd);
         return ck_err_set(err, CK_EUSAGE,

@@ -250,7 +250,7 @@ int ck_h5_sniff(const char *path)
                                          '\r', '\n', 0x1a, '\n'};
     unsigned char buf[8];
     struct stat st;
-    int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC), found = 0;
 
     if (fd < 0)
         return 0;
@@ -289,7 +289,7 @@ static ck_code h5_open(ck_store *s, ck_err *err)
         return ck_err_set(err, CK_ENOMEM, "out of memory");
     hs->file = -1;
     hs->rfd = hs->from_fd = -1;
-    hs->fd = open(s->path, O_RDONLY | O_CLOEXEC);
+    hs->fd = open(s->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (hs->fd < 0) {
         rc = ck_os_fail(err, CK_EIO, errno, "%s", s->path);
         free(hs);
@@ -297,7 +297,13 @@ static ck_code h5_open(ck_store *s, ck_err *err)
     }
     {
         struct stat st;
-        hs->size = fstat(hs->fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+        if (fstat(hs->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+            close(hs->fd);
+            free(hs);
+            return ck_err_set(err, CK_EFORMAT, "%s: not a regular file",
+                              s->path);
+        }
+        hs->size = (uint64_t)st.st_size;
     }
     ck_h5_lock();
     if (!h5_filters_ok)

@@ -337,7 +337,7 @@ ck_code ck_h5_write_chunk(ck_array *a, const int64_t *coords, const void *src,
 static int open_ro(int *fd, const char *path)
 {
     if (*fd < 0)
-        *fd = open(path, O_RDONLY | O_CLOEXEC);
+        *fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     return *fd;
 }
 

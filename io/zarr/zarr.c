@@ -166,7 +166,8 @@ static ck_code read_small(int dirfd, const char *name, const char *where,
     struct stat st;
     ssize_t got;
     char *buf;
-    int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int fd =
+        openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 
     *out = NULL;
     if (fd < 0) {
@@ -1186,7 +1187,9 @@ static int open_chunk(const zarray *za, char *key)
         cur = fd;
         p = slash + 1;
     }
-    fd = openat(cur, p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO in a chunk's place must not wait for a writer
+     * (the callers refuse anything but a regular file) */
+    fd = openat(cur, p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
         if (cur != za->dirfd)
@@ -2275,7 +2278,8 @@ static ck_code zarr_unit_sum(ck_array *a, const int64_t *coords, int *found,
     chunk_key(&za->meta, coords, key, sizeof key);
     *found = 0;
     *off = 0;
-    if ((fd = openat(za->dirfd, key, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+    if ((fd = openat(za->dirfd, key,
+                     O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0)
         return errno == ENOENT
                    ? CK_OK
                    : ck_os_fail(err, CK_EIO, errno, "%s: %s", za->label, key);
@@ -2307,7 +2311,7 @@ static ck_code zarr_take_unit(ck_array *a, const char *from,
     if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
         return CK_OK; /* the killed run never made this array */
     chunk_key(&za->meta, coords, key, sizeof key);
-    fd = openat(dfd, key, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    fd = openat(dfd, key, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     ok = fd >= 0 && ck_journal_sum_fd(fd, 0, UINT64_MAX, &l, &h) == 0 &&
          l == len && h == sum;
     if (fd >= 0)
