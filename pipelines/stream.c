@@ -39,6 +39,7 @@ typedef struct run {
     ck_grid units;
     unsigned char *kept; /* per unit: taken over from a killed run */
     int64_t *done;       /* sharded: inner chunks written per shard; atomic */
+    int64_t charged;     /* kept and done, charged to the budget */
 } run;
 
 /* The unit chunk c belongs to, and for a shard the chunks it holds. */
@@ -213,12 +214,31 @@ ck_code ck_stream_run(const ck_stream_job *j, ck_err *err)
         r.journaled = 1;
         r.sharded = r.units.total_chunks != r.g->total_chunks ||
                     ck_array_info_of(j->dst)->shards[0] > 0;
-        r.kept = calloc((size_t)r.units.total_chunks, 1);
-        r.done = r.sharded
-                     ? calloc((size_t)r.units.total_chunks, sizeof *r.done)
-                     : NULL;
-        if (!r.kept || (r.sharded && !r.done))
-            rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+        /* a byte a unit (and a count for shards), under --memory: a
+         * tiny file may declare billions of chunks */
+        int64_t units = r.units.total_chunks;
+        int64_t rec =
+            units > INT64_MAX / 9 ? INT64_MAX : units * (r.sharded ? 9 : 1);
+        if (ck_budget_charge(j->budget, rec, "", NULL) == CK_OK) {
+            r.charged = rec;
+        } else {
+            char lim[32];
+            rc = ck_err_set(
+                err, CK_ENOMEM,
+                "%s:%s: %lld %s are more than --memory %s can keep "
+                "track of (%s each); use larger --chunks",
+                ck_store_path(ck_array_store(j->dst)),
+                ck_array_info_of(j->dst)->name, (long long)units,
+                r.sharded ? "shards" : "chunks",
+                ck_size_str((double)j->budget->limit, lim, sizeof lim),
+                r.sharded ? "9 bytes" : "a byte");
+        }
+        if (rc == CK_OK) {
+            r.kept = calloc((size_t)units, 1);
+            r.done = r.sharded ? calloc((size_t)units, sizeof *r.done) : NULL;
+            if (!r.kept || (r.sharded && !r.done))
+                rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+        }
         if (rc == CK_OK)
             rc = ck_array_resume(j->dst, &r.units, r.kept, &nkept, err);
         if (rc == CK_OK && nkept > 0)
@@ -268,6 +288,7 @@ ck_code ck_stream_run(const ck_stream_job *j, ck_err *err)
         rc = ck_comm_agree(rc, err);
     free(r.kept);
     free(r.done);
+    ck_budget_release(j->budget, r.charged);
     return rc;
 }
 
