@@ -39,11 +39,24 @@ static void *trampoline(void *arg)
     return NULL;
 }
 
+static int interrupted; /* atomic: lock-free, so safe in a handler */
+
+void ck_interrupt(void)
+{
+    __atomic_store_n(&interrupted, 1, __ATOMIC_RELEASE);
+}
+
+int ck_interrupted(void)
+{
+    return __atomic_load_n(&interrupted, __ATOMIC_ACQUIRE);
+}
+
 int ck_par_stopped(const ck_par *par)
 {
     /* another MPI rank's failure stops this job too (ck_comm_stopping:
      * the main thread, worker 0, asks MPI now and then) */
-    return __atomic_load_n(&par->stop, __ATOMIC_ACQUIRE) || ck_comm_stopping();
+    return __atomic_load_n(&par->stop, __ATOMIC_ACQUIRE) || ck_interrupted() ||
+           ck_comm_stopping();
 }
 
 ck_code ck_par_run(int nthreads, ck_par_fn fn, void *ctx, ck_err *err)
@@ -80,6 +93,8 @@ ck_code ck_par_run(int nthreads, ck_par_fn fn, void *ctx, ck_err *err)
         return p.first.code;
     }
     /* workers return CK_OK when stopped: the job is not done */
+    if (ck_interrupted())
+        return ck_err_set(err, CK_ESTOPPED, "interrupted");
     if (ck_comm_stopping())
         return ck_err_set(err, CK_ESTOPPED, "stopped: another rank failed");
     return CK_OK;

@@ -18,9 +18,16 @@ typedef ck_code (*ck_par_fn)(void *ctx, int worker, ck_par *par, ck_err *err);
  * first error any of them reported, with its message in *err. */
 ck_code ck_par_run(int nthreads, ck_par_fn fn, void *ctx, ck_err *err);
 
-/* True once some worker has failed, or another MPI rank has
- * (ck_comm_stopping); ck_par_run then fails with CK_ESTOPPED. */
+/* True once some worker has failed, another MPI rank has
+ * (ck_comm_stopping), or the process was interrupted (ck_interrupt);
+ * ck_par_run then fails with CK_ESTOPPED. */
 int ck_par_stopped(const ck_par *par);
+
+/* Asks every job to stop at its next chunk, as a failure would, so that
+ * the run unwinds and removes its temporary outputs itself (a Ctrl-C:
+ * cli/main.c).  Async-signal-safe. */
+void ck_interrupt(void);
+int ck_interrupted(void);
 
 /* Online processors, at least 1. */
 int ck_ncpus(void);

@@ -135,14 +135,33 @@ int64_t cli_default_memory(void)
     return m < ((int64_t)256 << 20) ? (int64_t)256 << 20 : m;
 }
 
-/* Ctrl-C or a kill: remove the temporary outputs, then die of the same
- * signal so the caller sees how we ended.  Outputs never appear under their
- * final name before they are complete, so this only tidies up. */
-static void on_signal(int sig)
+/* Ctrl-C or a kill: every job stops at its next chunk and the run unwinds,
+ * closing its outputs, which removes their temporaries once no worker
+ * writes into them; main() then dies of the same signal, so the caller
+ * sees how we ended.  Whatever does not unwind within UNWIND_S seconds (a
+ * long library call), or a second signal, gets the old way: the
+ * temporaries removed from the handler, and death at once.  Outputs never
+ * appear under their final name before they are complete, so this only
+ * tidies up. */
+enum { UNWIND_S = 3 };
+static volatile sig_atomic_t caught;
+
+static void die_of(int sig)
 {
     ck_stream_abandon();
     signal(sig, SIG_DFL);
     raise(sig);
+}
+
+static void on_signal(int sig)
+{
+    if (sig != SIGALRM && !caught) {
+        caught = sig;
+        ck_interrupt();
+        alarm(UNWIND_S);
+        return;
+    }
+    die_of(caught ? caught : sig);
 }
 
 /* A compute library may read a variable only when it loads (OpenBLAS its
@@ -236,6 +255,7 @@ int main(int argc, char **argv)
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     signal(SIGHUP, on_signal);
+    signal(SIGALRM, on_signal);
     common.memory = cli_default_memory();
     /* Under mpirun every rank runs the command on its share; rank 0 alone
      * speaks, for all of them (base/ck_comm.h). */
@@ -252,6 +272,10 @@ int main(int argc, char **argv)
         rc = cmd->run(argc - 1, argv + 1, &common, &err);
     free(line);
     cli_progress_end(&common);
+    if (caught) { /* the run has unwound: its temporaries are gone */
+        alarm(0);
+        die_of(caught);
+    }
     if (fflush(stdout) != 0 || ferror(stdout)) {
         if (rc == CK_OK)
             rc = ck_err_set(&err, CK_EIO, "writing to standard output: %s",

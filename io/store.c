@@ -28,6 +28,7 @@
 
 #include "base/ck_comm.h"
 #include "base/ck_log.h"
+#include "base/ck_thread.h"
 #include "io/cache.h"
 #include "io/journal.h"
 
@@ -1283,6 +1284,9 @@ static ck_code commit_here(ck_store *s, ck_err *err)
 
     CK_TRY(s->ops->flush(s, err));
     CK_TRY(sync_tree(s->tmp, err));
+    /* a Ctrl-C during the last steps: the user wants no output */
+    if (ck_interrupted())
+        return ck_err_set(err, CK_ESTOPPED, "interrupted");
     /* The journal is the run's, not the output's. */
     if (s->journal) {
         char jp[PATH_MAX];
