@@ -145,6 +145,10 @@ int64_t cli_default_memory(void)
  * tidies up. */
 enum { UNWIND_S = 3 };
 static volatile sig_atomic_t caught;
+/* Under mpirun the ranks would wait for each other's messages instead of
+ * unwinding (the launcher signals them all, or kills one): they take the
+ * old way at once. */
+static volatile sig_atomic_t ranks = 1;
 
 static void die_of(int sig)
 {
@@ -155,7 +159,7 @@ static void die_of(int sig)
 
 static void on_signal(int sig)
 {
-    if (sig != SIGALRM && !caught) {
+    if (sig != SIGALRM && !caught && ranks == 1) {
         caught = sig;
         ck_interrupt();
         alarm(UNWIND_S);
@@ -259,8 +263,9 @@ int main(int argc, char **argv)
     common.memory = cli_default_memory();
     /* Under mpirun every rank runs the command on its share; rank 0 alone
      * speaks, for all of them (base/ck_comm.h). */
-    if ((rc = ck_comm_init(&argc, &argv, &err)) == CK_OK &&
-        ck_comm_rank() != 0) {
+    rc = ck_comm_init(&argc, &argv, &err);
+    ranks = ck_comm_size();
+    if (rc == CK_OK && ck_comm_rank() != 0) {
         ck_log_mute(1);
         if (!freopen("/dev/null", "w", stdout))
             rc = ck_err_set(&err, CK_EIO, "rank %d: /dev/null: %s",
