@@ -1911,6 +1911,57 @@ static void step_where(const ck_plan *p, int i, char *buf, size_t n)
         snprintf(buf, n, "steps[%d]", i);
 }
 
+/* The keys looked up on the step being parsed (and on its copy with axes
+ * named by dimension turned into numbers). */
+enum { SEEN_MAX = 64 };
+static _Thread_local struct {
+    const cJSON *obj[2];
+    char seen[SEEN_MAX][32];
+    int n;
+} looked;
+
+cJSON *ck_plan_key(const cJSON *obj, const char *key)
+{
+    if (obj && key && (obj == looked.obj[0] || obj == looked.obj[1]) &&
+        looked.n < SEEN_MAX)
+        snprintf(looked.seen[looked.n++], sizeof looked.seen[0], "%s", key);
+    return (cJSON_GetObjectItem)(obj, key);
+}
+
+/* CK_EUSAGE for the first key of step that its parse did not look up,
+ * naming those it did. */
+static ck_code unread_keys(const char *path, const char *where, const char *op,
+                           const cJSON *step, ck_err *err)
+{
+    const cJSON *k;
+
+    cJSON_ArrayForEach(k, step)
+    {
+        int seen = !strcmp(k->string, "name") || !strcmp(k->string, "op") ||
+                   !strcmp(k->string, "args");
+        for (int j = 0; j < looked.n && !seen; j++)
+            seen = strcmp(looked.seen[j], k->string) == 0;
+        if (seen)
+            continue;
+        char took[512] = "";
+        size_t at = 0;
+        for (int j = 0; j < looked.n && at < sizeof took - 40; j++) {
+            int dup = !strcmp(looked.seen[j], "name") ||
+                      !strcmp(looked.seen[j], "op") ||
+                      !strcmp(looked.seen[j], "args");
+            for (int q = 0; q < j && !dup; q++)
+                dup = strcmp(looked.seen[q], looked.seen[j]) == 0;
+            if (!dup)
+                at += (size_t)snprintf(took + at, sizeof took - at, "%s\"%s\"",
+                                       at ? ", " : "", looked.seen[j]);
+        }
+        return ck_plan_bad(err, path, where,
+                           "%s takes no key \"%.40s\" here (%s%s)", op,
+                           k->string, at ? "it reads " : "it takes none", took);
+    }
+    return CK_OK;
+}
+
 static ck_code parse_step(ck_plan *p, const char *path, int i,
                           const cJSON *step, ck_err *err)
 {
@@ -1926,9 +1977,13 @@ static ck_code parse_step(ck_plan *p, const char *path, int i,
     if (!cJSON_IsObject(step))
         return ck_plan_bad(err, path, where, "expected an object");
     if (!cJSON_IsString(name))
-        return ck_plan_bad(err, path, where, "\"name\" is missing");
+        return ck_plan_bad(err, path, where,
+                           name ? "\"name\" must be a string"
+                                : "\"name\" is missing");
     if (!cJSON_IsString(op))
-        return ck_plan_bad(err, path, where, "\"op\" is missing");
+        return ck_plan_bad(err, path, where,
+                           op ? "\"op\" must be a string (an op's name)"
+                              : "\"op\" is missing");
     CK_TRY(add_node(p, path, where, name->valuestring, &n, err));
     if (!(def = ck_optab_find(op->valuestring, &sub)) || !def->parse)
         return ck_plan_bad(
@@ -1950,11 +2005,18 @@ static ck_code parse_step(ck_plan *p, const char *path, int i,
     /* Axes named by dimension become indices before the op reads them. */
     cJSON *named = NULL;
     int self = (int)(n - p->node);
+    looked.obj[0] = step;
+    looked.obj[1] = NULL;
+    looked.n = 0;
     ck_code rc = ck_cf_plan_axis_names(p, path, where, n, step, &named, err);
+    looked.obj[1] = named;
     if (rc == CK_OK)
         rc = def->parse(p, path, where, n, sub, named ? named : step, err);
     if (rc == CK_OK)
         rc = ck_cf_plan_step(p, path, where, self, step, err);
+    if (rc == CK_OK)
+        rc = unread_keys(path, where, n->op, step, err);
+    looked.obj[0] = looked.obj[1] = NULL;
     cJSON_Delete(named);
     return rc;
 }
@@ -2232,6 +2294,20 @@ ck_code ck_plan_build(const char *path, const cJSON *root, unsigned flags,
             err, path, "outputs",
             "a pipeline needs at least one output or print: "
             "{\"step\": \"PATH[:DATASET]\"} or \"print\": [\"step\"]");
+    static const char *const top[] = {"inputs", "steps",  "outputs",
+                                      "print",  "decode", "backend"};
+    for (it = rc == CK_OK ? root->child : NULL; it && rc == CK_OK;
+         it = it->next) {
+        int known = 0;
+        for (size_t k = 0; k < sizeof top / sizeof top[0]; k++)
+            known |= strcmp(it->string, top[k]) == 0;
+        if (!known)
+            rc = ck_plan_bad(err, path, "top level",
+                             "unknown key \"%.40s\" (a pipeline takes "
+                             "\"inputs\", \"steps\", \"outputs\", "
+                             "\"print\", \"decode\" and \"backend\")",
+                             it->string);
+    }
     snprintf(p->backend, sizeof p->backend, "auto");
     if (rc == CK_OK && (it = cJSON_GetObjectItem(root, "decode"))) {
         if (!cJSON_IsBool(it))

@@ -11,10 +11,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 #include "base/ck_err.h"
 #include "pipelines/plan.h"
 
-struct cJSON;
+/* Every key a parser looks up on a step goes through ck_plan_key, which
+ * notes it: a key of the step that no parser looked up is refused
+ * afterwards (plan.c: a typo such as "keepdim", or a key the op does not
+ * take), so no op needs its own list of keys.  (cJSON.h is included above
+ * so that its declaration is not renamed.) */
+cJSON *ck_plan_key(const cJSON *obj, const char *key);
+#define cJSON_GetObjectItem(obj, key) ck_plan_key((obj), (key))
 
 /* "path: where: message", a usage error (CK_EUSAGE); where "" (a one-step
  * command's own step) gives "path: message". */

@@ -660,6 +660,24 @@ class Pipeline(C.InteropCase):
              "args[1] must be a boolean array"),
             ({"inputs": {"x": src}, "steps": [],
               "outputs": {"x": src}}, "never writes into its input"),
+            # a key no parser reads: a typo, or a key of another op; the
+            # message names the keys the op does read
+            ({"inputs": {"x": src}, "steps": [
+                {"name": "y", "op": "sum", "args": ["x"], "keepdim": True}],
+              "outputs": {"y": "o.h5"}},
+             'steps[0]: sum takes no key "keepdim" here (it reads "axis"'),
+            ({"inputs": {"x": src}, "steps": [
+                {"name": "y", "op": "histogram", "args": ["x"], "bin": 5}],
+              "outputs": {"y": "o.h5"}},
+             'steps[0]: histogram takes no key "bin" here'),
+            ({"inputs": {"x": src}, "steps": [
+                {"name": "y", "op": "add", "args": ["x", 1]}],
+              "output": {"y": "o.h5"}, "print": ["y"]},
+             'top level: unknown key "output"'),
+            ({"inputs": {"x": src}, "steps": [
+                {"name": "y", "op": 3, "args": ["x"]}],
+              "outputs": {"y": "o.h5"}},
+             'steps[0]: "op" must be a string'),
         ]
         for doc, needle in cases:
             with self.subTest(needle=needle):
