@@ -109,6 +109,19 @@ ck_code ck_cf_plan_input(ck_plan *p, const char *path, const char *where, int i,
         ck_dtype_is_float(ai->dtype) && isnan(ai->fill.f))
         n->missing = 1;
     hf = num_attr(s, dataset, "_FillValue", &fill);
+    /* ... and any other fill_value too where xarray reads the array so: a
+     * Zarr v2 array that names its dimensions (_ARRAY_DIMENSIONS), as
+     * xarray and chunkctl write netCDF variables to Zarr (xarray's
+     * use_zarr_fill_value_as_mask, on for v2 only: pydata/xarray#10269).
+     * A plain array's fill_value (zarr-python's default 0) only fills
+     * unwritten chunks. */
+    if (!hf && ai->zarr_format == 2 && ai->has_fill && ai->has_dims &&
+        !n->missing) {
+        fill = ck_dtype_is_float(ai->dtype)    ? ai->fill.f
+               : ck_dtype_is_signed(ai->dtype) ? (double)ai->fill.i
+                                               : (double)ai->fill.u;
+        hf = 1;
+    }
     hm = num_attr(s, dataset, "missing_value", &miss);
     hs = num_attr(s, dataset, "scale_factor", &scale);
     ho = num_attr(s, dataset, "add_offset", &offset);

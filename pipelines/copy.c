@@ -255,6 +255,24 @@ static ck_code copy_one(const ck_copy_opts *o, ck_store *in, const char *name,
     if ((rc = ck_stream_run(&job, err)) != CK_OK)
         goto out;
     rc = ck_store_copy_attrs(in, si->name, out, oname, err);
+    /* Zarr v2 keeps a netCDF variable's _FillValue as the array's
+     * fill_value (where the array names its dimensions, as xarray reads
+     * it: pipelines/cf.c); HDF5 and netCDF need the attribute, which
+     * netCDF-C masks by */
+    if (rc == CK_OK && si->has_fill && si->has_dims && si->zarr_format == 2 &&
+        ck_store_kind_of(out) == CK_KIND_HDF5 && spec.dtype != CK_BOOL) {
+        ck_attr f;
+        ck_err e = {0};
+        if (ck_store_get_attr(in, si->name, "_FillValue", &f, &e) != CK_OK) {
+            if (ck_dtype_is_float(spec.dtype))
+                f = (ck_attr){.kind = CK_ATTR_F64, .f64 = spec.fill.f};
+            else if (ck_dtype_is_signed(spec.dtype))
+                f = (ck_attr){.kind = CK_ATTR_I64, .i64 = spec.fill.i};
+            else
+                f = (ck_attr){.kind = CK_ATTR_F64, .f64 = (double)spec.fill.u};
+            rc = ck_store_set_attr(out, oname, "_FillValue", &f, err);
+        }
+    }
 out:
     ck_chunk_cache_free(x.cache);
     ck_array_close(dst);

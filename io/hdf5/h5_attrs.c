@@ -675,6 +675,10 @@ ck_code ck_h5_set_attrs(ck_store *s, const char *name, const char *json,
     ck_h5_lock();
     rc = open_object(s, name, &obj, err);
     for (v = root->child; rc == CK_OK && v; v = v->next) {
+        /* Zarr's (xarray's) names of the dimensions: HDF5 has dimension
+         * scales for them, which the writer makes (h5_dims.c) */
+        if (strcmp(v->string, "_ARRAY_DIMENSIONS") == 0)
+            continue;
         int r = write_attr(obj, v->string, v, ((h5_store *)s->impl)->netcdf);
         if (r < 0)
             rc = ck_h5_fail(err, CK_EIO, "%s: cannot write attribute '%s'",

@@ -1288,6 +1288,25 @@ static ck_code member_value(const member *m, const char *label, const char *key,
         v->i64 = p[0] == 't';
         return CK_OK;
     }
+    if (p[0] == '[') {
+        /* a list of one number is that number, as netCDF's attributes
+         * (all lists) are written: scale_factor [0.5] */
+        cJSON *j = cJSON_ParseWithLength(p, m->vlen);
+        const cJSON *e = cJSON_GetArraySize(j) == 1 ? j->child : NULL;
+        if (cJSON_IsNumber(e)) {
+            int whole = !memchr(p, '.', m->vlen) && !memchr(p, 'e', m->vlen) &&
+                        !memchr(p, 'E', m->vlen) &&
+                        fabs(e->valuedouble) < 9007199254740992.0;
+            v->kind = whole ? CK_ATTR_I64 : CK_ATTR_F64;
+            if (whole)
+                v->i64 = (int64_t)e->valuedouble;
+            else
+                v->f64 = e->valuedouble;
+            cJSON_Delete(j);
+            return CK_OK;
+        }
+        cJSON_Delete(j);
+    }
     v->kind = CK_ATTR_F64;
     if (word_is(m, "NaN")) {
         v->f64 = NAN;

@@ -784,6 +784,51 @@ class ZarrOutputs(CfCase):
         self.assertSameArray(np.isnan(got), np.isnan(ref), "NaN places")
         self.assertLessEqual(float(np.max(ulps(got, ref))), 1.0)
 
+    def test_v2_copy_keeps_missing_and_packing(self):
+        # copy moves _FillValue into fill_value, where xarray reads it (the
+        # array names its dimensions), and writes scale_factor as a list of
+        # one number: a mean of the copy is the mean of the netCDF file
+        src = self.fresh("cp.zarr")
+        C.copy(self.nc, src)
+        za = self.meta("cp.zarr", "tas", ".zarray")
+        self.assertEqual(za["fill_value"], -999.0)
+        for v in ("tas", "pr"):
+            with self.subTest(var=v):
+                self.ck("nc_%s.h5:/m" % v, "mean", self.nc + ":/" + v,
+                        "--axis", "time")
+                self.ck("z_%s.h5:/m" % v, "mean", src + ":/" + v,
+                        "--axis", "time")
+                with h5py.File(self.path("nc_%s.h5" % v), "r") as f:
+                    want = f["m"][()]
+                with h5py.File(self.path("z_%s.h5" % v), "r") as f:
+                    got = f["m"][()]
+                self.assertSameArray(got, want, v)
+        want, _, _ = nc_read(self.nc, "pr")
+        ref = np.nanmean(filled(want).astype(np.float64), axis=0)
+        self.assertLessEqual(float(np.max(ulps(got, ref))), 1.0)
+        # and back to netCDF: the dimensions are dimension scales, not a
+        # leftover _ARRAY_DIMENSIONS attribute
+        back = self.fresh("back.nc")
+        C.copy(src, back)
+        _, a, dims = nc_read(back, "tas")
+        self.assertEqual(dims, ("time", "lat", "lon"))
+        self.assertNotIn("_ARRAY_DIMENSIONS", a)
+
+    def test_plain_zarr_fill_value_is_not_missing(self):
+        # zarr-python's default fill_value 0 on an array that names no
+        # dimensions (xarray cannot open it) only fills unwritten chunks:
+        # zeros are values, and a mean is NumPy's
+        src = self.fresh("plain.zarr")
+        a = np.arange(24, dtype="f4").reshape(4, 6) % 3
+        z = zarr.open(src, mode="w", shape=a.shape, chunks=(2, 3),
+                      dtype="f4", fill_value=0)
+        z[:] = a
+        self.ck("pl.h5:/m", "mean", src, "--axis", "0")
+        with h5py.File(self.path("pl.h5"), "r") as f:
+            got = f["m"][()]
+        ref = a.astype(np.float64).mean(axis=0)
+        self.assertLessEqual(float(np.max(ulps(got, ref))), 1.0)
+
     def test_v3_dimension_names(self):
         self.ck("o3.zarr:/tas", "mean", self.nc + ":/tas", "--axis", "time",
                 "--zarr-format", "3")

@@ -534,6 +534,26 @@ static void check_zattrs_py(ck_store *s)
     get_fails(s, "/", "l_obj", CK_ENOTSUP, NULL, "'l_obj': an object");
 }
 
+/* netCDF's attributes are lists; one of one number (as chunkctl and
+ * netCDF4-python write scale_factor to .zattrs) reads as that number. */
+Test(attrs, zarr_one_element_lists_are_numbers)
+{
+    ck_store *s;
+
+    cr_assert_eq(mkdir(at("one.zarr"), 0777), 0);
+    put_text(at("one.zarr/.zgroup"), "{\"zarr_format\": 2}\n");
+    put_text(at("one.zarr/.zattrs"),
+             "{\"scale\": [0.5], \"n\": [ 7 ], \"e\": [1e3], "
+             "\"two\": [1, 2], \"s\": [\"a\"]}\n");
+    s = open_ok(at("one.zarr"));
+    expect_get(s, "/", "scale", f64_attr(0.5));
+    expect_get(s, "/", "n", i64_attr(7));
+    expect_get(s, "/", "e", f64_attr(1000.0));
+    get_fails(s, "/", "two", CK_ENOTSUP, NULL, "'two': an array");
+    get_fails(s, "/", "s", CK_ENOTSUP, NULL, "'s': an array");
+    ck_store_close(s);
+}
+
 Test(attrs, zarr_reads_zarr_python)
 {
     char longer[600];
