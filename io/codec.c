@@ -196,14 +196,15 @@ ck_code ck_codec_parse(const char *s, ck_codec_spec *out, ck_err *err)
         c.id = zstd ? CK_CODEC_ZSTD
                     : (part[0][1] == 'z' ? CK_CODEC_GZIP : CK_CODEC_ZLIB);
         c.level = zstd ? 3 : 4;
-        if (np > 3)
+        /* NAME[:LEVEL][:shuffle]: "zstd:shuffle" keeps the default level */
+        int shuf = np >= 2 && strcmp(part[np - 1], "shuffle") == 0;
+        int nl = np - shuf; /* fields up to the level */
+        if (nl > 2)
             goto bad;
-        if (np >= 2 && !(zstd ? parse_level(part[1], -131072, 22, &c.level)
+        if (nl == 2 && !(zstd ? parse_level(part[1], -131072, 22, &c.level)
                               : parse_level(part[1], 0, 9, &c.level)))
             goto bad;
-        if (np == 3 && strcmp(part[2], "shuffle") != 0)
-            goto bad;
-        c.shuffle = np == 3 ? CK_SHUF_BYTE : CK_SHUF_NONE;
+        c.shuffle = shuf ? CK_SHUF_BYTE : CK_SHUF_NONE;
     } else if (strcmp(part[0], "blosc") == 0) {
         c.id = CK_CODEC_BLOSC;
         strcpy(c.cname, "lz4");

@@ -320,7 +320,8 @@ static int finalize_one(ck_red_op op, double ddof, const ck_red_state *s,
         double dof = (double)s->k - ddof, var;
         if (dof <= 0) {
             /* NumPy warns; var divides by max(dof, 0) (inf, or NaN when
-             * m2 is 0), nanvar gives NaN */
+             * m2 is 0), nanvar gives NaN (of floats: the executor asks
+             * integers' nanvar as var, as NumPy computes it) */
             *empty = 1;
             var = op == CK_RED_VAR || op == CK_RED_STD ? s->m2 / 0.0 : NAN;
             if (s->k == 0)

@@ -1253,9 +1253,15 @@ static ck_code fold_finish(fold *f, int k, fold_out *o, ck_err *err)
     }
     if (nd->kind == CK_NODE_REDUCE) {
         int empty = 0;
-        ck_code rc =
-            ck_red_finalize(nd->red, nd->ddof, o->states, (size_t)o->nout,
-                            nd->dtype, r->x[i].mem, &empty, err);
+        /* integers and bools hold no NaN: NumPy's nanvar of them is var
+         * (inf where ddof >= n, not NaN) */
+        ck_red_op op = nd->red;
+        if (!ck_dtype_is_float(r->p->node[nd->arg[0]].dtype))
+            op = op == CK_RED_NANVAR   ? CK_RED_VAR
+                 : op == CK_RED_NANSTD ? CK_RED_STD
+                                       : op;
+        ck_code rc = ck_red_finalize(op, nd->ddof, o->states, (size_t)o->nout,
+                                     nd->dtype, r->x[i].mem, &empty, err);
         if (rc != CK_OK) {
             ck_err_prefix(err, "%s", nd->where);
             return rc;
@@ -1264,7 +1270,14 @@ static ck_code fold_finish(fold *f, int k, fold_out *o, ck_err *err)
         for (int h = 0; h < r->p->n; h++)
             ranges |= r->p->node[h].range_of[0] == i ||
                       r->p->node[h].range_of[1] == i;
-        if (empty && !ranges)
+        int var = op == CK_RED_VAR || op == CK_RED_STD || op == CK_RED_NANVAR ||
+                  op == CK_RED_NANSTD;
+        if (empty && !ranges && var) /* NumPy's RuntimeWarning */
+            ck_log(CK_LOG_WARN,
+                   "%s: degrees of freedom <= 0 for a slice: its %s is "
+                   "inf or NaN",
+                   nd->name, ck_red_name(nd->red));
+        else if (empty && !ranges)
             ck_log(CK_LOG_WARN, "%s: %s of an empty selection is NaN", nd->name,
                    ck_red_name(nd->red));
         return CK_OK;
@@ -1952,14 +1965,9 @@ static ck_code range_edges(xrun *r, int i, ck_err *err)
                           "%s: autodetected range of [%g, %g] is not "
                           "finite; give a range",
                           nd->where, lo, hi);
-    if (lo == hi) {
-        lo -= 0.5;
-        hi += 0.5;
-        if (m->dtype == CK_F32) {
-            lo = (float)lo;
-            hi = (float)hi;
-        }
-    }
+    /* lo == hi: ck_hist_uniform_edges widens to lo - 0.5, hi + 0.5 in
+     * float64, as NumPy 1.x does (np.float32(x) - 0.5 is a float64); its
+     * edges are float32 only at the end, from linspace */
     if (!(r->x[i].edges = malloc(sizeof(double) * (size_t)(nd->nbins + 1))))
         return ck_err_set(err, CK_ENOMEM, "out of memory");
     CK_TRY(
@@ -2466,8 +2474,12 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
             break;
         if (!names[k][0]) {
             /* A Zarr store that receives only this output is the array
-             * itself (as copy makes it); otherwise the step's name. */
-            int alone = ck_store_kind_guess(dp) == CK_KIND_ZARR;
+             * itself (as copy makes it); otherwise the step's name.  A
+             * histogram's edges go beside its counts: not alone. */
+            const ck_node *on_ = &p->node[p->out[k].node];
+            int alone = ck_store_kind_guess(dp) == CK_KIND_ZARR &&
+                        on_->kind != CK_NODE_HIST &&
+                        on_->kind != CK_NODE_HIST2D;
             for (int j = 0; j < p->nout && alone; j++) {
                 char op_[PATH_MAX], on[512];
                 if (j != k &&

@@ -27,6 +27,7 @@ class HistogramRange(C.InteropCase):
             f.create_dataset("ints", data=INTS, chunks=(128,))
             f.create_dataset("const", data=np.full((10,), 3.0))
             f.create_dataset("const32", data=np.full((10,), 0.1, "f4"))
+            f.create_dataset("third32", data=np.full((10,), 1 / 3, "f4"))
             f.create_dataset("nan", data=np.full((10,), np.nan))
             f.create_dataset("inf", data=np.array([1.0, np.inf]))
             f.create_dataset("empty", shape=(0,), dtype="f8")
@@ -43,7 +44,15 @@ class HistogramRange(C.InteropCase):
         for name, a, bins in [("f64", F64, 10), ("f64", F64, 37),
                               ("f32", F32[~np.isnan(F32)], 7),
                               ("ints", INTS, 5), ("const", np.full(10, 3.0), 4),
-                              ("const32", np.full(10, 0.1, "f4"), 3)]:
+                              ("const32", np.full(10, 0.1, "f4"), 3),
+                              # equal ends are widened in float64 (NumPy
+                              # 1.x: np.float32(x) - 0.5 is a float64), and
+                              # only the edges are float32: these put the
+                              # values a bin too low when the ends were
+                              # rounded to float32 first
+                              ("const32", np.full(10, 0.1, "f4"), 4),
+                              ("third32", np.full(10, 1 / 3, "f4"), 2),
+                              ("third32", np.full(10, 1 / 3, "f4"), 10)]:
             with self.subTest(name=name, bins=bins):
                 got = json.loads(self.hist(name, "--bins", str(bins)).stdout)
                 counts, edges = np.histogram(a, bins)

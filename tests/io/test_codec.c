@@ -71,6 +71,11 @@ Test(codec, parse_and_format_agree)
     cr_assert_str_eq(ck_codec_str(&c, buf, sizeof buf), "gzip:4:shuffle");
     cr_assert_eq(ck_codec_parse("zstd", &c, NULL), CK_OK);
     cr_assert_eq(c.level, 3);
+    /* the usage says each "may add :shuffle": also without a level */
+    cr_assert_eq(ck_codec_parse("zstd:shuffle", &c, NULL), CK_OK);
+    cr_assert_str_eq(ck_codec_str(&c, buf, sizeof buf), "zstd:3:shuffle");
+    cr_assert_eq(ck_codec_parse("gzip:shuffle", &c, NULL), CK_OK);
+    cr_assert_str_eq(ck_codec_str(&c, buf, sizeof buf), "gzip:4:shuffle");
 }
 
 Test(codec, bad_specs_are_usage_errors)
@@ -81,7 +86,9 @@ Test(codec, bad_specs_are_usage_errors)
                          "blosc:snappy",
                          "blosc:lz4:5:twice",
                          "none:1",
-                         "zstd:3:bitshuffle"};
+                         "zstd:3:bitshuffle",
+                         "zstd:shuffle:3",
+                         "gzip:4:shuffle:shuffle"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ck_codec_spec c;
         ck_err err = {0};

@@ -1,0 +1,101 @@
+"""Edge cases found by the audits of 2026-11-28 (NumPy, zarr-python and
+bad input), each checked against the independent tool or the documented
+contract:
+
+- nanvar/nanstd of integers with ddof >= n is inf, as NumPy's (whose
+  nanvar of an array that cannot hold NaN is var), while of floats it is
+  NaN;
+- a histogram written to a Zarr store alone keeps its counts and edges
+  side by side (/histogram, /histogram_edges), as in HDF5;
+- gen --dist integers refuses bounds NumPy's Generator.integers refuses
+  (outside the dtype, not whole) instead of clipping the values;
+- verify reports a Zarr array whose .zattrs is not JSON, which info and
+  copy refuse;
+- --compress NAME:shuffle keeps the default level (the usage says each
+  codec "may add :shuffle").
+"""
+import json
+import os
+
+import _common as C
+from _common import np, h5py, zarr
+
+
+class EdgeCases(C.InteropCase):
+
+    @classmethod
+    def make_fixtures(cls):
+        with h5py.File(cls.path("in.h5"), "w") as f:
+            f.create_dataset("i", data=np.array([1, 2, 3], "i4"))
+            f.create_dataset("f", data=np.array([1.0, 2.0, 3.0]))
+            f.create_dataset("x", data=np.arange(40.0).reshape(8, 5),
+                             chunks=(3, 5))
+
+    def test_nanvar_of_integers_with_ddof_past_n(self):
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for op in ("nanvar", "nanstd", "var"):
+                for name, data in (("i", np.array([1, 2, 3], "i4")),
+                                   ("f", np.array([1.0, 2.0, 3.0]))):
+                    with self.subTest(op=op, dtype=name):
+                        want = getattr(np, op)(data, ddof=3)
+                        got = C.run(op, self.path("in.h5") + ":/" + name,
+                                    "--ddof", "3", "--quiet").stdout.strip()
+                        if np.isnan(want):
+                            self.assertEqual(got, "nan")
+                        else:
+                            self.assertEqual(float(got), float(want), got)
+
+    def test_histogram_alone_in_a_zarr_store(self):
+        out = self.fresh("h.zarr")
+        C.run("histogram", "--quiet", self.path("in.h5") + ":/x",
+              "--bins", "4", "-o", out)
+        g = zarr.open_group(out, mode="r")
+        counts, edges = np.histogram(np.arange(40.0), 4)
+        self.assertSameArray(g["histogram"][...], counts)
+        self.assertSameArray(g["histogram_edges"][...], edges)
+
+    def test_gen_integers_refuses_what_numpy_refuses(self):
+        for opts, needle in (
+                (("--low", "0", "--high", "1000", "--dtype", "uint8"),
+                 "outside uint8's range"),
+                (("--low", "-1", "--high", "5", "--dtype", "uint16"),
+                 "outside uint16's range"),
+                (("--low", "0.5", "--high", "2.5"), "whole --low and --high")):
+            with self.subTest(opts=opts):
+                out = self.fresh("g.zarr")
+                p = C.gen(out, "--shape", "10", "--dist", "integers", *opts,
+                          expect=2)
+                self.assertCleanError(p, 2, needle)
+                self.assertFalse(os.path.exists(out))
+        out = self.fresh("g.zarr")
+        C.gen(out, "--shape", "1000", "--dist", "integers", "--low", "0",
+              "--high", "256", "--dtype", "uint8")
+        a = zarr.open(out, mode="r")[...]
+        self.assertEqual(a.dtype, np.uint8)
+        self.assertGreater(len(np.unique(a)), 200)  # not clipped
+
+    def test_verify_reports_unreadable_zattrs(self):
+        out = self.fresh("v.zarr")
+        C.copy(self.path("in.h5") + ":/x", out)
+        with open(os.path.join(out, ".zattrs"), "w") as f:
+            f.write('{"a": [1,')
+        p = C.run("verify", "--quiet", out, expect=None)
+        self.assertCleanError(p, 1, "v.zarr/.zattrs", "invalid JSON")
+
+    def test_compress_shuffle_without_a_level(self):
+        for spec, want in (("zstd:shuffle", "zstd:3:shuffle"),
+                           ("gzip:shuffle", "gzip:4:shuffle")):
+            with self.subTest(spec=spec):
+                out = self.fresh("c.h5")
+                C.copy(self.path("in.h5") + ":/x", out, "--compress", spec)
+                with h5py.File(out, "r") as f:
+                    self.assertSameArray(f["x"][()],
+                                         np.arange(40.0).reshape(8, 5))
+                info = C.info(out + ":/x")
+                self.assertEqual(info["arrays"][0]["compressor"], want)
+
+
+if __name__ == "__main__":
+    C.main()
