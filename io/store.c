@@ -679,13 +679,14 @@ ck_code ck_store_list_readable(ck_store *s, int warn, ck_names *out,
             if (first.code == CK_OK)
                 first = e;
             rc = ck_names_push(&why, e.msg, err);
-        } else {
+        } else if (err) {
             *err = e;
         }
     }
     /* nothing readable: why the first one is not is the answer */
     if (rc == CK_OK && keep.n == 0 && first.code != CK_OK) {
-        *err = first;
+        if (err)
+            *err = first;
         rc = first.code;
     }
     for (int i = 0; rc == CK_OK && warn && i < why.n; i++)

@@ -1922,9 +1922,13 @@ static _Thread_local struct {
 
 cJSON *ck_plan_key(const cJSON *obj, const char *key)
 {
-    if (obj && key && (obj == looked.obj[0] || obj == looked.obj[1]) &&
-        looked.n < SEEN_MAX)
-        snprintf(looked.seen[looked.n++], sizeof looked.seen[0], "%s", key);
+    if (obj && key && (obj == looked.obj[0] || obj == looked.obj[1])) {
+        int have = 0; /* each key once: parsers may look one up often */
+        for (int j = 0; j < looked.n && !have; j++)
+            have = strncmp(looked.seen[j], key, sizeof looked.seen[0] - 1) == 0;
+        if (!have && looked.n < SEEN_MAX)
+            snprintf(looked.seen[looked.n++], sizeof looked.seen[0], "%s", key);
+    }
     return (cJSON_GetObjectItem)(obj, key);
 }
 
