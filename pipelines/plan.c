@@ -1949,16 +1949,11 @@ static ck_code unread_keys(const char *path, const char *where, const char *op,
             continue;
         char took[512] = "";
         size_t at = 0;
-        for (int j = 0; j < looked.n && at < sizeof took - 40; j++) {
-            int dup = !strcmp(looked.seen[j], "name") ||
-                      !strcmp(looked.seen[j], "op") ||
-                      !strcmp(looked.seen[j], "args");
-            for (int q = 0; q < j && !dup; q++)
-                dup = strcmp(looked.seen[q], looked.seen[j]) == 0;
-            if (!dup)
+        for (int j = 0; j < looked.n && at < sizeof took - 40; j++)
+            if (strcmp(looked.seen[j], "name") &&
+                strcmp(looked.seen[j], "op") && strcmp(looked.seen[j], "args"))
                 at += (size_t)snprintf(took + at, sizeof took - at, "%s\"%s\"",
                                        at ? ", " : "", looked.seen[j]);
-        }
         return ck_plan_bad(err, path, where,
                            "%s takes no key \"%.40s\" here (%s%s)", op,
                            k->string, at ? "it reads " : "it takes none", took);
