@@ -15,6 +15,7 @@
 
 #include "base/ck_mem.h"
 #include "cli/cli.h"
+#include "io/attrs_json.h"
 #include "pipelines/info.h"
 
 static const char help[] =
@@ -172,7 +173,8 @@ static char *without_array_dims(char *json)
     cJSON *o;
     char *t;
 
-    if (!strstr(json, "\"_ARRAY_DIMENSIONS\"") || !(o = cJSON_Parse(json)))
+    if (!strstr(json, "\"_ARRAY_DIMENSIONS\"") ||
+        !(o = ck_attrs_parse(json, strlen(json))))
         return json;
     cJSON_DeleteItemFromObjectCaseSensitive(o, "_ARRAY_DIMENSIONS");
     t = cJSON_PrintUnformatted(o);
@@ -254,7 +256,7 @@ static void print_attrs(const char *name, const char *json)
 {
     const char *slash = strrchr(name, '/');
     const char *var = slash && slash[1] ? slash + 1 : name;
-    cJSON *o = json ? cJSON_Parse(json) : NULL;
+    cJSON *o = json ? ck_attrs_parse(json, strlen(json)) : NULL;
     const cJSON *v;
 
     if (!cJSON_IsObject(o)) {
@@ -274,6 +276,30 @@ static void print_attrs(const char *name, const char *json)
 static int zarr_format(const ck_info_list *l)
 {
     return l->n > 0 && l->v[0].zarr_format ? l->v[0].zarr_format : 2;
+}
+
+/* Turns the bare NaN, Infinity and -Infinity under v (io/attrs_json.h)
+ * into strings, as fill_value spells them, so --json stays JSON. */
+static void words_to_strings(cJSON *v)
+{
+    for (; v; v = v->next) {
+        if (cJSON_IsRaw(v) && strpbrk(v->valuestring, "NI"))
+            v->type = cJSON_String;
+        words_to_strings(v->child);
+    }
+}
+
+/* The attributes' text as strict JSON ("null" when there is none). */
+static void print_attrs_json(const char *json)
+{
+    cJSON *o = json ? ck_attrs_parse(json, strlen(json)) : NULL;
+    char *t;
+
+    words_to_strings(o);
+    t = o ? cJSON_PrintUnformatted(o) : NULL;
+    printf("%s", t ? t : "null");
+    free(t);
+    cJSON_Delete(o);
 }
 
 static void print_json(const char *path, const ck_info_list *l,
@@ -330,8 +356,9 @@ static void print_json(const char *path, const ck_info_list *l,
             else
                 printf("null");
         }
-        printf(", \"attrs\": %s}",
-               at->json && at->json[i] ? at->json[i] : "null");
+        printf(", \"attrs\": ");
+        print_attrs_json(at->json ? at->json[i] : NULL);
+        printf("}");
     }
     printf("\n]}\n");
 }

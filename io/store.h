@@ -186,9 +186,11 @@ ck_code ck_store_copy_attrs(ck_store *src, const char *src_name, ck_store *dst,
 /* All attributes of object 'name' ("/" the root) as the text of one JSON
  * object (malloc'd, the caller frees; "{}" when there are none), and
  * setting them from such a text (members are added or replaced; a Zarr
- * store rewrites the object's attributes whole).  Values JSON cannot
- * hold the way the store does (HDF5 references, compounds) are left out
- * when reading, with a note. */
+ * store rewrites the object's attributes whole).  The text is Python's
+ * JSON, numbers kept exactly as written, bare NaN and Infinity included
+ * (io/attrs_json.h reads it).  Values JSON cannot hold the way the store
+ * does (HDF5 references, compounds) are left out when reading, with a
+ * note. */
 ck_code ck_store_get_attrs(ck_store *s, const char *name, char **json,
                            ck_err *err);
 ck_code ck_store_set_attrs(ck_store *s, const char *name, const char *json,

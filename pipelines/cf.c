@@ -25,6 +25,7 @@
 
 #include "base/ck_config.h"
 #include "base/ck_log.h"
+#include "io/attrs_json.h"
 #include "pipelines/exec_impl.h"
 #include "pipelines/optab.h"
 #include "pipelines/plan_impl.h"
@@ -692,7 +693,7 @@ ck_code ck_cf_out_attrs(xrun *r, int i, ck_store *s, const char *name,
         int src = nd->attrs_from - 1;
         const ck_array_info *ai = ck_array_info_of(r->x[src].arr);
         rc = ck_store_get_attrs(r->x[src].store, ai->name, &txt, err);
-        if (rc == CK_OK && !(in = cJSON_Parse(txt)))
+        if (rc == CK_OK && !(in = ck_attrs_parse(txt, strlen(txt))))
             rc = ck_err_set(err, CK_ENOMEM, "out of memory");
         free(txt);
         txt = NULL;
@@ -861,7 +862,7 @@ ck_code ck_cf_history(ck_store *s, ck_store *in, const char *cmd, ck_err *err)
     if (in) {
         if ((rc = ck_store_get_attrs(in, "/", &old, err)) != CK_OK)
             return rc;
-        src = cJSON_Parse(old);
+        src = ck_attrs_parse(old, strlen(old));
         free(old);
     }
     h = cJSON_GetObjectItem(src, "history");
@@ -882,7 +883,7 @@ ck_code ck_cf_history(ck_store *s, ck_store *in, const char *cmd, ck_err *err)
         free(line);
         return rc;
     }
-    mine = txt ? cJSON_Parse(txt) : NULL;
+    mine = txt ? ck_attrs_parse(txt, strlen(txt)) : NULL;
     free(txt);
     txt = NULL;
     if (!mine)

@@ -17,6 +17,7 @@
 #include "base/ck_log.h"
 #include <hdf5_hl.h>
 
+#include "io/attrs_json.h"
 #include "io/hdf5/h5_impl.h"
 
 /* Attributes larger than this many elements are skipped, not read. */
@@ -24,22 +25,25 @@
 
 /* ---- attributes ---- */
 
-/* cJSON prints numbers with 15 significant digits when that is "close
- * enough", which rounds 2^53 + 1 and 0.1 + 0.2; these print the shortest
- * text that reads back exactly, as raw JSON. */
+/* Numbers go out as raw text in the exchange form (io/attrs_json.h):
+ * the shortest text that reads back exactly (cJSON's own printing rounds
+ * 2^53 + 1 and 0.1 + 0.2), a float always with a '.' or an exponent so
+ * that Python reads a float, non-finite ones as Python's json writes them. */
 static cJSON *json_double(double v)
 {
-    char buf[40];
+    char buf[48];
 
     if (isnan(v))
-        return cJSON_CreateString("NaN");
+        return cJSON_CreateRaw("NaN");
     if (isinf(v))
-        return cJSON_CreateString(v > 0 ? "Infinity" : "-Infinity");
+        return cJSON_CreateRaw(v > 0 ? "Infinity" : "-Infinity");
     for (int prec = 15; prec <= 17; prec++) {
         snprintf(buf, sizeof buf, "%.*g", prec, v);
         if (strtod(buf, NULL) == v)
             break;
     }
+    if (!strpbrk(buf, ".e"))
+        strcat(buf, ".0");
     return cJSON_CreateRaw(buf);
 }
 
@@ -316,32 +320,6 @@ ck_code ck_h5_get_attrs(ck_store *s, const char *name, char **json, ck_err *err)
     return rc;
 }
 
-/* A number in JSON, or zarr's spelling of a non-finite float. */
-static int json_num(const cJSON *v, double *out)
-{
-    if (cJSON_IsNumber(v)) {
-        *out = v->valuedouble;
-        return 1;
-    }
-    if (cJSON_IsString(v)) {
-        if (strcmp(v->valuestring, "NaN") == 0)
-            *out = NAN;
-        else if (strcmp(v->valuestring, "Infinity") == 0)
-            *out = INFINITY;
-        else if (strcmp(v->valuestring, "-Infinity") == 0)
-            *out = -INFINITY;
-        else
-            return 0;
-        return 1;
-    }
-    return 0;
-}
-
-static int integral(double v)
-{
-    return isfinite(v) && v == floor(v) && fabs(v) < 9.2e18;
-}
-
 /* Writes one attribute; returns 0 when the value has no HDF5 form (the
  * caller notes it), -1 on an HDF5 failure. */
 static int write_attr_nd(hid_t obj, const char *name, const cJSON *v, int nd,
@@ -539,65 +517,60 @@ static int write_attr_nd(hid_t obj, const char *name, const cJSON *v, int nd,
                          const hsize_t *dims, int nc)
 {
     int isarr = cJSON_IsArray(v), n = isarr ? cJSON_GetArraySize(v) : 1;
-    int nnum = 0, nstr = 0, nbool = 0, nreal = 0, ok = -1;
+    int nnum = 0, nstr = 0, nbool = 0, ok = -1;
     const cJSON *e;
     hid_t type = -1, space = -1, attr = -1;
     hsize_t dim = (hsize_t)n;
     void *buf = NULL;
-    double d;
+    ck_attrs_num num;
 
-    if (isarr) {
-        cJSON_ArrayForEach(e, v)
-        {
-            if (cJSON_IsNumber(e))
-                nreal++;
-            nnum += json_num(e, &d);
-            nstr += cJSON_IsString(e);
-            nbool += cJSON_IsBool(e);
-        }
-    } else {
-        nreal = cJSON_IsNumber(v);
-        nnum = nreal;
-        nstr = cJSON_IsString(v);
-        nbool = cJSON_IsBool(v);
+    for (e = isarr ? v->child : v; e; e = isarr ? e->next : NULL) {
+        nnum += ck_attrs_number(e, &num);
+        nstr += cJSON_IsString(e);
+        nbool += cJSON_IsBool(e);
     }
-    /* "NaN" alone is a string; among numbers it is a float. */
-    if (nnum == n && (nreal > 0 || n == 0)) {
-        int allint = 1;
-        size_t k = 0;
+    if (nnum == n) {
+        /* Integer literals stay exact: int64, or uint64 past INT64_MAX
+         * (as NumPy reads a Python int); anything else (and []) is
+         * float64. */
+        int ints = n > 0, sgn = 1, k = 0;
+        double *f = calloc((size_t)(n ? n : 1), sizeof *f);
+        uint64_t *u = calloc((size_t)(n ? n : 1), sizeof *u);
         ck_dtype dt;
         hid_t dft;
-        if (!(buf = calloc((size_t)(n ? n : 1), 8)))
+        if (!f || !u) {
+            free(f);
+            free(u);
             return -1;
-        if (isarr) {
-            cJSON_ArrayForEach(e, v)
-            {
-                json_num(e, &d);
-                ((double *)buf)[k++] = d;
-                allint &= integral(d);
-            }
-        } else {
-            d = v->valuedouble;
-            ((double *)buf)[0] = d;
-            allint = integral(d);
+        }
+        for (e = isarr ? v->child : v; e; e = isarr ? e->next : NULL, k++) {
+            ck_attrs_number(e, &num);
+            f[k] = num.f;
+            ints &= num.integer && num.fits;
+            sgn &= !num.integer || num.neg || num.mag <= (uint64_t)INT64_MAX;
+            u[k] = num.neg ? (uint64_t)0 - num.mag : num.mag;
         }
         /* _FillValue and co. in the variable's type; a value that does
          * not fit it keeps the generic type below. */
         if (n > 0 && nd <= 1 &&
             (dt = typed_dtype(obj, name, &dft)) != CK_DT_INVALID) {
-            int r = write_typed(obj, name, dt, dft, buf, NULL, 0, n, !isarr);
+            int r = write_typed(obj, name, dt, dft, f, (const int64_t *)u,
+                                ints && sgn, n, !isarr);
             H5Tclose(dft);
             if (r != 0) {
-                free(buf);
+                free(f);
+                free(u);
                 return r;
             }
         }
-        if (allint && n > 0) {
-            for (int i = 0; i < n; i++)
-                ((int64_t *)buf)[i] = (int64_t)((double *)buf)[i];
-            type = H5Tcopy(H5T_NATIVE_INT64);
+        if (ints) {
+            type = H5Tcopy(sgn ? H5T_NATIVE_INT64 : H5T_NATIVE_UINT64);
+            buf = u;
+            free(f);
         } else {
             type = H5Tcopy(H5T_NATIVE_DOUBLE);
+            buf = f;
+            free(u);
         }
     } else if (nc && nstr == 1 && !isarr) {
         /* Text as netCDF writes it: the bytes themselves, NUL-ended. */
@@ -661,7 +634,7 @@ out:
 ck_code ck_h5_set_attrs(ck_store *s, const char *name, const char *json,
                         ck_err *err)
 {
-    cJSON *root = cJSON_Parse(json), *v;
+    cJSON *root = ck_attrs_parse(json, strlen(json)), *v;
     char where[PATH_MAX + 520];
     hid_t obj = -1;
     ck_code rc;

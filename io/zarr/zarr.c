@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/attrs_json.h"
 #include "io/oserr.h"
 #include "io/store_impl.h"
 #include <cjson/cJSON.h>
@@ -2339,49 +2340,6 @@ static ck_code zarr_take_unit(ck_array *a, const char *from,
 
 /* ---- attributes, flush ------------------------------------------------- */
 
-/* Python's json module (and so zarr-python) writes NaN, Infinity and
- * -Infinity as bare words, which are not JSON.  Quote them, as zarr's own
- * fill_value convention does, so cJSON can read the attributes.  Returns a
- * new malloc'd string, or NULL when out of memory. */
-static char *quote_nonfinite(const char *t, size_t len)
-{
-    static const char *const words[] = {"-Infinity", "Infinity", "NaN"};
-    char *out = malloc(len + len + 1), *o = out;
-    int in_str = 0;
-
-    if (!out)
-        return NULL;
-    for (size_t i = 0; i < len;) {
-        size_t w = 0;
-        if (in_str) {
-            if (t[i] == '\\' && i + 1 < len)
-                *o++ = t[i++];
-            else if (t[i] == '"')
-                in_str = 0;
-            *o++ = t[i++];
-            continue;
-        }
-        if (t[i] == '"')
-            in_str = 1;
-        for (size_t k = 0; k < 3 && !w; k++) {
-            size_t n = strlen(words[k]);
-            if (len - i >= n && memcmp(t + i, words[k], n) == 0)
-                w = n;
-        }
-        if (w) {
-            *o++ = '"';
-            memcpy(o, t + i, w);
-            o += w;
-            *o++ = '"';
-            i += w;
-        } else {
-            *o++ = t[i++];
-        }
-    }
-    *o = '\0';
-    return out;
-}
-
 /* 1 if the node in fd is an array (either format). */
 static int is_array_fd(const ck_store *s, int fd)
 {
@@ -2496,6 +2454,21 @@ static ck_code write_attrs_as_is(const ck_store *s, int fd, const char *json,
     return rc;
 }
 
+/* Checks that text is a JSON object, as .zattrs must be, with the bare
+ * NaN, Infinity and -Infinity that zarr-python writes allowed. */
+static ck_code check_attrs(const char *text, size_t len, const char *where,
+                           ck_err *err)
+{
+    char *q = ck_attrs_quote_words(text, len);
+    ck_code rc;
+
+    if (!q)
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    rc = ck_zarr_attrs_check(q, strlen(q), where, err);
+    free(q);
+    return rc;
+}
+
 static ck_code zarr_get_attrs(ck_store *s, const char *name, char **json,
                               ck_err *err)
 {
@@ -2512,15 +2485,9 @@ static ck_code zarr_get_attrs(ck_store *s, const char *name, char **json,
     make_where(s, name, attrs_file(s), where, sizeof where);
     rc = read_attrs(s, fd, where, &txt, &len, err);
     close(fd);
-    if (rc == CK_OK && txt) {
-        char *q = quote_nonfinite(txt, len);
-        free(txt);
-        txt = q;
-        if (!txt)
-            rc = ck_err_set(err, CK_ENOMEM, "out of memory");
-        else
-            rc = ck_zarr_attrs_check(txt, strlen(txt), where, err);
-    }
+    /* handed on as written (io/attrs_json.h), once checked */
+    if (rc == CK_OK && txt)
+        rc = check_attrs(txt, len, where, err);
     if (rc == CK_OK && !txt && !(txt = strdup("{}")))
         rc = ck_err_set(err, CK_ENOMEM, "out of memory");
     if (rc != CK_OK) {
@@ -2597,7 +2564,7 @@ static ck_code zarr_set_attrs(ck_store *s, const char *name, const char *json,
 
     CK_TRY(check_name(s, name, err));
     make_where(s, name, attrs_file(s), where, sizeof where);
-    CK_TRY(ck_zarr_attrs_check(json, strlen(json), where, err));
+    CK_TRY(check_attrs(json, strlen(json), where, err));
     pthread_mutex_lock(&zs->lock);
     rc = attrs_locked(s, name, json, err);
     pthread_mutex_unlock(&zs->lock);
@@ -2609,7 +2576,7 @@ static ck_code zarr_set_attrs(ck_store *s, const char *name, const char *json,
 static ck_code read_zattrs(ck_store *s, const char *name, char **txt,
                            size_t *len, ck_err *err)
 {
-    char where[PATH_MAX + 600], *q;
+    char where[PATH_MAX + 600];
     ck_code rc;
     int fd;
 
@@ -2624,11 +2591,7 @@ static ck_code read_zattrs(ck_store *s, const char *name, char **txt,
     close(fd);
     if (rc != CK_OK || !*txt)
         return rc;
-    if (!(q = quote_nonfinite(*txt, *len)))
-        rc = ck_err_set(err, CK_ENOMEM, "out of memory");
-    else
-        rc = ck_zarr_attrs_check(q, strlen(q), where, err);
-    free(q);
+    rc = check_attrs(*txt, *len, where, err);
     if (rc != CK_OK) {
         free(*txt);
         *txt = NULL;

@@ -12,8 +12,13 @@ contract:
 - verify reports a Zarr array whose .zattrs is not JSON, which info and
   copy refuse;
 - --compress NAME:shuffle keeps the default level (the usage says each
-  codec "may add :shuffle").
+  codec "may add :shuffle");
+- copied attributes keep their Python types and exact values both ways
+  between HDF5 and Zarr: a NaN or inf float stays a float (not the string
+  "NaN"), integers past 2^53 stay exact, uint64 past INT64_MAX stays
+  uint64, a float 1.0 stays a float, and a string "NaN" stays a string.
 """
+import math
 import json
 import os
 
@@ -95,6 +100,55 @@ class EdgeCases(C.InteropCase):
                                          np.arange(40.0).reshape(8, 5))
                 info = C.info(out + ":/x")
                 self.assertEqual(info["arrays"][0]["compressor"], want)
+
+    def assertSameAttrs(self, got, want):
+        self.assertEqual(sorted(got), sorted(want))
+        for k, w in want.items():
+            g = got[k]
+            if isinstance(g, np.ndarray):
+                g = g.tolist()
+            elif isinstance(g, np.generic):
+                g = g.item()
+            with self.subTest(attr=k):
+                if isinstance(w, float) and math.isnan(w):
+                    self.assertIsInstance(g, float)
+                    self.assertTrue(math.isnan(g))
+                else:
+                    self.assertEqual(repr(g), repr(w))
+
+    def test_attributes_keep_types_and_values(self):
+        attrs = {"nan": math.nan, "inf": math.inf, "ninf": -math.inf,
+                 "big": 2**62 + 1, "neg": -2**62 - 1, "one": 1.0,
+                 "third": 1.0 / 3.0, "s": "NaN", "lst": [1, 2**60 + 3],
+                 "fl": [1.0, 2.5]}
+        z = self.fresh("a.zarr")
+        zarr.open(z, mode="w", shape=(4,), chunks=(2,), dtype="f8")[:] = 1
+        zarr.open(z, mode="r+").attrs.update(attrs)
+        h = self.fresh("a.h5")
+        C.copy(z, h)
+        with h5py.File(h, "r") as f:
+            self.assertSameAttrs(dict(f["data"].attrs), attrs)
+        back = self.fresh("b.zarr")
+        C.copy(h + ":/data", back)
+        self.assertSameAttrs(dict(zarr.open(back, mode="r").attrs), attrs)
+        # HDF5 -> Zarr: h5py's NumPy values as zarr-python reads them
+        h2 = self.fresh("u.h5")
+        with h5py.File(h2, "w") as f:
+            d = f.create_dataset("x", data=np.arange(4.0))
+            d.attrs["u"] = np.uint64(2**64 - 1)
+            d.attrs["nan"] = np.nan
+            d.attrs["one"] = 1.0
+            d.attrs["v"] = np.array([0.5, np.inf])
+        z2 = self.fresh("u.zarr")
+        C.copy(h2, z2)
+        self.assertSameAttrs(
+            dict(zarr.open(z2, mode="r").attrs),
+            {"u": 2**64 - 1, "nan": math.nan, "one": 1.0,
+             "v": [0.5, math.inf]})
+        # info --json stays JSON: non-finite floats are spelled as strings
+        a = C.info(z2)["arrays"][0]["attrs"]
+        self.assertEqual(a["nan"], "NaN")
+        self.assertEqual(a["u"], 2**64 - 1)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
+#include "io/attrs_json.h"
 #include "io/store.h"
 #include "io/store_impl.h"
 
@@ -532,6 +535,49 @@ static void check_zattrs_py(ck_store *s)
               "18446744073709551616 does not fit int64");
     get_fails(s, "/", "j_null", CK_ENOTSUP, NULL, "'j_null': null");
     get_fails(s, "/", "l_obj", CK_ENOTSUP, NULL, "'l_obj': an object");
+}
+
+/* The exchange text (io/attrs_json.h): numbers and bare words come back
+ * exactly as written wherever they sit, words inside strings stay text,
+ * and ck_attrs_number reads each as Python's json module does. */
+Test(attrs, exchange_text_keeps_numbers_as_written)
+{
+    static const char in[] =
+        "{\"a\": [NaN, -Infinity, 1.0, 9007199254740993, -0, 1e-3],"
+        " \"s\": \"NaN \\\" Infinity\", \"o\": {\"u\": 18446744073709551615,"
+        " \"t\": true, \"n\": null, \"x\": 18446744073709551616}}";
+    cJSON *o = ck_attrs_parse(in, strlen(in));
+    char *out;
+    ck_attrs_num n;
+
+    cr_assert_not_null(o);
+    out = cJSON_PrintUnformatted(o);
+    cr_assert_str_eq(out, "{\"a\":[NaN,-Infinity,1.0,9007199254740993,-0,"
+                          "1e-3],\"s\":\"NaN \\\" Infinity\",\"o\":{\"u\":"
+                          "18446744073709551615,\"t\":true,\"n\":null,"
+                          "\"x\":18446744073709551616}}");
+    free(out);
+    const cJSON *a = cJSON_GetObjectItem(o, "a");
+    cr_assert(ck_attrs_number(cJSON_GetArrayItem(a, 0), &n) && isnan(n.f));
+    cr_assert(ck_attrs_number(cJSON_GetArrayItem(a, 1), &n) &&
+              n.f == -INFINITY && !n.integer);
+    cr_assert(ck_attrs_number(cJSON_GetArrayItem(a, 2), &n) && n.f == 1.0 &&
+              !n.integer);
+    cr_assert(ck_attrs_number(cJSON_GetArrayItem(a, 3), &n) && n.integer &&
+              n.fits && !n.neg && n.mag == 9007199254740993u);
+    cr_assert(ck_attrs_number(cJSON_GetArrayItem(a, 4), &n) && n.integer &&
+              !n.neg && n.mag == 0);
+    const cJSON *u = cJSON_GetObjectItem(o, "o");
+    cr_assert(ck_attrs_number(cJSON_GetObjectItem(u, "u"), &n) && n.fits &&
+              n.mag == UINT64_MAX);
+    cr_assert(ck_attrs_number(cJSON_GetObjectItem(u, "x"), &n) && n.integer &&
+              !n.fits);
+    cr_assert_not(ck_attrs_number(cJSON_GetObjectItem(u, "t"), &n));
+    cr_assert(cJSON_IsString(cJSON_GetObjectItem(o, "s")));
+    cJSON_Delete(o);
+    cr_assert_null(ck_attrs_parse("{\"a\": nan}", 12));
+    cr_assert_null(ck_attrs_parse("{\"a\": NaNa}", 13));
+    cr_assert_null(ck_attrs_parse("{\"a\": [1,", 9));
 }
 
 /* netCDF's attributes are lists; one of one number (as chunkctl and
