@@ -1346,10 +1346,35 @@ ck_code ck_glm_fit(const ck_be *be, const ck_glm_opts *o, int64_t p,
         free(oc.h);
         return rc;
     }
+    int no_mle = 0;
+    if (G.lam1 == 0 && G.lam2 == 0 && o->family != CK_GLM_NORMAL &&
+        oc.objective >= 0 && oc.objective <= 1e-4) {
+        /* Logistic and poisson losses are >= 0 where y is 0 or 1 (all 0
+         * for poisson), and 0 only in the limit: a small mean loss (it is
+         * log 2 and 1 at b = 0) that doubling b cuts by half or more means
+         * the loss keeps falling as b grows, where from a minimum the
+         * convex loss could only rise (within tol |b|). */
+        double *b2 = malloc((size_t)G.d * sizeof *b2), f2;
+        if (!b2)
+            rc = ck_err_set(err, CK_ENOMEM, "glm: out of memory");
+        for (int64_t j = 0; b2 && j < G.d; j++)
+            b2[j] = 2 * b[j];
+        if (b2 && (rc = G.pass(G.ctx, b2, &f2, NULL, NULL, err)) == CK_OK)
+            no_mle = f2 < 0.5 * oc.objective;
+        free(b2);
+        if (rc != CK_OK) {
+            free(b);
+            free(oc.h);
+            return rc;
+        }
+    }
     res->b = b;
     res->d = G.d;
     res->iterations = oc.iterations;
     res->converged = oc.converged;
+    res->no_mle = no_mle;
+    if (no_mle)
+        res->converged = 0;
     res->objective = oc.objective;
     res->h = oc.h;
     return CK_OK;

@@ -104,6 +104,14 @@ typedef struct ck_glm_result {
     int64_t d;
     int iterations; /* solver iterations (passes over the data may be more) */
     int converged;
+    /* no maximum-likelihood fit exists: unpenalised logistic or poisson
+     * whose mean loss is small (<= 1e-4) and falls by half or more when b
+     * doubles, so it falls on as b grows, towards 0, which it reaches only
+     * where the fitted means equal y on every row (the classes separated
+     * by a hyperplane, or y all 0 or all 1): the coefficients grow without
+     * bound, converged is 0 (statsmodels raises PerfectSeparationError).
+     * One pass more, only when the loss is that small. */
+    int no_mle;
     double objective; /* f(b), penalty included */
     /* newton: the last Hessian of the mean loss it computed (d x d), at
      * b or at an iterate near it, owned; NULL for the other solvers, and

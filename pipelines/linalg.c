@@ -53,9 +53,9 @@ static int64_t first_nonfinite(const double *x, int64_t n)
     return -1;
 }
 
-/* CK_EUSAGE when rows [lo, lo + h) of L (row-major, n columns; L = A or
- * A^T) hold a NaN or an infinity, naming its place in A (the input's
- * file and dataset, or the step that makes A): an SVD of them is
+/* CK_EFORMAT (bad data: exit 1) when rows [lo, lo + h) of L (row-major, n
+ * columns; L = A or A^T) hold a NaN or an infinity, naming its place in A (the
+ * input's file and dataset, or the step that makes A): an SVD of them is
  * undefined (NumPy's raises LinAlgError). */
 static ck_code svd_finite(const xrun *r, const ck_node *nd, int transpose,
                           const double *x, int64_t lo, int64_t h, int64_t n,
@@ -70,7 +70,7 @@ static ck_code svd_finite(const xrun *r, const ck_node *nd, int transpose,
         an = &r->p->node[an->arg[0]];
     int64_t i = lo + at / n, j = at % n;
     return ck_err_set(
-        err, CK_EUSAGE, "%s[%lld, %lld] is %g: the SVD needs finite values",
+        err, CK_EFORMAT, "%s[%lld, %lld] is %g: the SVD needs finite values",
         an->kind == CK_NODE_INPUT ? an->source : an->name,
         (long long)(transpose ? j : i), (long long)(transpose ? i : j), x[at]);
 }
@@ -1468,14 +1468,14 @@ static ck_code glm_sums(gfit *g, int64_t base, int64_t ta, int64_t tb,
             const double *ys = y + (at - base);
             if (bx >= 0)
                 return ck_err_set(
-                    err, CK_EUSAGE,
+                    err, CK_EFORMAT,
                     "X ('%s') row %lld column %lld is %g: glm_fit needs "
                     "finite values",
                     g->r->p->node[g->nd->arg[0]].name,
                     (long long)(at + bx / g->p), (long long)(bx % g->p),
                     x[(at - base) * g->p + bx]);
             if (by >= 0)
-                return ck_err_set(err, CK_EUSAGE,
+                return ck_err_set(err, CK_EFORMAT,
                                   "y ('%s') value %lld is %g: %s",
                                   g->r->p->node[g->nd->arg[1]].name,
                                   (long long)(at + by), ys[by],
@@ -1728,7 +1728,14 @@ ck_code ck_exec_run_glm(xrun *r, int i, ck_err *err)
     ck_be_set_threads(&r->be, 0);
     if (rc != CK_OK)
         goto out_rows;
-    if (!res.converged)
+    if (res.no_mle)
+        ck_log(CK_LOG_WARN,
+               "%s: no maximum-likelihood fit exists: the fitted means "
+               "approach y on every row (mean loss %.3g; the classes are "
+               "separated, or y is all 0 or all 1), and the coefficients "
+               "grow without bound; fit with a penalty (l2 and a lambda)",
+               nd->name, res.objective);
+    else if (!res.converged)
         ck_log(CK_LOG_WARN,
                "%s: %s did not converge in %d iterations (objective %.10g); "
                "raise max_iter or tol",

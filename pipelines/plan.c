@@ -1716,7 +1716,10 @@ ck_code ck_plan_parse_glm(ck_plan *p, const char *path, const char *where,
     CK_TRY(ck_plan_opt_int(path, where, step, "max_iter", 1, 10000000, 0, &v,
                            err));
     o->max_iter = (int)v;
-    CK_TRY(ck_plan_opt_num(path, where, step, "tol", 0, 1, 0, &o->tol, err));
+    CK_TRY(ck_plan_opt_num(path, where, step, "tol", 0, 1, 1e-8, &o->tol, err));
+    if (!(o->tol > 0)) /* 0 would never stop; no silent default for it */
+        return ck_plan_bad(err, path, where,
+                           "tol must be a number in (0, 1] (default 1e-8)");
     if (ck_glm_check(o, &local) != CK_OK)
         return ck_plan_bad(err, path, where, "%s", local.msg);
     n->dtype = CK_F64;
