@@ -33,7 +33,7 @@ static const char fit_help[] =
     "  --tol T            optimality tolerance (default 1e-8)\n"
     "  -o, --output DST   write /coef and /intercept to DST\n"
     "  --backend NAME     auto, cpu or cuda (default: "
-    "auto)\n" CLI_HELP_GPU_MEMORY
+    "auto)\n" CLI_HELP_GPU_MEMORY CLI_HELP_ZARR CLI_HELP_RAW
     "  --verbose          say which backend runs each step\n"
     "  --memory SIZE      memory cap (default a quarter of RAM)\n"
     "  --threads N        threads, 0 = all cores (default 0)\n"
@@ -53,7 +53,7 @@ static const char predict_help[] =
     "wrote (its /coef), or PATH:DATASET of the coefficients.\n\n"
     "  -o, --output DST   where the predictions go (required)\n"
     "  --backend NAME     auto, cpu or cuda (default: "
-    "auto)\n" CLI_HELP_GPU_MEMORY
+    "auto)\n" CLI_HELP_GPU_MEMORY CLI_HELP_ZARR CLI_HELP_RAW
     "  --verbose          say which backend runs each step\n"
     "  --memory SIZE      memory cap (default a quarter of RAM)\n"
     "  --threads N        threads, 0 = all cores (default 0)\n"

@@ -78,7 +78,7 @@ static const char reduce_help[] =
     "  -o, --output DST   write the result to DST[:DATASET] instead\n"
     "  --json             print the result as JSON\n"
     "  --backend NAME     auto, cpu or cuda (default: "
-    "auto)\n" CLI_HELP_GPU_MEMORY CLI_HELP_ZARR CLI_HELP_RAW
+    "auto)\n" CLI_HELP_GPU_MEMORY CLI_HELP_ZARR CLI_HELP_RAW CLI_HELP_RESUME
     "  --memory SIZE, --threads N, --force, --quiet, --verbose, --help\n\n"
     "example: chunkctl reduce mean data.h5:/x --axis 0 -o out.h5:/m\n";
 
@@ -179,7 +179,7 @@ static const char hist_help[] =
     "  -o, --output DST   write the counts to DST[:DATASET] instead\n"
     "  --json             print edges and counts as JSON\n"
     "  --backend NAME     auto, cpu or cuda (default: "
-    "auto)\n" CLI_HELP_GPU_MEMORY CLI_HELP_ZARR CLI_HELP_RAW
+    "auto)\n" CLI_HELP_GPU_MEMORY CLI_HELP_ZARR CLI_HELP_RAW CLI_HELP_RESUME
     "  --memory SIZE, --threads N, --force, --quiet, --verbose, --help\n\n"
     "example: chunkctl histogram data.h5:/x --bins 100 --range -9,11\n";
 

@@ -30,7 +30,7 @@ static const char svd_help[] =
     "  --no-u             do not write U\n"
     "  --json             print all singular values as JSON\n"
     "  --backend NAME     auto, cpu or cuda (default: "
-    "auto)\n" CLI_HELP_GPU_MEMORY
+    "auto)\n" CLI_HELP_GPU_MEMORY CLI_HELP_ZARR CLI_HELP_RAW
     "  --verbose          say which backend runs each step\n"
     "  --memory SIZE      memory cap (default a quarter of RAM)\n"
     "  --threads N        threads, 0 = all cores (default 0)\n"
@@ -191,7 +191,7 @@ ck_code cmd_svd(int argc, char **argv, cli_common *c, ck_err *err)
                 printf("%s%.17g", j ? ", " : "", sv[j]);
             printf("]}\n");
         } else {
-            printf("wrote %s: U, S, Vt%s\n", dp, o.no_u ? " (no U)" : "");
+            printf("wrote %s: %s\n", dp, o.no_u ? "S, Vt" : "U, S, Vt");
             printf("singular values (%lld):\n", (long long)k);
             for (int64_t j = 0; j < k && j < 10; j++)
                 printf("  %3lld  %.10g\n", (long long)j, sv[j]);

@@ -2170,13 +2170,26 @@ static ck_code write_output(xrun *r, const ck_output *o, ck_store *s,
     ck_cf_out_spec(r->p, o->node, ck_store_kind_of(s), &spec);
     if (ck_store_kind_of(s) == CK_KIND_ZARR) {
         spec.zarr_format = r->o->zarr_format;
-        if (r->o->shards_ndim && r->o->shards_ndim != nd->ndim)
+        /* --shards is for the outputs with as many dimensions (svd's U
+         * and Vt, not S); the others are unsharded, unless none has. */
+        int nsh = r->o->shards_ndim, fits = 0;
+        for (int k = 0; k < r->p->nout; k++)
+            fits |= r->p->node[r->p->out[k].node].ndim == nsh;
+        if (nsh && nsh != nd->ndim && !fits)
             return ck_err_set(err, CK_EUSAGE,
                               "--shards has %d values but the output '%s' has "
                               "%d dimensions",
-                              r->o->shards_ndim, name, nd->ndim);
+                              nsh, name, nd->ndim);
+        if (nsh != nd->ndim) {
+            if (nsh)
+                ck_log(CK_LOG_NOTE,
+                       "%s: written without shards (--shards has %d "
+                       "values, it has %d)",
+                       name, nsh, nd->ndim);
+            nsh = 0;
+        }
         /* Inner chunks that fit the shard shape evenly. */
-        for (int d = 0; d < r->o->shards_ndim; d++) {
+        for (int d = 0; d < nsh; d++) {
             int64_t c = spec.chunks[d], sh = r->o->shards[d];
             while (c > 1 && sh % c != 0)
                 c--;

@@ -36,7 +36,7 @@ static ck_code set_filters(ck_store *s, const ck_array_spec *spec, size_t esize,
     ha->wcodec.shuffle = CK_SHUF_NONE;
     ha->wcodec.nfilters = 0;
     if (c->nfilters > 0)
-        return ck_err_set(err, CK_ENOTSUP,
+        return ck_err_set(err, CK_EUSAGE,
                           "%s:%s: hdf5 has no %s filter (zarr filters need a "
                           "zarr output; hdf5 takes only a shuffle before "
                           "zstd, gzip or zlib)",
@@ -44,7 +44,7 @@ static ck_code set_filters(ck_store *s, const ck_array_spec *spec, size_t esize,
                           ck_filter_name(c->filters[0].id));
     if (c->id == CK_CODEC_LZ4 || c->id == CK_CODEC_LZMA ||
         c->id == CK_CODEC_BZ2)
-        return ck_err_set(err, CK_ENOTSUP,
+        return ck_err_set(err, CK_EUSAGE,
                           "%s:%s: chunkctl writes %s only to zarr stores "
                           "(for hdf5 use zstd, gzip, zlib or blosc)",
                           s->path, spec->name,
@@ -52,7 +52,7 @@ static ck_code set_filters(ck_store *s, const ck_array_spec *spec, size_t esize,
                           : c->id == CK_CODEC_LZMA ? "lzma"
                                                    : "bz2");
     if (c->id != CK_CODEC_BLOSC && c->shuffle == CK_SHUF_BIT)
-        return ck_err_set(err, CK_ENOTSUP,
+        return ck_err_set(err, CK_EUSAGE,
                           "%s:%s: bitshuffle needs blosc in HDF5 files",
                           s->path, spec->name);
     if (c->id != CK_CODEC_BLOSC && c->shuffle == CK_SHUF_BYTE) {

@@ -16,7 +16,13 @@ contract:
 - copied attributes keep their Python types and exact values both ways
   between HDF5 and Zarr: a NaN or inf float stays a float (not the string
   "NaN"), integers past 2^53 stay exact, uint64 past INT64_MAX stays
-  uint64, a float 1.0 stays a float, and a string "NaN" stays a string.
+  uint64, a float 1.0 stays a float, and a string "NaN" stays a string;
+- histogram2d prints its counts as a one-step command, as NumPy counts;
+- svd --shards shards U and Vt and writes the 1-D S without shards;
+- glm-fit says that no maximum-likelihood fit exists (converged false, a
+  warning) where statsmodels raises PerfectSeparationError: separated
+  classes, y all 0 for logistic and poisson; not for data that overlap;
+  --tol 0 is refused, not replaced by the default.
 """
 import math
 import json
@@ -149,6 +155,73 @@ class EdgeCases(C.InteropCase):
         a = C.info(z2)["arrays"][0]["attrs"]
         self.assertEqual(a["nan"], "NaN")
         self.assertEqual(a["u"], 2**64 - 1)
+
+    def test_histogram2d_prints(self):
+        x = np.arange(40.0).reshape(8, 5)
+        p = C.run("histogram2d", self.path("in.h5") + ":/x",
+                  self.path("in.h5") + ":/x", "--bins", "4", "--range",
+                  "[[0,40],[0,20]]", "--json")
+        got = json.loads(p.stdout)["histogram2d"]
+        want = np.histogram2d(x.ravel(), x.ravel(), bins=4,
+                              range=[[0, 40], [0, 20]])[0]
+        self.assertEqual(got["shape"], [4, 4])
+        self.assertEqual(got["values"], want.astype(int).ravel().tolist())
+
+    def test_svd_shards_apply_to_the_2d_results(self):
+        out = self.fresh("s.zarr")
+        p = C.run("svd", self.path("in.h5") + ":/x", "--zarr-format", "3",
+                  "--shards", "8,5", "-o", out)
+        self.assertIn("/S: written without shards", p.stderr)
+        arrays = {a["name"]: a for a in C.info(out)["arrays"]}
+        self.assertEqual(arrays["/U"]["shards"], [8, 5])
+        self.assertEqual(arrays["/Vt"]["shards"], [8, 5])
+        self.assertIsNone(arrays["/S"]["shards"])
+        s = np.linalg.svd(np.arange(40.0).reshape(8, 5), compute_uv=False)
+        p = C.run("svd", self.path("in.h5") + ":/x", "--no-u", "-o",
+                  self.fresh("n.h5"))
+        self.assertIn(": S, Vt\n", p.stdout)
+        with h5py.File(self.path("n.h5"), "r") as f:
+            self.assertNotIn("U", f)
+            np.testing.assert_allclose(f["S"][()], s, rtol=1e-12, atol=1e-12)
+
+    def test_glm_without_a_maximum_likelihood_fit(self):
+        import statsmodels.api as sm
+        from statsmodels.tools.sm_exceptions import PerfectSeparationError
+        rng = np.random.default_rng(2)
+        x = rng.normal(size=(200, 2))
+        ys = {"sep": (x[:, 0] > 0) * 1.0, "zero": np.zeros(200)}
+        over = ys["sep"].copy()
+        over[[5, 17, 40]] = 1 - over[[5, 17, 40]]
+        path = self.fresh("g.h5")
+        with h5py.File(path, "w") as f:
+            f["X"] = x
+            for k, v in dict(ys, over=over).items():
+                f[k] = v
+        cases = [("sep", "logistic", sm.families.Binomial()),
+                 ("zero", "logistic", sm.families.Binomial()),
+                 ("zero", "poisson", sm.families.Poisson())]
+        for y, fam, smfam in cases:
+            with self.subTest(y=y, family=fam):
+                # (y all 0: statsmodels' first deviance is already nan)
+                with self.assertRaises((PerfectSeparationError, ValueError)):
+                    sm.GLM(ys[y], sm.add_constant(x), family=smfam).fit()
+                for solver in ("newton", "lbfgs", "admm"):
+                    p = C.run("glm-fit", path + ":/X", path + ":/" + y,
+                              "--family", fam, "--solver", solver)
+                    self.assertFalse(json.loads(p.stdout)["converged"])
+                    self.assertIn("no maximum-likelihood fit exists",
+                                  p.stderr)
+        ref = sm.GLM(over, sm.add_constant(x),
+                     family=sm.families.Binomial()).fit(tol=1e-12)
+        p = C.run("glm-fit", path + ":/X", path + ":/over", "--tol", "1e-12")
+        got = json.loads(p.stdout)
+        self.assertTrue(got["converged"])
+        self.assertEqual(p.stderr, "")
+        np.testing.assert_allclose([got["intercept"]] + got["coef"],
+                                   ref.params, rtol=1e-6)
+        p = C.run("glm-fit", path + ":/X", path + ":/over", "--tol", "0",
+                  expect=None)
+        self.assertCleanError(p, 2, "tol must be a number in (0, 1]")
 
 
 if __name__ == "__main__":
