@@ -859,6 +859,13 @@ typedef struct rpass {
     ck_tree *tree;
     double *parts;
     int wave;
+    /* Scaling of values far from 1 (svd_randomized): the first pass
+     * notes each thread's largest |value| in amax; f (a power of two,
+     * 1/that, or 1) scales p and each panel's y, so that y = L p f and
+     * z = L^T y f stay near 1 instead of squaring the data's magnitude
+     * (1e155 overflowed, 1e-200 underflowed to singular values of 0). */
+    double *amax;
+    double f;
 } rpass;
 
 static ck_code rpass_task(void *ctx, int id, int64_t task, double *part,
@@ -875,18 +882,25 @@ static ck_code rpass_task(void *ctx, int id, int64_t task, double *part,
     for (int64_t i = lo; i < hi; i += q->panel) {
         int64_t h = hi - i < q->panel ? hi - i : q->panel;
         const double *li = q->blk + (i - q->r0) * n;
-        if (q->pass == 0) /* the first pass sees every value */
+        if (q->pass == 0) { /* the first pass sees every value */
             CK_TRY(svd_finite(q->r, &q->r->p->node[q->node], q->transpose, li,
                               i, h, n, err));
+            double m = q->amax[id];
+            for (int64_t t = 0; t < h * n; t++)
+                m = fabs(li[t]) > m ? fabs(li[t]) : m;
+            q->amax[id] = m;
+        }
         /* a device may keep the panel for the next passes, and the
          * pass's p for the other panels */
         uint64_t kl = ck_be_key(q->node, 0, i, 0);
         CK_TRY(gemm(q->r, 0, 1, l, h, n, q->pt, n, li, n, 0, yt, h,
-                    ck_be_key(q->node, 1, 0, q->pass), kl, err));
-        CK_TRY(gemm(q->r, 0, 0, l, n, h, yt, h, li, n, 1, part, n, 0, kl, err));
+                    ck_be_key(q->node, 1, q->f != 1, q->pass), kl, err));
         for (int64_t t = 0; q->y && t < h; t++)
             for (int64_t j = 0; j < l; j++)
                 q->y[(i + t) * l + j] = yt[j * h + t];
+        for (int64_t t = 0; q->f != 1 && t < l * h; t++)
+            yt[t] *= q->f;
+        CK_TRY(gemm(q->r, 0, 0, l, n, h, yt, h, li, n, 1, part, n, 0, kl, err));
     }
     return CK_OK;
 }
@@ -1012,6 +1026,21 @@ static ck_code svd_exact(xrun *r, int i, int transpose, ck_err *err)
                       .no_u = 1};
     if ((rc = ck_op_svd(&r->be, &sv, err)) != CK_OK)
         goto out;
+    /* Values near the smallest doubles (1e-300) lose U's orthogonality and
+     * subnormal ones give NaN in it: the largest singular value is at
+     * least the largest |value|, and below 2^-900 (1e-271) it is refused
+     * with what to do (every rank holds the same s) */
+    if (s[0] > 0 && s[0] < 0x1p-900) {
+        const ck_node *src = &r->p->node[nd->arg[0]];
+        while (src->kind == CK_NODE_CF)
+            src = &r->p->node[src->arg[0]];
+        rc = ck_err_set(err, CK_EFORMAT,
+                        "%s: its largest singular value is %g, too close to "
+                        "the smallest doubles for an SVD (scale it up first)",
+                        src->kind == CK_NODE_INPUT ? src->source : src->name,
+                        s[0]);
+        goto out;
+    }
     /* V[c][j] = vt[j + c*n] (col-major) */
     if (!transpose) {
         for (int64_t j = 0; j < k; j++)
@@ -1079,6 +1108,26 @@ out:
     return rc;
 }
 
+/* The largest of the threads' n entries of m, over every rank too. */
+static ck_code largest(const double *m, int n, double *out, ck_err *err)
+{
+    int size = ck_comm_size();
+    double mine = 0, *all;
+
+    for (int t = 0; t < n; t++)
+        mine = m[t] > mine ? m[t] : mine;
+    *out = mine;
+    if (size == 1)
+        return CK_OK;
+    if (!(all = malloc(sizeof *all * (size_t)size)))
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    ck_code rc = ck_comm_allgather(&mine, sizeof mine, all, err);
+    for (int k = 0; rc == CK_OK && k < size; k++)
+        *out = all[k] > *out ? all[k] : *out;
+    free(all);
+    return rc;
+}
+
 static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
 {
     ck_node *nd = &r->p->node[i];
@@ -1090,7 +1139,7 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
     double *p = NULL, *z = NULL, *pt = NULL, *zt = NULL, *parts = NULL;
     double *y = NULL, *yb = NULL;
     double *col = NULL, *rr = NULL, *u = NULL, *s = NULL, *vt = NULL;
-    double *sum = NULL;
+    double *sum = NULL, *amax = NULL, f = 1;
     int64_t fixed, ch = 0, ln = l * n;
     int nt = pass_threads(r);
     rtasks tk;
@@ -1123,8 +1172,9 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
         vt = malloc((size_t)(l * l) * 8);
         s = malloc((size_t)l * 8);
         sum = calloc((size_t)l, 8);
+        amax = calloc((size_t)nt, 8);
         if (!p || !z || !pt || !zt || !parts || !y || !yb || !col || !rr ||
-            !u || !vt || !s || !sum)
+            !u || !vt || !s || !sum || !amax)
             rc = ck_err_set(err, CK_ENOMEM, "out of memory");
     }
     /* room for the factors, charged after the passes, is left beside
@@ -1167,10 +1217,12 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
                    .yb = yb,
                    .tree = &tree,
                    .parts = parts,
-                   .wave = nt};
+                   .wave = nt,
+                   .amax = amax,
+                   .f = f};
         for (int64_t c = 0; c < n; c++)
             for (int64_t j = 0; j < l; j++)
-                pt[j * n + c] = p[c * l + j];
+                pt[j * n + c] = p[c * l + j] * f;
         memset(zt, 0, (size_t)ln * 8);
         /* (init fails only on a few hundred bytes, as the process does) */
         if ((rc = ck_tree_init(&tree, tk.n, (size_t)ln * 8, sum_merge, &ln,
@@ -1179,6 +1231,28 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
         rc = rows_run(&w, rpass_block, &q, err);
         rc = ck_tree_finish(&tree, rc, zt, err);
         ck_tree_release(&tree);
+        double big = 1;
+        if (rc == CK_OK && it == 0 && f == 1)
+            rc = largest(amax, nt, &big, err);
+        if (rc == CK_OK && big > 0 && big < 0x1p-960)
+            rc = ck_err_set(err, CK_EFORMAT,
+                            "%s: its largest |value| is %g, too close to "
+                            "the smallest doubles for an SVD (scale it up "
+                            "first)",
+                            an->kind == CK_NODE_INPUT ? an->source : an->name,
+                            big);
+        if (rc == CK_OK && (big > 0x1p200 || (big > 0 && big < 0x1p-200))) {
+            /* far from 1: the first pass again, scaled (a power of two,
+             * so the scaling itself rounds nothing) */
+            int e;
+            frexp(big, &e);
+            f = ldexp(1, -e);
+            int64_t sh[2] = {n, l}, st[2] = {0, 0};
+            ck_gen_box(CK_DIST_NORMAL, 0, 1, nd->seed, CK_F64, 2, sh, st, sh,
+                       sh, p, z);
+            it = -1;
+            continue;
+        }
         if (rc == CK_OK && last)
             rc = share_rows(&tk, y, l, err);
         for (int64_t j = 0; rc == CK_OK && j < l; j++)
@@ -1271,7 +1345,9 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
     for (int64_t c = 0; c < n; c++)
         for (int64_t j = 0; j < k; j++)
             vf[c * k + j] *= sg[j];
-    memcpy(sm, s, (size_t)k * 8);
+    /* (the passes' scaling undone; -0 made 0, as LAPACK's are) */
+    for (int64_t j = 0; j < k; j++)
+        sm[j] = s[j] == 0 ? 0 : s[j] / f;
     /* A = L (tall): U = uf, Vt = vf^T.  A = L^T: U = vf, Vt = uf^T. */
     double *ua = transpose ? vf : uf, *va = transpose ? uf : vf;
     int64_t um = transpose ? n : m, vn = transpose ? m : n;
@@ -1311,6 +1387,7 @@ out:
     free(vt);
     free(s);
     free(sum);
+    free(amax);
     return rc;
 }
 

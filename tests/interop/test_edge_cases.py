@@ -22,7 +22,11 @@ contract:
 - glm-fit says that no maximum-likelihood fit exists (converged false, a
   warning) where statsmodels raises PerfectSeparationError: separated
   classes, y all 0 for logistic and poisson; not for data that overlap;
-  --tol 0 is refused, not replaced by the default.
+  --tol 0 is refused, not replaced by the default;
+- svd of data far from 1 in magnitude: randomized svd (whose passes
+  square the magnitude) matches NumPy from 1e-250 to 1e300, where 1e155
+  overflowed and 1e-200 gave zeros; values near the smallest doubles are
+  refused by both methods rather than answered with NaN.
 """
 import math
 import json
@@ -222,6 +226,35 @@ class EdgeCases(C.InteropCase):
         p = C.run("glm-fit", path + ":/X", path + ":/over", "--tol", "0",
                   expect=None)
         self.assertCleanError(p, 2, "tol must be a number in (0, 1]")
+
+    def test_svd_of_data_far_from_one(self):
+        rng = np.random.default_rng(0)
+        a = rng.normal(size=(200, 10))
+        ref = np.linalg.svd(a, compute_uv=False)
+        path = self.fresh("scale.h5")
+        with h5py.File(path, "w") as f:
+            for e in (-250, -200, -160, 155, 200, 300, -300, -310):
+                f["e%d" % e] = a * 10.0 ** e
+        for e in (-250, -200, -160, 155, 200, 300):
+            for method in (("--randomized", "--k", "3"), ()):
+                with self.subTest(e=e, method=method):
+                    p = C.run("svd", path + ":/e%d" % e, *method, "--json",
+                              "-o", self.fresh("o.h5"))
+                    got = np.array(json.loads(p.stdout)["S"])
+                    np.testing.assert_allclose(
+                        got, ref[:len(got)] * 10.0 ** e, rtol=1e-12)
+                    with h5py.File(self.path("o.h5"), "r") as f:
+                        u = f["U"][()]
+                    np.testing.assert_allclose(u.T @ u, np.eye(len(got)),
+                                               atol=1e-12)
+        for e in (-300, -310):
+            for method in (("--randomized", "--k", "3"), ()):
+                with self.subTest(e=e, method=method):
+                    p = C.run("svd", path + ":/e%d" % e, *method, "-o",
+                              self.fresh("o.h5"), expect=None)
+                    self.assertCleanError(p, 1, "e%d" % e,
+                                          "too close to the smallest doubles")
+                    self.assertFalse(os.path.exists(self.path("o.h5")))
 
 
 if __name__ == "__main__":
