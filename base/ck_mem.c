@@ -32,7 +32,7 @@ void *ck_alloc_large(size_t n)
 
 ck_code ck_budget_charge(ck_budget *b, int64_t n, const char *what, ck_err *err)
 {
-    char lim[32], need[32];
+    char lim[32], need[32], used[32], all[32];
     int64_t now;
 
     if (!b)
@@ -40,12 +40,14 @@ ck_code ck_budget_charge(ck_budget *b, int64_t n, const char *what, ck_err *err)
     now = __atomic_add_fetch(&b->used, n, __ATOMIC_RELAXED);
     if (now <= b->limit)
         return CK_OK;
-    __atomic_sub_fetch(&b->used, n, __ATOMIC_RELAXED);
+    now = __atomic_sub_fetch(&b->used, n, __ATOMIC_RELAXED);
     return ck_err_set(err, CK_ENOMEM,
-                      "--memory %s is too small: %s needs %s more (raise "
-                      "--memory or use smaller chunks)",
+                      "--memory %s is too small: %s needs %s, with %s in use "
+                      "already (raise --memory above %s)",
                       ck_size_str((double)b->limit, lim, sizeof lim), what,
-                      ck_size_str((double)n, need, sizeof need));
+                      ck_size_str((double)n, need, sizeof need),
+                      ck_size_str((double)now, used, sizeof used),
+                      ck_size_str((double)(now + n), all, sizeof all));
 }
 
 void ck_budget_release(ck_budget *b, int64_t n)

@@ -126,7 +126,8 @@ ck_code cmd_plan(int argc, char **argv, cli_common *c, ck_err *err)
         return ck_err_set(err, CK_EUSAGE,
                           "plan: expected one PIPELINE.json (see chunkctl "
                           "plan --help)");
-    CK_TRY(ck_plan_load(argv[first], c->raw ? CK_PLAN_RAW : 0, &p, err));
+    CK_TRY(ck_plan_load(argv[first], c->raw ? CK_PLAN_RAW : 0, c->memory, &p,
+                        err));
     if (a.dot) {
         ck_plan_dot(p, stdout);
     } else {

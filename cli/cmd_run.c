@@ -70,7 +70,8 @@ ck_code cmd_run(int argc, char **argv, cli_common *c, ck_err *err)
         return ck_err_set(err, CK_EUSAGE,
                           "run: expected one PIPELINE.json (see chunkctl run "
                           "--help)");
-    CK_TRY(ck_plan_load(argv[first], c->raw ? CK_PLAN_RAW : 0, &p, err));
+    CK_TRY(ck_plan_load(argv[first], c->raw ? CK_PLAN_RAW : 0, c->memory, &p,
+                        err));
     o.backend = c->backend; /* NULL: the pipeline's */
     o.memory = c->memory;
     o.threads = c->threads;

@@ -108,8 +108,9 @@ ck_code cli_step_run(cli_step *s, const char *label, cli_common *c,
 
     if (s->oom || !s->doc)
         return ck_err_set(err, CK_ENOMEM, "out of memory");
-    CK_TRY(ck_plan_build(
-        label, s->doc, CK_PLAN_ONESTEP | (c->raw ? CK_PLAN_RAW : 0), &p, err));
+    CK_TRY(ck_plan_build(label, s->doc,
+                         CK_PLAN_ONESTEP | (c->raw ? CK_PLAN_RAW : 0),
+                         c->memory, &p, err));
     o.memory = c->memory;
     o.threads = c->threads;
     o.gpu_memory = c->gpu_memory;

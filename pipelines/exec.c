@@ -1540,6 +1540,30 @@ static ck_code mask_gather(xrun *r, int i, int64_t *len, ck_err *err)
 
 /* Runs the fold steps f->node[] over f->operand (f->cond: through a mask)
  * in one pass. */
+/* The most bytes the members' trees hold at once: a box's partials are
+ * pushed in leaf order onto a binary counter, which holds at most one a
+ * bit of the box's leaf count (each the size of chunk 0's, the largest). */
+static int64_t tree_bound(const fold *f)
+{
+    int64_t sum = 0;
+    ck_chunk c0;
+
+    ck_grid_chunk(&f->g, 0, &c0);
+    for (int k = 0; k < f->nm; k++) {
+        const ck_node *nd = &f->r->p->node[f->node[k]];
+        member_tree t;
+        int bits = 1;
+        if (nd->kind == CK_NODE_MASK ||
+            (nd->kind == CK_NODE_REDUCE && f->twin[k] >= 0))
+            continue;
+        member_tree_init(f, k, &t);
+        for (int64_t v = t.leaves; v > 1; v >>= 1)
+            bits++;
+        sum += t.nbox * bits * (int64_t)tree_bytes(f, k, &c0);
+    }
+    return sum;
+}
+
 static ck_code run_fold(fold *f, ck_err *err)
 {
     xrun *r = f->r;
@@ -1712,19 +1736,23 @@ static ck_code run_fold(fold *f, ck_err *err)
         f->per_row = (f->g.nchunks[f->axis] + f->run - 1) / f->run;
         f->ntasks = f->g.total_chunks / f->g.nchunks[f->axis] * f->per_row;
     }
+    /* room for the trees' partials first: workers that took it would
+     * leave the run to fail part-way, after reading data */
+    int64_t held = tree_bound(f);
+    left -= held;
     if (left < per) {
         char have[32], need[32];
         ck_budget_release(&r->budget, charged);
         return ck_err_set(
             err, CK_ENOMEM,
-            "--memory %s is too small: %s needs %s for one "
-            "worker (raise --memory or use smaller chunks)",
+            "--memory %s is too small: %s needs %s with one "
+            "worker (raise --memory to that)",
             ck_size_str((double)r->budget.limit, have, sizeof have),
             first->where,
             ck_size_str((double)((f->stacked ? per - (int64_t)stack_bytes +
                                                    (int64_t)chunk_bytes
                                              : per) +
-                                 r->budget.used),
+                                 held + r->budget.used),
                         need, sizeof need));
     }
     if ((int64_t)threads * per > left)
@@ -2242,24 +2270,44 @@ void ck_results_release(ck_results *res)
     res->n = 0;
 }
 
-/* A printed step that is streamed, not held: its values, evaluated over
- * its whole (small: CK_PRINT_MAX) box, with scratch charged to the
- * budget. */
+/* A printed step that is streamed, not held: its values, evaluated in
+ * slabs of its first axis (whole chunks of it; each slab is contiguous in
+ * C order), so that the scratch charged to the budget is a slab's, not
+ * the whole array's (values a parser asks for may be many). */
 static ck_code gather(xrun *r, int i, ck_err *err)
 {
     const ck_node *nd = &r->p->node[i];
-    int64_t start[CK_MAX_DIMS] = {0};
+    int64_t start[CK_MAX_DIMS] = {0}, box[CK_MAX_DIMS];
     size_t n = (size_t)ck_exec_nelem(nd->ndim, nd->shape);
-    size_t bytes = n * ck_dtype_size(nd->dtype);
+    size_t esz = ck_dtype_size(nd->dtype), bytes = n * esz;
+    int64_t rows = nd->ndim ? nd->shape[0] : 1;
+    int64_t step = nd->ndim && nd->chunks[0] > 0 ? nd->chunks[0] : 1;
+    int64_t per = rows > 0 ? (int64_t)n / rows : 0; /* values a row */
+    char what[CK_NAME_MAX + 32];
     ck_arena a = {0};
     ck_code rc;
 
+    snprintf(what, sizeof what, "the values of '%s'", nd->name);
+    /* held until the run ends */
+    CK_TRY(ck_budget_charge(&r->budget, (int64_t)bytes, what, err));
     if (!(r->x[i].mem = malloc(bytes ? bytes : 1)))
         return ck_err_set(err, CK_ENOMEM, "out of memory");
-    rc = ck_arena_reserve(&a, &r->budget, ck_exec_eval_bytes(r, i, n), nd->name,
+    if (step > rows)
+        step = rows > 0 ? rows : 1;
+    rc = ck_arena_reserve(&a, &r->budget,
+                          ck_exec_eval_bytes(r, i, (size_t)(step * per)),
+                          nd->name, err);
+    memcpy(box, nd->shape, sizeof box);
+    for (int64_t r0 = 0; rc == CK_OK && n && r0 < rows; r0 += step) {
+        if (nd->ndim) {
+            start[0] = r0;
+            box[0] = rows - r0 < step ? rows - r0 : step;
+        }
+        ck_arena_reset(&a);
+        rc = ck_exec_eval(r, i, start, box,
+                          (char *)r->x[i].mem + (size_t)(r0 * per) * esz, &a,
                           err);
-    if (rc == CK_OK && n)
-        rc = ck_exec_eval(r, i, start, nd->shape, r->x[i].mem, &a, err);
+    }
     ck_arena_release(&a);
     return rc;
 }
@@ -2282,6 +2330,10 @@ static ck_code take_results(xrun *r, const ck_plan *orig, ck_results *res,
                               orig->node[i].name, nel, CK_PRINT_MAX);
         if (!r->x[i].mem)
             CK_TRY(gather(r, i, err));
+        /* the caller's copy: counted too when it may be large */
+        if (r->o->whole)
+            CK_TRY(ck_budget_charge(&r->budget, (int64_t)bytes,
+                                    "the values handed back", err));
         memset(o, 0, sizeof *o);
         snprintf(o->name, sizeof o->name, "%s", orig->node[i].name);
         o->array = !ck_plan_prints_whole(nd) && nd->kind != CK_NODE_PART;
@@ -2455,6 +2507,14 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
     r->budget.limit = o->memory;
     rc = ck_budget_charge(&r->budget, ck_base_overhead(), "chunkctl itself",
                           err);
+    /* indices the parser found in data (take, argwhere) are held by the
+     * plan all through the run */
+    for (int i = 0; rc == CK_OK && i < p->n; i++) {
+        char what[CK_NAME_MAX + 48];
+        snprintf(what, sizeof what, "the indices '%s' holds", p->node[i].name);
+        if (p->node[i].nidx > 0)
+            rc = ck_budget_charge(&r->budget, p->node[i].nidx * 8, what, err);
+    }
     if (ck_comm_active()) {
         char sz[32];
         ck_log(CK_LOG_DEBUG,
@@ -2597,6 +2657,13 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
     return rc;
 }
 
+int64_t ck_plan_memory(const ck_plan *p)
+{
+    if (p->memory > 0)
+        return p->memory;
+    return ck_phys_mem() / 4 > 0 ? ck_phys_mem() / 4 : (int64_t)1 << 30;
+}
+
 ck_code ck_exec_values(const ck_plan *p, int k, const int *nodes, void **out,
                        ck_err *err)
 {
@@ -2622,7 +2689,7 @@ ck_code ck_exec_values(const ck_plan *p, int k, const int *nodes, void **out,
     q->nprint = k;
     for (int j = 0; j < q->n; j++)
         q->order[j] = j;
-    o.memory = ck_phys_mem() / 4 > 0 ? ck_phys_mem() / 4 : (int64_t)1 << 30;
+    o.memory = ck_plan_memory(p);
     o.whole = 1;
     o.backend = "cpu";
     rc = ck_exec_run(q, &o, res, err);

@@ -62,6 +62,10 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
                     ck_err *err);
 void ck_results_release(ck_results *res);
 
+/* The --memory of the values a plan's parser computes (p->memory, or the
+ * default when 0). */
+int64_t ck_plan_memory(const ck_plan *p);
+
 /* Runs p's nodes 0 .. the highest of nodes[0..k-1] (the steps they
  * need) and hands back each of those k nodes' values, C order, its dtype,
  * in malloc'd out[j]: how the parser learns what a step needs from the

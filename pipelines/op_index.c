@@ -21,6 +21,7 @@
 #include "pipelines/gen.h"
 #include "pipelines/optab.h"
 #include "pipelines/plan_impl.h"
+#include "pipelines/stream.h"
 
 /* Longest index or condition array a step may take from data. */
 enum { MAX_INDICES = 1 << 26 };
@@ -433,16 +434,42 @@ CK_PLAN_PARSE_FN(indices)
                            "'%s' has %lld values, more than the %d whose "
                            "indices a step finds",
                            m->name, (long long)cnt, MAX_INDICES);
-    CK_TRY(ck_exec_values(p, 1, &n->arg[0], &v, err));
+    /* evaluated as x != 0 (NaN counts, as in NumPy): one byte a value,
+     * all of them held at once, within --memory */
+    ck_plan *q = ck_plan_dup(p);
+    if (!q)
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    q->n = n->arg[0] + 1;
+    int ne = ck_plan_hidden_ew(q, CK_EW_NOT_EQUAL, n->arg[0], -1, 0, -1, 0);
+    if (ne >= 0)
+        snprintf(q->node[ne].name, sizeof q->node[ne].name, "%.40s != 0",
+                 m->name);
+    ck_code rc = ck_exec_values(q, 1, ne >= 0 ? &ne : &n->arg[0], &v, err);
+    ck_dtype vt = ne >= 0 ? q->node[ne].dtype : m->dtype;
+    free(q);
+    CK_TRY(rc);
     if (!(b = malloc((size_t)(cnt ? cnt : 1)))) {
         free(v);
         return ck_err_set(err, CK_ENOMEM, "out of memory");
     }
-    ck_dtype_convert(CK_BOOL, b, m->dtype, v, (size_t)cnt);
+    ck_dtype_convert(CK_BOOL, b, vt, v, (size_t)cnt);
     free(v);
     for (int64_t k = 0; k < cnt; k++)
         hits += b[k] != 0;
     int nd = sub == 2 ? 1 : (m->ndim ? m->ndim : 1);
+    /* the indices are held until the run ends (charged there again) */
+    ck_budget bud = CK_BUDGET_INIT(ck_plan_memory(p));
+    char what[CK_NAME_MAX + 48];
+    snprintf(what, sizeof what, "the %lld indices of '%s'",
+             (long long)(hits * nd), n->name);
+    ck_code brc = ck_budget_charge(&bud, ck_base_overhead() + cnt,
+                                   "chunkctl itself", err);
+    if (brc == CK_OK)
+        brc = ck_budget_charge(&bud, hits * nd * 8, what, err);
+    if (brc != CK_OK) {
+        free(b);
+        return brc;
+    }
     n->idx = malloc(sizeof(int64_t) * (size_t)(hits * nd + 1));
     if (!n->idx) {
         free(b);

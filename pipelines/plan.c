@@ -201,6 +201,21 @@ static ck_code parse_args(ck_plan *p, const char *path, const char *where,
                 return ck_plan_bad(err, path, where,
                                    "args[%d]: no input or step named '%s'", k,
                                    a->valuestring);
+            const ck_op_def *def = ck_optab_kind(p->node[m].kind);
+            if (def && !def->eval) { /* svd, glm_fit: their results only */
+                char parts[256] = "";
+                size_t at = 0;
+                for (int j = m + 1; j < p->n && at < sizeof parts; j++)
+                    if (p->node[j].kind == CK_NODE_PART &&
+                        p->node[j].arg[0] == m)
+                        at += (size_t)snprintf(parts + at, sizeof parts - at,
+                                               "%s'%s'", at ? ", " : "",
+                                               p->node[j].name);
+                return ck_plan_bad(err, path, where,
+                                   "args[%d]: '%s' is a %s step; name one of "
+                                   "its results (%s)",
+                                   k, a->valuestring, def->name, parts);
+            }
             n->arg[k] = m;
         } else {
             return ck_plan_bad(err, path, where,
@@ -410,11 +425,8 @@ static int stat_node(ck_plan *q, int m, ck_red_op red)
     return q->n++;
 }
 
-/* A hidden elementwise node of op over nodes a, b (b < 0: the number bv)
- * and c (c < 0: the number cv; where only) in a plan copy q, of node x's
- * shape; its index, or -1 if the types do not go together. */
-static int hidden_ew(ck_plan *q, ck_ew_op op, int a, int b, double bv, int c,
-                     double cv)
+int ck_plan_hidden_ew(ck_plan *q, ck_ew_op op, int a, int b, double bv, int c,
+                      double cv)
 {
     ck_node *e = &q->node[q->n];
     const ck_node *x = &q->node[a];
@@ -467,12 +479,12 @@ static ck_code named_bins(ck_plan *p, const char *path, const char *where,
     if (ranged) {
         /* NumPy estimates from the values inside the range: the others
          * become NaN, which every statistic below ignores */
-        int ge = hidden_ew(q, CK_EW_GREATER_EQUAL, m, -1, *lo, -1, 0);
-        int le = hidden_ew(q, CK_EW_LESS_EQUAL, m, -1, *hi, -1, 0);
-        int in = ge < 0 || le < 0
-                     ? -1
-                     : hidden_ew(q, CK_EW_LOGICAL_AND, ge, le, 0, -1, 0);
-        y = in < 0 ? -1 : hidden_ew(q, CK_EW_WHERE, in, m, 0, -1, NAN);
+        int ge = ck_plan_hidden_ew(q, CK_EW_GREATER_EQUAL, m, -1, *lo, -1, 0);
+        int le = ck_plan_hidden_ew(q, CK_EW_LESS_EQUAL, m, -1, *hi, -1, 0);
+        int in = ge < 0 || le < 0 ? -1
+                                  : ck_plan_hidden_ew(q, CK_EW_LOGICAL_AND, ge,
+                                                      le, 0, -1, 0);
+        y = in < 0 ? -1 : ck_plan_hidden_ew(q, CK_EW_WHERE, in, m, 0, -1, NAN);
         if (y < 0) {
             free(q);
             return ck_plan_bad(err, path, where,
@@ -483,7 +495,7 @@ static ck_code named_bins(ck_plan *p, const char *path, const char *where,
     }
     {
         /* the values that are not NaN: y == y, counted */
-        int e = hidden_ew(q, CK_EW_EQUAL, y, y, 0, -1, 0);
+        int e = ck_plan_hidden_ew(q, CK_EW_EQUAL, y, y, 0, -1, 0);
         want[k++] = stat_node(q, e, CK_RED_COUNT_NONZERO);
     }
     want[k++] = stat_node(q, y, CK_RED_NANMIN);
@@ -2222,7 +2234,7 @@ static void raw_counts(const char *t, long *values, long *steps)
 }
 
 ck_code ck_plan_parse(const char *path, const char *text, unsigned flags,
-                      ck_plan **out, ck_err *err)
+                      int64_t memory, ck_plan **out, ck_err *err)
 {
     const char *end = NULL;
     cJSON *root;
@@ -2259,13 +2271,13 @@ ck_code ck_plan_parse(const char *path, const char *text, unsigned flags,
         return ck_err_set(err, CK_EUSAGE, "%s: line %d column %d: invalid JSON",
                           path, line, col);
     }
-    rc = ck_plan_build(path, root, flags, out, err);
+    rc = ck_plan_build(path, root, flags, memory, out, err);
     cJSON_Delete(root);
     return rc;
 }
 
 ck_code ck_plan_build(const char *path, const cJSON *root, unsigned flags,
-                      ck_plan **out, ck_err *err)
+                      int64_t memory, ck_plan **out, ck_err *err)
 {
     const cJSON *inputs, *steps, *outputs, *it;
     const char *ow;
@@ -2276,6 +2288,7 @@ ck_code ck_plan_build(const char *path, const cJSON *root, unsigned flags,
         return ck_err_set(err, CK_ENOMEM, "out of memory");
     p->onestep = (flags & CK_PLAN_ONESTEP) != 0;
     p->raw = (flags & CK_PLAN_RAW) != 0;
+    p->memory = memory;
     p->text = cJSON_PrintUnformatted(root);
     inputs = cJSON_GetObjectItem(root, "inputs");
     steps = cJSON_GetObjectItem(root, "steps");
@@ -2457,8 +2470,8 @@ void ck_plan_free(ck_plan *p)
     free(p);
 }
 
-ck_code ck_plan_load(const char *path, unsigned flags, ck_plan **out,
-                     ck_err *err)
+ck_code ck_plan_load(const char *path, unsigned flags, int64_t memory,
+                     ck_plan **out, ck_err *err)
 {
     struct stat st;
     char *text;
@@ -2491,7 +2504,7 @@ ck_code ck_plan_load(const char *path, unsigned flags, ck_plan **out,
         return ck_err_set(err, CK_EIO, "%s: short read", path);
     }
     text[got] = '\0';
-    rc = ck_plan_parse(path, text, flags, out, err);
+    rc = ck_plan_parse(path, text, flags, memory, out, err);
     free(text);
     return rc;
 }

@@ -191,15 +191,19 @@ typedef struct ck_plan {
     int raw;         /* no CF decoding ("decode": false, --raw) */
     char *text;      /* the pipeline as JSON, for outputs' provenance
                         (owned) */
+    int64_t memory;  /* --memory for the values the parser computes from
+                        data (bins by name, the indices of a take or
+                        argwhere argument); 0: chunkctl's default */
 } ck_plan;
 
 /* Parses and validates the pipeline in text (from file 'path', for
  * messages), opening the input stores read-only to learn shapes, dtypes and
- * chunks.  CK_EUSAGE with "path: steps[2].axis: ..." for a bad pipeline,
- * "path: line L column C: invalid JSON" for bad JSON; store errors as the
- * stores report them. */
+ * chunks, and computing what a step's parameters take from data within
+ * 'memory' bytes (--memory; 0: the default).  CK_EUSAGE with "path:
+ * steps[2].axis: ..." for a bad pipeline, "path: line L column C: invalid JSON"
+ * for bad JSON; store errors as the stores report them. */
 ck_code ck_plan_parse(const char *path, const char *text, unsigned flags,
-                      ck_plan **out, ck_err *err);
+                      int64_t memory, ck_plan **out, ck_err *err);
 void ck_plan_free(ck_plan *p);
 
 /* A shallow copy of p on the heap (free() it, not ck_plan_free: the lists
@@ -223,7 +227,7 @@ ck_plan *ck_plan_dup(const ck_plan *p);
 enum { CK_PLAN_ONESTEP = 1, CK_PLAN_RAW = 2 };
 struct cJSON;
 ck_code ck_plan_build(const char *path, const struct cJSON *doc, unsigned flags,
-                      ck_plan **out, ck_err *err);
+                      int64_t memory, ck_plan **out, ck_err *err);
 
 /* 1 if name is an op a pipeline step can use, and for ck_plan_prints if
  * its result is small enough to print (reductions and histograms). */
@@ -241,8 +245,8 @@ void ck_plan_ops_help(FILE *f);
 
 /* Reads a pipeline file (at most 16 MiB) and parses it (flags as for
  * ck_plan_build). */
-ck_code ck_plan_load(const char *path, unsigned flags, ck_plan **out,
-                     ck_err *err);
+ck_code ck_plan_load(const char *path, unsigned flags, int64_t memory,
+                     ck_plan **out, ck_err *err);
 
 /* Writes what 'chunkctl plan' shows: per step its shape, dtype, chunks,
  * chunk tasks, bytes read and written and where it runs under 'backend'

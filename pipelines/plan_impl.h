@@ -36,6 +36,13 @@ int ck_plan_broadcast(const ck_node *a, const ck_node *b, int *nd,
 /* "(3, 4)", and "(3,)" for one dimension, as NumPy prints shapes. */
 const char *ck_plan_shape_str(int nd, const int64_t *s, char *buf, size_t n);
 /* The first arg of a step, which must be an array: *m is that array. */
+/* A hidden elementwise node of op over nodes a, b (b < 0: the number bv)
+ * and c (c < 0: the number cv; where only) appended to a plan copy q (from
+ * ck_plan_dup), of node a's shape; its index, or -1 if the types do not go
+ * together.  For values a parser computes (ck_exec_values). */
+int ck_plan_hidden_ew(ck_plan *q, ck_ew_op op, int a, int b, double bv, int c,
+                      double cv);
+
 ck_code ck_plan_one_array(ck_plan *p, const char *path, const char *where,
                           ck_node *n, const ck_node **m, ck_err *err);
 /* Arg k's node, or NULL when arg k is a number. */

@@ -194,15 +194,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (chdir(fz_dir) != 0)
         abort();
     if (doc && safe(doc)) {
-        if (fz_note("parse", ck_plan_parse("p.json", t, 0, &p, &err), &err) ==
-            CK_OK)
+        if (fz_note("parse", ck_plan_parse("p.json", t, 0, 0, &p, &err),
+                    &err) == CK_OK)
             ck_plan_free(p);
         p = NULL;
-        if (ck_plan_build("reduce", doc, CK_PLAN_ONESTEP, &p, &err) == CK_OK)
+        if (ck_plan_build("reduce", doc, CK_PLAN_ONESTEP, 0, &p, &err) == CK_OK)
             ck_plan_free(p);
     } else if (!doc) {
         /* not JSON: what the parser says of it, and nothing opened */
-        if (ck_plan_parse("p.json", t, 0, &p, &err) == CK_OK)
+        if (ck_plan_parse("p.json", t, 0, 0, &p, &err) == CK_OK)
             abort();
     }
     back();

@@ -26,7 +26,10 @@ contract:
 - svd of data far from 1 in magnitude: randomized svd (whose passes
   square the magnitude) matches NumPy from 1e-250 to 1e300, where 1e155
   overflowed and 1e-200 gave zeros; values near the smallest doubles are
-  refused by both methods rather than answered with NaN.
+  refused by both methods rather than answered with NaN;
+- a step that names an svd or glm_fit step itself (not one of its
+  results) is refused when the pipeline is read, naming the results,
+  where it failed at run time with "g is not evaluated by box".
 """
 import math
 import json
@@ -255,6 +258,18 @@ class EdgeCases(C.InteropCase):
                     self.assertCleanError(p, 1, "e%d" % e,
                                           "too close to the smallest doubles")
                     self.assertFalse(os.path.exists(self.path("o.h5")))
+
+    def test_steps_name_results_not_svd_or_glm_fit(self):
+        pj = self.path("g.json")
+        with open(pj, "w") as f:
+            json.dump({"inputs": {"x": self.path("in.h5") + ":/x"},
+                       "steps": [{"name": "d", "op": "svd", "args": ["x"]},
+                                 {"name": "t", "op": "multiply",
+                                  "args": ["d", 2]}],
+                       "outputs": {"t": self.fresh("t.h5")}}, f)
+        p = C.run("run", pj, expect=None)
+        self.assertCleanError(p, 2, "steps[1]: args[0]: 'd' is a svd step",
+                              "'d.U', 'd.S', 'd.Vt'")
 
 
 if __name__ == "__main__":

@@ -134,6 +134,88 @@ class Memory(C.InteropCase):
         self.assertIn("--memory 32.0 MiB is too small", err)
         self.assertFalse(os.path.exists(out))
 
+    def check_refused(self, *args, budget=BUDGET >> 20, why=""):
+        """A run the budget cannot hold: exit 1 with one line that names
+        --memory, its peak under the budget all the same."""
+        rc, peak, err = peak_rss(*args)
+        self.assertEqual(rc, 1, err)
+        self.assertIn("--memory %d.0 MiB is too small" % budget, err)
+        self.assertIn(why, err)
+        self.assertLess(peak, budget << 20,
+                        "refused, but peak RSS %.1f MiB over --memory %d MiB"
+                        % (peak / 2**20, budget))
+        return err
+
+    def test_histogram_bin_rules_stay_under_budget(self):
+        # The rules' statistics (and fd's quartiles) were computed with a
+        # quarter of RAM for a budget, holding the whole array: 555 MiB
+        # under --memory 64M.
+        for rule in ("fd", "scott"):
+            with self.subTest(rule=rule):
+                out = self.fresh("h.h5")
+                self.check_run("histogram", "--quiet", "--memory", "64M",
+                               self.src + ":/x", "--bins", rule, "-o",
+                               out + ":/h")
+                with h5py.File(out, "r") as f:
+                    self.assertEqual(int(f["h"][...].sum()), SHAPE[0] *
+                                     SHAPE[1])
+
+    def test_argwhere_stays_under_budget(self):
+        # argwhere finds its indices when the pipeline is read: the
+        # argument's values (as x != 0, a byte each) and the indices were
+        # held uncharged (583 MiB under 64M).
+        pj = self.path("aw.json")
+        out = self.fresh("aw.h5")
+        with open(pj, "w") as f:
+            f.write(C.json.dumps({
+                "inputs": {"x": self.src + ":/x"},
+                "steps": [
+                    {"name": "s", "op": "slice", "args": ["x"],
+                     "index": [[0, 6144]]},
+                    {"name": "c", "op": "greater", "args": ["s", 2**31]},
+                    {"name": "w", "op": "argwhere", "args": ["c"]}],
+                "outputs": {"w": out + ":/w"}}))
+        self.check_refused("run", "--quiet", "--memory", "64M", pj,
+                           why="c != 0")
+        self.assertFalse(os.path.exists(out))
+        self.check_run("run", "--quiet", "--memory", "160M", pj,
+                       budget=160)
+        with h5py.File(self.src, "r") as f:
+            x = f["x"][0:6144]
+        with h5py.File(out, "r") as f:
+            self.assertTrue(np.array_equal(f["w"][...],
+                                           np.argwhere(x > 2**31)))
+
+    def test_reductions_never_fail_part_way(self):
+        # Partial results of a reduction along the slow axis were not
+        # planned with the workers: 4 or 8 threads ran out of budget after
+        # reading data where 1 or 2 fit.
+        cube = self.fresh("cube.h5")
+        C.gen(cube + ":/x", "--shape", "200,500,500", "--chunks",
+              "50,100,100", "--seed", "5", "--compress", "none")
+        with h5py.File(cube, "r") as f:
+            want = f["x"][...].sum(axis=0)
+        for budget in (64, 96, 128):
+            for threads in (1, 8):
+                with self.subTest(budget=budget, threads=threads):
+                    out = self.fresh("r.h5")
+                    args = ("reduce", "sum", "--quiet", "--memory",
+                            "%dM" % budget, "--threads", threads, cube + ":/x",
+                            "--axis", "0", "-o", out + ":/s")
+                    rc, peak, err = peak_rss(*args)
+                    self.assertNotIn("partial results", err)
+                    self.assertLess(peak, budget << 20)
+                    if rc == 0:
+                        with h5py.File(out, "r") as f:
+                            np.testing.assert_allclose(f["s"][...], want,
+                                                       rtol=1e-12)
+                    else:
+                        self.assertIn("with one worker", err)
+        # 96M holds a worker and the partials, whatever --threads says
+        self.check_run("reduce", "sum", "--quiet", "--memory", "96M",
+                       "--threads", "8", cube + ":/x", "--axis", "0", "-o",
+                       self.fresh("r.h5") + ":/s", budget=96)
+
 
 if __name__ == "__main__":
     C.main()

@@ -67,7 +67,7 @@ static inline ck_plan *fx_plan(const char *steps, const char *out)
              "\"i\": \"%s/i.zarr\"}, \"steps\": %s, \"outputs\": {\"%s\": "
              "\"%s/out.zarr\"}}",
              fx_dir, fx_dir, fx_dir, steps, out, fx_dir);
-    cr_assert_eq(ck_plan_parse("p.json", doc, 0, &p, &err), CK_OK, "%s",
+    cr_assert_eq(ck_plan_parse("p.json", doc, 0, 0, &p, &err), CK_OK, "%s",
                  err.msg);
     free(doc);
     return p;

@@ -39,7 +39,7 @@ static ck_plan *plan(const char *steps, const char *outputs)
              "\"%s/X.zarr\", \"y\": \"%s/y.zarr\"}, \"steps\": %s, "
              "\"outputs\": %s}",
              fx_dir, fx_dir, fx_dir, fx_dir, fx_dir, fx_dir, steps, outputs);
-    cr_assert_eq(ck_plan_parse("p.json", doc, 0, &p, &err), CK_OK, "%s",
+    cr_assert_eq(ck_plan_parse("p.json", doc, 0, 0, &p, &err), CK_OK, "%s",
                  err.msg);
     return p;
 }

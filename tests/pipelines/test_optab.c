@@ -93,7 +93,7 @@ static ck_code parse(const char *doc, ck_err *err)
     ck_code rc;
 
     memset(err, 0, sizeof *err);
-    rc = ck_plan_parse("p.json", doc, 0, &p, err);
+    rc = ck_plan_parse("p.json", doc, 0, 0, &p, err);
     ck_plan_free(p);
     return rc;
 }
@@ -135,12 +135,12 @@ Test(optab, one_step_plans_speak_of_the_command)
         "\"outputs\": {}, \"print\": [\"result\"]}");
 
     cr_assert_not_null(doc);
-    cr_assert_eq(ck_plan_build("reduce", doc, CK_PLAN_ONESTEP, &p, &err),
+    cr_assert_eq(ck_plan_build("reduce", doc, CK_PLAN_ONESTEP, 0, &p, &err),
                  CK_EUSAGE);
     cr_assert_str_eq(err.msg, "reduce: axis 5 out of range for a 2-D array");
     /* the same document as a pipeline file names the step */
     memset(&err, 0, sizeof err);
-    cr_assert_eq(ck_plan_build("p.json", doc, 0, &p, &err), CK_EUSAGE);
+    cr_assert_eq(ck_plan_build("p.json", doc, 0, 0, &p, &err), CK_EUSAGE);
     cr_assert_str_eq(err.msg,
                      "p.json: steps[0]: axis 5 out of range for a 2-D array");
     cJSON_Delete(doc);
@@ -161,7 +161,7 @@ Test(optab, paths_longer_than_the_plan_holds_are_refused)
     cJSON_AddItemToObject(doc, "outputs", cJSON_CreateObject());
     cJSON_AddItemToObject(doc, "print",
                           cJSON_CreateStringArray((const char *[]){"x"}, 1));
-    cr_assert_eq(ck_plan_build("reduce", doc, CK_PLAN_ONESTEP, &p, &err),
+    cr_assert_eq(ck_plan_build("reduce", doc, CK_PLAN_ONESTEP, 0, &p, &err),
                  CK_EUSAGE);
     cr_assert_str_eq(err.msg, "reduce: a path of 70000 bytes (at most 4095)");
     cJSON_Delete(doc);

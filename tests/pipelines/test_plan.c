@@ -60,7 +60,7 @@ Test(plan, a_copy_has_the_nodes_outputs_and_lists_of_the_plan)
     ck_plan *p = NULL, *q;
     ck_err err = {0};
 
-    cr_assert_eq(ck_plan_parse("p.json", doc, 0, &p, &err), CK_OK, "%s",
+    cr_assert_eq(ck_plan_parse("p.json", doc, 0, 0, &p, &err), CK_OK, "%s",
                  err.msg);
     q = ck_plan_dup(p);
     cr_assert_not_null(q);
@@ -98,7 +98,7 @@ Test(plan, a_copy_makes_resident_only_the_parts_in_use)
 #ifdef SANITIZED
     cr_skip_test("resident bytes are the sanitizer's shadow here");
 #endif
-    cr_assert_eq(ck_plan_parse("p.json", doc, 0, &p, &err), CK_OK, "%s",
+    cr_assert_eq(ck_plan_parse("p.json", doc, 0, 0, &p, &err), CK_OK, "%s",
                  err.msg);
     before = resident();
     q = ck_plan_dup(p);
