@@ -98,6 +98,11 @@ ck_code cli_getopt(const cli_cmd_opts *o, void *ctx, int argc, char **argv,
 int cli_common_opt(int opt, const char *arg, cli_common *c, ck_code *rc,
                    ck_err *err);
 
+/* Sets *dst to -o's arg; CK_EUSAGE naming both when -o came before (a
+ * script's second -o would otherwise win silently). */
+ck_code cli_set_output(const char **dst, const char *arg, const char *cmd,
+                       ck_err *err);
+
 /* The default --memory: a quarter of physical memory, at least 256 MiB. */
 int64_t cli_default_memory(void);
 

@@ -87,8 +87,7 @@ static ck_code fit_opt(void *ctx, int opt, const char *arg, ck_err *err)
 
     switch (opt) {
     case 'o':
-        o->dst = arg;
-        return CK_OK;
+        return cli_set_output(&o->dst, arg, "glm-fit", err);
     case 'F':
         cli_step_key(o->s, "family", cJSON_CreateString(arg));
         return CK_OK;
@@ -219,9 +218,7 @@ typedef struct predict_opts {
 static ck_code predict_opt(void *ctx, int opt, const char *arg, ck_err *err)
 {
     (void)opt; /* 'o', the only one */
-    (void)err;
-    ((predict_opts *)ctx)->dst = arg;
-    return CK_OK;
+    return cli_set_output(&((predict_opts *)ctx)->dst, arg, "glm-predict", err);
 }
 
 ck_code cmd_glm_predict(int argc, char **argv, cli_common *c, ck_err *err)

@@ -200,7 +200,7 @@ ck_code cmd_op(int argc, char **argv, cli_common *c, ck_err *err)
             if (++i == argc)
                 rc = ck_err_set(err, CK_EUSAGE, "%s: -o needs a DST", op);
             else
-                out = argv[i];
+                rc = cli_set_output(&out, argv[i], op, err);
             continue;
         }
         if (!strcmp(a, "--json")) {

@@ -113,8 +113,7 @@ static ck_code reduce_opt(void *ctx, int opt, const char *arg, ck_err *err)
         o->has_ddof = 1;
         return CK_OK;
     case 'o':
-        o->out = arg;
-        return CK_OK;
+        return cli_set_output(&o->out, arg, "reduce", err);
     default: /* 'j' */
         o->pj = 1;
         return CK_OK;
@@ -226,8 +225,7 @@ static ck_code hist_opt(void *ctx, int opt, const char *arg, ck_err *err)
         o->weights = arg;
         return CK_OK;
     case 'o':
-        o->out = arg;
-        return CK_OK;
+        return cli_set_output(&o->out, arg, "histogram", err);
     default: /* 'j' */
         o->pj = 1;
         return CK_OK;

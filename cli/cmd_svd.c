@@ -87,8 +87,7 @@ static ck_code svd_opt(void *ctx, int opt, const char *arg, ck_err *err)
 
     switch (opt) {
     case 'o':
-        o->dst = arg;
-        return CK_OK;
+        return cli_set_output(&o->dst, arg, "svd", err);
     case 'k':
         key = "k";
         break;

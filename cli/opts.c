@@ -76,3 +76,14 @@ ck_code cli_getopt(const cli_cmd_opts *o, void *ctx, int argc, char **argv,
     *first = optind;
     return CK_OK;
 }
+
+ck_code cli_set_output(const char **dst, const char *arg, const char *cmd,
+                       ck_err *err)
+{
+    if (*dst)
+        return ck_err_set(err, CK_EUSAGE,
+                          "%s: -o given twice ('%s' and '%s'); give one output",
+                          cmd, *dst, arg);
+    *dst = arg;
+    return CK_OK;
+}

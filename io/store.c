@@ -646,10 +646,10 @@ static int cmp_names(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-ck_code ck_store_list(ck_store *s, ck_names *out, ck_err *err)
+static ck_code list_sorted(ck_store *s, int groups, ck_names *out, ck_err *err)
 {
     ck_names l = {0};
-    ck_code rc = s->ops->list(s, &l, err);
+    ck_code rc = s->ops->list(s, groups, &l, err);
 
     if (rc != CK_OK) {
         ck_names_release(&l);
@@ -659,6 +659,16 @@ ck_code ck_store_list(ck_store *s, ck_names *out, ck_err *err)
         qsort(l.v, (size_t)l.n, sizeof *l.v, cmp_names);
     *out = l;
     return CK_OK;
+}
+
+ck_code ck_store_list(ck_store *s, ck_names *out, ck_err *err)
+{
+    return list_sorted(s, 0, out, err);
+}
+
+ck_code ck_store_list_groups(ck_store *s, ck_names *out, ck_err *err)
+{
+    return list_sorted(s, 1, out, err);
 }
 
 ck_code ck_store_list_readable(ck_store *s, int warn, ck_names *out,

@@ -54,6 +54,9 @@ ck_code ck_store_check_apart(const char *in, const char *out, const char *where,
 
 /* Names of all arrays in the store, depth first, sorted within a group. */
 ck_code ck_store_list(ck_store *s, ck_names *out, ck_err *err);
+/* The names of all groups but the root, sorted (a group before what it
+ * holds), empty ones and those holding only attributes included. */
+ck_code ck_store_list_groups(ck_store *s, ck_names *out, ck_err *err);
 
 /* The arrays of ck_store_list that chunkctl can read: those whose open
  * says CK_ENOTSUP (a type or a layout it does not hold: float16, strings,

@@ -49,8 +49,9 @@ struct ck_store_ops {
     ck_code (*open)(ck_store *s, ck_err *err);
     /* Frees s->impl (after flush or when abandoning a write). */
     void (*close)(ck_store *s);
-    /* Appends the names of all arrays ("/g/x"; "/" for a root Zarr array). */
-    ck_code (*list)(ck_store *s, ck_names *out, ck_err *err);
+    /* Appends the names of all arrays ("/g/x"; "/" for a root Zarr array),
+     * or with 'groups' of all groups but the root ("/g"). */
+    ck_code (*list)(ck_store *s, int groups, ck_names *out, ck_err *err);
     /* Opens array 'name' (normalised: leading '/', no trailing '/') and
      * fills a->info and a->impl.  CK_EFORMAT if there is no such array. */
     ck_code (*array_open)(ck_store *s, const char *name, ck_array *a,

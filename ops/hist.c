@@ -23,16 +23,16 @@ ck_code ck_hist_uniform_edges(int nbins, double lo, double hi, ck_dtype t,
                               double *edges, ck_err *err)
 {
     if (nbins < 1)
-        return ck_err_set(err, CK_EUSAGE,
-                          "histogram: bins must be positive, got %d", nbins);
+        return ck_err_set(err, CK_EUSAGE, "bins must be positive, got %d",
+                          nbins);
     if (!isfinite(lo) || !isfinite(hi))
         return ck_err_set(err, CK_EUSAGE,
-                          "histogram: supplied range of [%g, %g] is not "
+                          "supplied range of [%g, %g] is not "
                           "finite",
                           lo, hi);
     if (lo > hi)
         return ck_err_set(err, CK_EUSAGE,
-                          "histogram: max must be larger than min in range "
+                          "max must be larger than min in range "
                           "(%g > %g)",
                           lo, hi);
     if (lo == hi) { /* _get_outer_edges: avoid a zero width */
@@ -69,16 +69,14 @@ ck_code ck_hist_check_edges(const double *edges, int n, ck_err *err)
 {
     if (n < 2)
         return ck_err_set(err, CK_EUSAGE,
-                          "histogram: bins needs at least two edges, got %d",
-                          n);
+                          "bins needs at least two edges, got %d", n);
     for (int i = 0; i < n; i++) {
         if (!isfinite(edges[i]))
-            return ck_err_set(err, CK_EUSAGE,
-                              "histogram: bin edge %d (%g) is not finite", i,
-                              edges[i]);
+            return ck_err_set(err, CK_EUSAGE, "bin edge %d (%g) is not finite",
+                              i, edges[i]);
         if (i > 0 && edges[i - 1] > edges[i])
             return ck_err_set(err, CK_EUSAGE,
-                              "histogram: bins must increase monotonically: "
+                              "bins must increase monotonically: "
                               "edge %d (%g) is below edge %d (%g)",
                               i, edges[i], i - 1, edges[i - 1]);
     }

@@ -280,32 +280,46 @@ out:
     return rc;
 }
 
-/* Copies the attributes of the root and of every group that holds one of
- * the copied arrays (each group once). */
-static ck_code copy_group_attrs(ck_store *in, ck_store *out,
-                                const ck_names *names, ck_err *err)
+/* Copies the attributes of the root and every group of the input, and
+ * the groups themselves: those that hold only attributes, or nothing,
+ * too (h5py's metadata groups). */
+static ck_code copy_groups(ck_store *in, ck_store *out, ck_err *err)
 {
-    ck_names done = {0};
+    ck_names groups = {0};
     ck_code rc = ck_store_copy_attrs(in, "/", out, "/", err);
 
-    for (int i = 0; i < names->n && rc == CK_OK; i++) {
-        char group[512];
-        snprintf(group, sizeof group, "%s", names->v[i]);
-        /* Walk up from the array's parent to the root's child. */
-        for (char *slash = strrchr(group, '/');
-             rc == CK_OK && slash && slash != group;
-             slash = strrchr(group, '/')) {
-            int seen = 0;
-            *slash = '\0';
-            for (int k = 0; k < done.n; k++)
-                seen |= strcmp(done.v[k], group) == 0;
-            if (seen)
-                break; /* its parents were done with it */
-            if ((rc = ck_names_push(&done, group, err)) == CK_OK)
-                rc = ck_store_copy_attrs(in, group, out, group, err);
-        }
+    if (rc == CK_OK)
+        rc = ck_store_list_groups(in, &groups, err);
+    for (int i = 0; i < groups.n && rc == CK_OK; i++) {
+        char *json = NULL;
+        rc = ck_store_get_attrs(in, groups.v[i], &json, err);
+        if (rc == CK_OK)
+            rc = ck_store_set_attrs(out, groups.v[i], json, err);
+        free(json);
     }
-    ck_names_release(&done);
+    ck_names_release(&groups);
+    return rc;
+}
+
+/* *keep = 1 if a group of the input holds attributes, or does not hold
+ * array 'only' (the input's one array). */
+static ck_code groups_to_keep(ck_store *in, const char *only, int *keep,
+                              ck_err *err)
+{
+    ck_names groups = {0};
+    ck_code rc = ck_store_list_groups(in, &groups, err);
+
+    *keep = 0;
+    for (int i = 0; i < groups.n && rc == CK_OK && !*keep; i++) {
+        size_t n = strlen(groups.v[i]);
+        char *json = NULL;
+        *keep = strncmp(only, groups.v[i], n) != 0 || only[n] != '/';
+        if (!*keep &&
+            (rc = ck_store_get_attrs(in, groups.v[i], &json, err)) == CK_OK)
+            *keep = strcmp(json, "{}") != 0;
+        free(json);
+    }
+    ck_names_release(&groups);
     return rc;
 }
 
@@ -384,17 +398,26 @@ ck_code ck_copy(const ck_copy_opts *o, ck_err *err)
                         spath, names.n, spath);
         goto out;
     }
+    /* a whole store of one array with a group that would be lost (one
+     * with attributes, or without that array) is copied as a store: the
+     * array keeps its name rather than become a Zarr root array, which
+     * would leave the groups no place */
+    int many = names.n > 1;
+    if (!many && !sname[0] && !dname[0])
+        rc = groups_to_keep(in, names.v[0], &many, err);
+    if (rc != CK_OK)
+        goto out;
     ck_journal_key key;
     copy_key(o, spath, &key);
     if ((rc = ck_store_create_resumable(dpath, kind, o->force, &key, o->resume,
                                         &out, err)) != CK_OK)
         goto out;
     for (int i = 0; i < names.n && rc == CK_OK; i++) {
-        dst_name(dname, names.v[i], kind, names.n > 1, oname, sizeof oname);
+        dst_name(dname, names.v[i], kind, many, oname, sizeof oname);
         rc = copy_one(o, in, names.v[i], out, oname, &budget, err);
     }
-    if (rc == CK_OK && names.n > 1)
-        rc = copy_group_attrs(in, out, &names, err);
+    if (rc == CK_OK && many)
+        rc = copy_groups(in, out, err);
     if (rc == CK_OK)
         rc = ck_cf_history(out, in, o->cmdline ? o->cmdline : "chunkctl copy",
                            err);

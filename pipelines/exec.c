@@ -1548,6 +1548,8 @@ static int64_t tree_bound(const fold *f)
     int64_t sum = 0;
     ck_chunk c0;
 
+    if (f->g.total_chunks == 0) /* an empty operand: no partials */
+        return 0;
     ck_grid_chunk(&f->g, 0, &c0);
     for (int k = 0; k < f->nm; k++) {
         const ck_node *nd = &f->r->p->node[f->node[k]];

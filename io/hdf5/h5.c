@@ -440,6 +440,7 @@ typedef struct list_ctx {
     ck_names *out;
     ck_err *err;
     ck_code rc;
+    int groups; /* list groups, not datasets */
 } list_ctx;
 
 /* Every dataset, whatever its type (ck_store_list_readable leaves out
@@ -461,9 +462,15 @@ static herr_t list_cb(hid_t group, const char *name, const H5L_info_t *li,
                name);
         return 0;
     }
-    if (H5Iget_type(obj) != H5I_DATASET) {
+    if (c->groups || H5Iget_type(obj) != H5I_DATASET) {
+        int grp = c->groups && li->type == H5L_TYPE_HARD &&
+                  H5Iget_type(obj) == H5I_GROUP;
         H5Oclose(obj);
-        return 0;
+        if (!grp)
+            return 0;
+        snprintf(full, sizeof full, "/%s", name);
+        c->rc = ck_names_push(c->out, full, c->err);
+        return c->rc == CK_OK ? 0 : -1;
     }
     /* netCDF-4's dimensions without a variable are datasets that hold no
      * data; netCDF tools do not show them as variables either. */
@@ -479,10 +486,10 @@ static herr_t list_cb(hid_t group, const char *name, const H5L_info_t *li,
     return c->rc == CK_OK ? 0 : -1;
 }
 
-static ck_code h5_list(ck_store *s, ck_names *out, ck_err *err)
+static ck_code h5_list(ck_store *s, int groups, ck_names *out, ck_err *err)
 {
     h5_store *hs = s->impl;
-    list_ctx c = {s, out, err, CK_OK};
+    list_ctx c = {s, out, err, CK_OK, groups};
     herr_t r;
 
     ck_h5_lock();

@@ -500,10 +500,11 @@ static int by_name(const struct dirent **a, const struct dirent **b)
     return strcmp((*a)->d_name, (*b)->d_name);
 }
 
-/* Appends the arrays under group 'rel' ("" for the root), sorted, depth
- * first.  Symlinked directories are not followed. */
-static ck_code list_rec(ck_store *s, const char *rel, int depth, ck_names *out,
-                        ck_err *err)
+/* Appends the arrays (or with 'groups' the groups) under group 'rel' (""
+ * for the root), sorted, depth first.  Symlinked directories are not
+ * followed. */
+static ck_code list_rec(ck_store *s, const char *rel, int depth, int groups,
+                        ck_names *out, ck_err *err)
 {
     const zstore *zs = s->impl;
     char dir[PATH_MAX], child[PATH_MAX];
@@ -551,10 +552,12 @@ static ck_code list_rec(ck_store *s, const char *rel, int depth, ck_names *out,
             arr = has_file(cfd, ".zarray");
             grp = !arr && has_file(cfd, ".zgroup");
         }
-        if (rc == CK_OK && arr)
+        if (rc == CK_OK && arr && !groups)
             rc = ck_names_push(out, child, err);
-        else if (rc == CK_OK && grp && depth < LIST_MAX_DEPTH)
-            rc = list_rec(s, child, depth + 1, out, err);
+        else if (rc == CK_OK && grp && groups)
+            rc = ck_names_push(out, child, err);
+        if (rc == CK_OK && grp && depth < LIST_MAX_DEPTH)
+            rc = list_rec(s, child, depth + 1, groups, out, err);
         close(cfd);
     }
     for (int i = 0; i < n; i++)
@@ -569,8 +572,9 @@ static int by_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The arrays that consolidated metadata names, sorted. */
-static ck_code list_consolidated(const zstore *zs, ck_names *out, ck_err *err)
+/* The arrays (or groups) that consolidated metadata names, sorted. */
+static ck_code list_consolidated(const zstore *zs, int groups, ck_names *out,
+                                 ck_err *err)
 {
     char key[1024], name[1026];
     const char *val, *nt;
@@ -581,7 +585,8 @@ static ck_code list_consolidated(const zstore *zs, ck_names *out, ck_err *err)
                                      key, sizeof key, &val, &vlen)) == 1) {
         if (val[0] != '{' ||
             ck_zarr_json_get(val, vlen, "node_type", &nt, &ntn) != 1 ||
-            !(ntn == 7 && memcmp(nt, "\"array\"", 7) == 0))
+            !(groups ? ntn == 7 && memcmp(nt, "\"group\"", 7) == 0
+                     : ntn == 7 && memcmp(nt, "\"array\"", 7) == 0))
             continue;
         snprintf(name, sizeof name, "/%s", key);
         CK_TRY(ck_names_push(out, name, err));
@@ -590,7 +595,7 @@ static ck_code list_consolidated(const zstore *zs, ck_names *out, ck_err *err)
     return CK_OK;
 }
 
-static ck_code zarr_list(ck_store *s, ck_names *out, ck_err *err)
+static ck_code zarr_list(ck_store *s, int groups, ck_names *out, ck_err *err)
 {
     const zstore *zs = s->impl;
     char where[PATH_MAX + 16], *txt = NULL;
@@ -598,7 +603,7 @@ static ck_code zarr_list(ck_store *s, ck_names *out, ck_err *err)
     int arr = 0;
 
     if (zs->fmt == 3 && zs->cons)
-        return list_consolidated(zs, out, err);
+        return list_consolidated(zs, groups, out, err);
     if (zs->fmt == 3) {
         int fd = open(zs->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ck_code rc;
@@ -623,8 +628,8 @@ static ck_code zarr_list(ck_store *s, ck_names *out, ck_err *err)
         close(fd);
     }
     if (arr)
-        return ck_names_push(out, "/", err);
-    return list_rec(s, "", 0, out, err);
+        return groups ? CK_OK : ck_names_push(out, "/", err);
+    return list_rec(s, "", 0, groups, out, err);
 }
 
 /* ---- arrays ------------------------------------------------------------ */

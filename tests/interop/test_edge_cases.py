@@ -29,7 +29,10 @@ contract:
   refused by both methods rather than answered with NaN;
 - a step that names an svd or glm_fit step itself (not one of its
   results) is refused when the pipeline is read, naming the results,
-  where it failed at run time with "g is not evaluated by box".
+  where it failed at run time with "g is not evaluated by box";
+- a whole-store copy keeps every group, with its attributes: empty ones
+  and those that hold only attributes (h5py's metadata groups) were
+  dropped; a store of one array with such a group stays a store.
 """
 import math
 import json
@@ -270,6 +273,50 @@ class EdgeCases(C.InteropCase):
         p = C.run("run", pj, expect=None)
         self.assertCleanError(p, 2, "steps[1]: args[0]: 'd' is a svd step",
                               "'d.U', 'd.S', 'd.Vt'")
+
+    def test_copy_keeps_groups_without_arrays(self):
+        src = self.fresh("groups.h5")
+        with h5py.File(src, "w") as f:
+            f["a"] = np.arange(4.0)
+            f["g/b"] = np.arange(3)
+            f.create_group("meta").attrs.update({"author": "me", "n": 3})
+            f.create_group("empty")
+            f.create_group("deep/er").attrs["x"] = 1.5
+        want = {"meta": {"author": "me", "n": 3}, "empty": {},
+                "deep": {}, "deep/er": {"x": 1.5}, "g": {}}
+
+        def h5_groups(path):
+            got = {}
+            with h5py.File(path, "r") as f:
+                f.visititems(lambda n, o: got.update(
+                    {n: {k: (v.item() if hasattr(v, "item") else v)
+                         for k, v in o.attrs.items()}})
+                    if isinstance(o, h5py.Group) else None)
+            return got
+
+        for fmt in ("2", "3"):
+            with self.subTest(zarr_format=fmt):
+                z = self.fresh("groups%s.zarr" % fmt)
+                C.copy(src, z, "--zarr-format", fmt)
+                back = self.fresh("back%s.h5" % fmt)
+                C.copy(z, back)
+                self.assertEqual(h5_groups(back), want)
+                if fmt == "2":
+                    g = zarr.open(z, mode="r")
+                    self.assertEqual(dict(g["meta"].attrs), want["meta"])
+                    self.assertIn("empty", g.group_keys())
+        out = self.fresh("groups2.h5")
+        C.copy(src, out)
+        self.assertEqual(h5_groups(out), want)
+        one = self.fresh("one.h5")
+        with h5py.File(one, "w") as f:
+            f["a"] = np.arange(4.0)
+            f.create_group("meta").attrs["k"] = "v"
+        z = self.fresh("one.zarr")
+        C.copy(one, z)
+        g = zarr.open(z, mode="r")
+        self.assertEqual(g["a"][...].tolist(), [0.0, 1.0, 2.0, 3.0])
+        self.assertEqual(dict(g["meta"].attrs), {"k": "v"})
 
 
 if __name__ == "__main__":
