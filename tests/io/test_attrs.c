@@ -575,9 +575,9 @@ Test(attrs, exchange_text_keeps_numbers_as_written)
     cr_assert_not(ck_attrs_number(cJSON_GetObjectItem(u, "t"), &n));
     cr_assert(cJSON_IsString(cJSON_GetObjectItem(o, "s")));
     cJSON_Delete(o);
-    cr_assert_null(ck_attrs_parse("{\"a\": nan}", 12));
-    cr_assert_null(ck_attrs_parse("{\"a\": NaNa}", 13));
-    cr_assert_null(ck_attrs_parse("{\"a\": [1,", 9));
+    cr_assert_null(ck_attrs_parse("{\"a\": nan}", strlen("{\"a\": nan}")));
+    cr_assert_null(ck_attrs_parse("{\"a\": NaNa}", strlen("{\"a\": NaNa}")));
+    cr_assert_null(ck_attrs_parse("{\"a\": [1,", strlen("{\"a\": [1,")));
 }
 
 /* netCDF's attributes are lists; one of one number (as chunkctl and
