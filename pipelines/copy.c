@@ -248,6 +248,7 @@ static ck_code copy_one(const ck_copy_opts *o, ck_store *in, const char *name,
         .budget = budget,
         .threads = o->threads,
         .progress = o->progress,
+        .chunks_opt = 1,
     };
     if (!x.aligned &&
         (rc = make_cache(&x, &job, budget, &x.cache, err)) != CK_OK)

@@ -213,6 +213,7 @@ ck_code ck_gen(const ck_gen_opts *o, ck_err *err)
         .budget = &budget,
         .threads = o->threads,
         .progress = o->progress,
+        .chunks_opt = 1,
     };
     if ((rc = ck_stream_run(&job, err)) != CK_OK)
         goto out;

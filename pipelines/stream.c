@@ -195,12 +195,13 @@ ck_code ck_stream_run(const ck_stream_job *j, ck_err *err)
         return ck_err_set(
             err, CK_ENOMEM,
             "--memory %s is too small: one worker needs %s for chunks of "
-            "%s%s%s (raise --memory or use smaller --chunks)",
+            "%s%s%s (raise --memory%s)",
             ck_size_str((double)j->budget->limit, have, sizeof have),
             ck_size_str((double)r.arena_bytes + (double)j->budget->used, need,
                         sizeof need),
             j->dst ? ck_store_path(ck_array_store(j->dst)) : "the input",
-            j->dst ? ":" : "", j->dst ? ck_array_info_of(j->dst)->name : "");
+            j->dst ? ":" : "", j->dst ? ck_array_info_of(j->dst)->name : "",
+            j->chunks_opt ? " or use smaller --chunks" : " to that");
     r.batch = r.g->total_chunks / (threads * 16);
     if (r.batch < 1)
         r.batch = 1;

@@ -41,6 +41,8 @@ typedef struct ck_stream_job {
     ck_budget *budget;
     int threads; /* 0: all cores */
     ck_progress *progress;
+    int chunks_opt; /* the command takes --chunks (copy, gen): a worker
+                       that does not fit says to make them smaller */
 } ck_stream_job;
 
 /* The threads the job will run on and the arena bytes of each, given what
