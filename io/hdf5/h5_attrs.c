@@ -650,27 +650,10 @@ ck_code ck_h5_set_attrs(ck_store *s, const char *name, const char *json,
      * copy) make it, with the groups above it, as in a Zarr store. */
     if (s->writing && name && strcmp(name, "/") != 0 &&
         H5Lexists(((h5_store *)s->impl)->file, name, H5P_DEFAULT) <= 0) {
-        /* (netCDF-4 groups track creation order; a copy makes parents
-         * first, so the intermediates seldom matter) */
-        unsigned order = H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED;
-        hid_t lcpl = H5Pcreate(H5P_LINK_CREATE), g = -1;
-        hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
+        h5_store *hs = s->impl;
         H5Eclear2(H5E_DEFAULT);
-        if (gcpl >= 0 && ((h5_store *)s->impl)->netcdf) {
-            H5Pset_link_creation_order(gcpl, order);
-            H5Pset_attr_creation_order(gcpl, order);
-        }
-        if (lcpl >= 0 && gcpl >= 0 &&
-            H5Pset_create_intermediate_group(lcpl, 1) >= 0)
-            g = H5Gcreate2(((h5_store *)s->impl)->file, name, lcpl, gcpl,
-                           H5P_DEFAULT);
-        if (lcpl >= 0)
-            H5Pclose(lcpl);
-        if (gcpl >= 0)
-            H5Pclose(gcpl);
-        if (g >= 0)
-            H5Gclose(g);
-        H5Eclear2(H5E_DEFAULT);
+        if (ck_h5_make_groups(hs->file, name, 1, hs->netcdf) < 0)
+            H5Eclear2(H5E_DEFAULT); /* open_object says what is missing */
     }
     rc = open_object(s, name, &obj, err);
     for (v = root->child; rc == CK_OK && v; v = v->next) {

@@ -160,6 +160,12 @@ ck_code ck_h5_note_dims(ck_store *s, const ck_array_spec *spec, ck_err *err);
 /* Gives every noted array's axes their scales; before the file closes. */
 ck_code ck_h5_write_dims(ck_store *s, ck_err *err);
 
+/* Creates the missing groups above 'name' ("/a/b/x": /a, /a/b), and with
+ * 'self' 'name' itself; with 'nc' tracking link and attribute creation
+ * order, as netCDF-4 groups do.  Called with h5_mutex held; < 0 on an
+ * HDF5 failure. */
+herr_t ck_h5_make_groups(hid_t file, const char *name, int self, int nc);
+
 /* ---- the ck_h5_ops slots of h5_read.c, h5_write.c and h5_attrs.c ---- */
 
 /* h5_read.c: undoes ha's filter pipeline (HDF5's order, last filter

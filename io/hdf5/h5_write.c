@@ -106,23 +106,22 @@ fail:
                       spec->name);
 }
 
-/* Creates the missing parent groups of 'name' ("/a/b/x": /a, /a/b) with
- * link and attribute creation order tracked, as netCDF-4 groups are. */
-static herr_t make_nc_groups(hid_t file, const char *name)
+herr_t ck_h5_make_groups(hid_t file, const char *name, int self, int nc)
 {
     unsigned order = H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED;
     char path[512];
     hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
     herr_t r = 0;
 
-    if (gcpl < 0 || H5Pset_link_creation_order(gcpl, order) < 0 ||
-        H5Pset_attr_creation_order(gcpl, order) < 0)
+    if (gcpl < 0 || (nc && (H5Pset_link_creation_order(gcpl, order) < 0 ||
+                            H5Pset_attr_creation_order(gcpl, order) < 0)))
         r = -1;
-    snprintf(path, sizeof path, "%s", name);
+    snprintf(path, sizeof path, "%s%s", name, self ? "/" : "");
     for (char *p = strchr(path + 1, '/'); r >= 0 && p; p = strchr(p + 1, '/')) {
         hid_t g;
         *p = '\0';
         if (H5Lexists(file, path, H5P_DEFAULT) <= 0) {
+            H5Eclear2(H5E_DEFAULT);
             if ((g = H5Gcreate2(file, path, H5P_DEFAULT, gcpl, H5P_DEFAULT)) <
                 0)
                 r = -1;
@@ -185,7 +184,7 @@ ck_code ck_h5_array_create(ck_store *s, const ck_array_spec *spec, ck_array *a,
         (hs->netcdf &&
          (H5Pset_attr_creation_order(dcpl, H5P_CRT_ORDER_TRACKED |
                                                H5P_CRT_ORDER_INDEXED) < 0 ||
-          make_nc_groups(hs->file, spec->name) < 0)) ||
+          ck_h5_make_groups(hs->file, spec->name, 0, 1) < 0)) ||
         (lcpl = H5Pcreate(H5P_LINK_CREATE)) < 0 ||
         H5Pset_create_intermediate_group(lcpl, 1) < 0 ||
         (dapl = ck_h5_make_dapl()) < 0 ||
