@@ -1538,8 +1538,6 @@ static ck_code mask_gather(xrun *r, int i, int64_t *len, ck_err *err)
     return CK_OK;
 }
 
-/* Runs the fold steps f->node[] over f->operand (f->cond: through a mask)
- * in one pass. */
 /* The most bytes the members' trees hold at once: a box's partials are
  * pushed in leaf order onto a binary counter, which holds at most one a
  * bit of the box's leaf count (each the size of chunk 0's, the largest). */
@@ -1566,6 +1564,8 @@ static int64_t tree_bound(const fold *f)
     return sum;
 }
 
+/* Runs the fold steps f->node[] over f->operand (f->cond: through a mask)
+ * in one pass. */
 static ck_code run_fold(fold *f, ck_err *err)
 {
     xrun *r = f->r;
