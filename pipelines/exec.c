@@ -2231,11 +2231,16 @@ static ck_code write_output(xrun *r, const ck_output *o, ck_store *s,
     x.r = r;
     x.node = o->node;
     x.g = ck_array_grid(dst);
+    /* the output's chunks are the node's own unless shards split them */
+    int own = x.g->ndim == nd->ndim;
+    for (int d = 0; own && d < nd->ndim; d++)
+        own = x.g->chunk[d] == nd->chunks[d] ||
+              (x.g->chunk[d] == nd->shape[d] && nd->chunks[d] >= nd->shape[d]);
     ck_stream_job job = {
         .dst = dst,
         .produce = produce,
         .ctx = &x,
-        .scratch = ck_exec_eval_bytes(r, o->node, (size_t)x.g->chunk_nelem),
+        .scratch = ck_exec_bytes(r, o->node, (size_t)x.g->chunk_nelem, -1, own),
         .budget = &r->budget,
         .threads = r->o->threads,
         .progress = r->o->progress,

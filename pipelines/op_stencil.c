@@ -480,12 +480,21 @@ size_t ck_exec_stencil_bytes(const xrun *r, int i, size_t n, int known,
     size_t esz = ck_dtype_size(m->dtype), padded, region, b;
     double total = (double)ck_exec_nelem(m->ndim, m->shape);
 
-    (void)known, (void)aligned;
+    (void)known;
     if (n == 0)
         return 0;
     for (int d = 0; d < nd->ndim; d++)
         grow[d] = nd->halo_lo[d] + nd->halo_hi[d];
-    padded = elems(grown_bound(nd->ndim, nd->shape, grow, n));
+    if (aligned) { /* boxes of its own chunks at most: their shape known */
+        double p = 1;
+        for (int d = 0; d < nd->ndim; d++)
+            p *= (double)(nd->chunks[d] < nd->shape[d] ? nd->chunks[d]
+                                                       : nd->shape[d]) +
+                 (double)grow[d];
+        padded = elems(p);
+    } else {
+        padded = elems(grown_bound(nd->ndim, nd->shape, grow, n));
+    }
     region = padded < total ? padded : elems(total);
     b = ck_exec_al(region * esz) + ck_exec_bytes(r, nd->arg[0], region, -1, 0);
     if (nd->sub == CK_ST_GRADIENT || nd->sub == CK_ST_DIFF)

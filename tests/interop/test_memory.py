@@ -12,6 +12,7 @@ import subprocess
 
 import _common as C
 from _common import np, zarr, h5py
+import scipy.ndimage as scipy_ndimage
 
 BUDGET = 64 << 20
 SHAPE = (10240, 8192)  # 640 MiB of float64: 10x the budget
@@ -215,6 +216,23 @@ class Memory(C.InteropCase):
         self.check_run("reduce", "sum", "--quiet", "--memory", "96M",
                        "--threads", "8", cube + ":/x", "--axis", "0", "-o",
                        self.fresh("r.h5") + ":/s", budget=96)
+
+    def test_stencil_planned_by_its_chunks(self):
+        # A filter writing its own chunks was planned for any box of a
+        # chunk's size (4 x 16384 grown by the window: 18 MiB a worker for
+        # 256 x 256 chunks), refusing --memory 36M that it runs in.
+        src = self.fresh("sq.h5")
+        C.gen(src + ":/x", "--shape", "1024,16384", "--chunks", "256,256",
+              "--seed", "7", "--compress", "none")
+        out = self.fresh("uf.h5")
+        self.check_run("uniform_filter", "--quiet", "--memory", "36M",
+                       "--threads", "2", src + ":/x", "--size", "41", "-o",
+                       out + ":/f", budget=36)
+        with h5py.File(src, "r") as f:
+            want = scipy_ndimage.uniform_filter(f["x"][...], 41)
+        with h5py.File(out, "r") as f:
+            np.testing.assert_allclose(f["f"][...], want, rtol=1e-10)
+
 
 
 if __name__ == "__main__":
