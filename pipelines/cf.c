@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "base/ck_config.h"
@@ -51,6 +52,84 @@ static int num_attr(ck_store *s, const char *dataset, const char *key,
     return 1;
 }
 
+/* The numbers of attribute 'key' (one, or a list, as CF allows for
+ * missing_value) into v[0, *nv): 0 when it is absent or not numbers, -1
+ * (with err set) when it has more than max. */
+static int num_list_attr(ck_store *s, const char *dataset, const char *key,
+                         double *v, int max, int *nv, const char *path,
+                         const char *where, ck_err *err)
+{
+    ck_attr a;
+    ck_err e = {0};
+    char *json = NULL;
+    cJSON *root = NULL, *x, *it;
+    int n = 0;
+
+    *nv = 0;
+    if (ck_store_get_attr(s, dataset, key, &a, &e) == CK_OK) {
+        if (a.kind == CK_ATTR_STR)
+            return 0;
+        v[0] = attr_num(&a);
+        *nv = 1;
+        return 1;
+    }
+    if (e.code != CK_ENOTSUP) /* absent */
+        return 0;
+    if (ck_store_get_attrs(s, dataset, &json, &e) == CK_OK && json)
+        root = ck_attrs_parse(json, strlen(json));
+    free(json);
+    x = root ? cJSON_GetObjectItemCaseSensitive(root, key) : NULL;
+    if (cJSON_IsArray(x)) {
+        cJSON_ArrayForEach(it, x)
+        {
+            ck_attrs_num num;
+            if (!ck_attrs_number(it, &num)) {
+                n = 0;
+                break;
+            }
+            if (n == max) {
+                cJSON_Delete(root);
+                ck_plan_bad(err, path, where,
+                            "%s: %s has more than %d values; chunkctl "
+                            "decodes at most %d (--raw reads it stored)",
+                            dataset, key, max, max);
+                return -1;
+            }
+            v[n++] = num.f;
+        }
+    }
+    cJSON_Delete(root);
+    *nv = n;
+    return n > 0;
+}
+
+/* _Unsigned "true" (any case), as netCDF-C and xarray read it. */
+static int unsigned_attr(ck_store *s, const char *dataset)
+{
+    ck_attr a;
+    ck_err e = {0};
+
+    return ck_store_get_attr(s, dataset, "_Unsigned", &a, &e) == CK_OK &&
+           a.kind == CK_ATTR_STR && strcasecmp(a.str, "true") == 0;
+}
+
+/* The unsigned type of a signed integer type's width. */
+static ck_dtype unsigned_of(ck_dtype t)
+{
+    switch (t) {
+    case CK_I8:
+        return CK_U8;
+    case CK_I16:
+        return CK_U16;
+    case CK_I32:
+        return CK_U32;
+    case CK_I64:
+        return CK_U64;
+    default:
+        return t;
+    }
+}
+
 /* The group part of "/g/x" ("/g"; "" for "/x"). */
 static void group_of(const char *dataset, char *buf, size_t n)
 {
@@ -76,8 +155,8 @@ ck_code ck_cf_plan_input(ck_plan *p, const char *path, const char *where, int i,
 {
     ck_node *n = &p->node[i];
     char group[512], cname[600];
-    double fill = 0, miss = 0, scale = 1, offset = 0;
-    int hf, hm, hs, ho;
+    double fill = 0, miss[CK_CF_MAX_MISSING], scale = 1, offset = 0;
+    int hf, hm, hs, ho, hu, nmiss = 0;
 
     no_coords(n);
     n->attrs_from = i + 1;
@@ -123,10 +202,14 @@ ck_code ck_cf_plan_input(ck_plan *p, const char *path, const char *where, int i,
                                                : (double)ai->fill.u;
         hf = 1;
     }
-    hm = num_attr(s, dataset, "missing_value", &miss);
+    hm = num_list_attr(s, dataset, "missing_value", miss, CK_CF_MAX_MISSING,
+                       &nmiss, path, where, err);
+    if (hm < 0)
+        return err->code;
     hs = num_attr(s, dataset, "scale_factor", &scale);
     ho = num_attr(s, dataset, "add_offset", &offset);
-    if (!hf && !hm && !hs && !ho)
+    hu = ck_dtype_is_signed(ai->dtype) && unsigned_attr(s, dataset);
+    if (!hf && !hm && !hs && !ho && !hu)
         return CK_OK;
     if (p->n == CK_MAX_NODES)
         return ck_plan_bad(err, path, where, "more than %d inputs and steps",
@@ -146,14 +229,21 @@ ck_code ck_cf_plan_input(ck_plan *p, const char *path, const char *where, int i,
     for (int k = 0; k < CK_MAX_ARGS; k++)
         c->arg[k] = -1;
     c->arg[0] = i;
+    /* An unsigned variable's fill and missing values are given in its
+     * stored (signed) type: -1 is 255 for a byte. */
+    double wrap = hu ? ldexp(1, 8 * (int)ck_dtype_size(ai->dtype)) : 0;
     c->cf_has_fill = hf;
-    c->cf_has_missing = hm;
-    c->cf_fill = fill;
-    c->cf_missing = miss;
+    c->cf_nmissing = nmiss;
+    c->cf_unsigned = hu;
+    c->cf_fill = hf && fill < 0 ? fill + wrap : fill;
+    for (int k = 0; k < nmiss; k++)
+        c->cf_missing[k] = miss[k] < 0 ? miss[k] + wrap : miss[k];
     c->cf_scale = hs ? scale : 1;
     c->cf_offset = ho ? offset : 0;
     c->missing = hf || hm;
-    if (!ck_dtype_is_float(ai->dtype))
+    if (!hf && !hm && !hs && !ho) /* _Unsigned alone: the values as such */
+        c->dtype = unsigned_of(ai->dtype);
+    else if (!ck_dtype_is_float(ai->dtype))
         c->dtype = ck_dtype_size(ai->dtype) <= 2 ? CK_F32 : CK_F64;
     p->n++;
     return CK_OK;
@@ -550,16 +640,18 @@ size_t ck_exec_cf_bytes(const xrun *r, int i, size_t n, int known, int aligned)
 #define DECODE(T)                                                              \
     do {                                                                       \
         T *o = dst;                                                            \
-        const T f = (T)nd->cf_fill, mv = (T)nd->cf_missing;                    \
+        const T f = (T)nd->cf_fill;                                            \
         const T sc = (T)nd->cf_scale, of = (T)nd->cf_offset;                   \
         /* one simple loop each, so each vectorises; NaN stays NaN when        \
          * unpacked */                                                         \
         if (nd->cf_has_fill)                                                   \
             for (size_t k = 0; k < n; k++)                                     \
                 o[k] = o[k] == f ? (T)NAN : o[k];                              \
-        if (nd->cf_has_missing)                                                \
+        for (int j = 0; j < nd->cf_nmissing; j++) {                            \
+            const T mv = (T)nd->cf_missing[j];                                 \
             for (size_t k = 0; k < n; k++)                                     \
                 o[k] = o[k] == mv ? (T)NAN : o[k];                             \
+        }                                                                      \
         if (nd->cf_scale != 1 || nd->cf_offset != 0)                           \
             for (size_t k = 0; k < n; k++)                                     \
                 o[k] = o[k] * sc + of;                                         \
@@ -567,6 +659,8 @@ size_t ck_exec_cf_bytes(const xrun *r, int i, size_t n, int known, int aligned)
 
 void ck_cf_decode(const ck_node *nd, void *dst, size_t n)
 {
+    if (!ck_dtype_is_float(nd->dtype)) /* _Unsigned alone: nothing to do */
+        return;
     if (nd->dtype == CK_F32)
         DECODE(float);
     else
@@ -581,15 +675,18 @@ ck_code ck_exec_cf_eval(xrun *r, int i, const int64_t *start,
     const ck_node *m = &r->p->node[nd->arg[0]];
     size_t n = (size_t)ck_exec_nelem(nd->ndim, shape);
 
+    /* the stored integers read as unsigned ones of their width */
+    ck_dtype from = nd->cf_unsigned ? unsigned_of(m->dtype) : m->dtype;
+
     (void)mm;
-    if (m->dtype == nd->dtype) {
+    if (from == nd->dtype) {
         CK_TRY(ck_exec_eval(r, nd->arg[0], start, shape, dst, a, err));
     } else {
         void *raw = ck_arena_alloc(a, n * ck_dtype_size(m->dtype));
         if (!raw)
             return ck_exec_no_room(err);
         CK_TRY(ck_exec_eval(r, nd->arg[0], start, shape, raw, a, err));
-        ck_dtype_convert(nd->dtype, dst, m->dtype, raw, n);
+        ck_dtype_convert(nd->dtype, dst, from, raw, n);
     }
     ck_cf_decode(nd, dst, n);
     return CK_OK;
@@ -644,6 +741,7 @@ static int structural(const char *k)
 {
     static const char *const keys[] = {"_FillValue",
                                        "missing_value",
+                                       "_Unsigned",
                                        "scale_factor",
                                        "add_offset",
                                        "DIMENSION_LIST",

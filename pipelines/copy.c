@@ -227,8 +227,29 @@ static ck_code copy_one(const ck_copy_opts *o, ck_store *in, const char *name,
     spec.fill = ck_scalar_convert(spec.dtype, si->dtype, si->fill);
     spec.has_dims = si->has_dims;
     memcpy(spec.dims, si->dims, sizeof spec.dims);
-    if ((rc = zarr_layout(o, si, out, &spec, err)) != CK_OK ||
-        (rc = ck_array_create(out, &spec, &dst, err)) != CK_OK)
+    if ((rc = zarr_layout(o, si, out, &spec, err)) != CK_OK)
+        goto out;
+    /* A v2 output says what is missing in its fill_value alone (the
+     * writer drops a _FillValue attribute beside it, io/zarr): a source's
+     * _FillValue other than its fill_value (an HDF5 or v3 array's) goes
+     * there.  Every chunk is written, so the fill fills no data. */
+    ck_attr fv;
+    ck_err fe = {0};
+    if (spec.zarr_format == 2 && spec.dtype != CK_BOOL &&
+        ck_store_get_attr(in, si->name, "_FillValue", &fv, &fe) == CK_OK &&
+        fv.kind != CK_ATTR_STR) {
+        ck_scalar f;
+        if (fv.kind == CK_ATTR_I64) {
+            f.i = fv.i64;
+            f = ck_scalar_convert(spec.dtype, CK_I64, f);
+        } else {
+            f.f = fv.f64;
+            f = ck_scalar_convert(spec.dtype, CK_F64, f);
+        }
+        spec.has_fill = 1;
+        spec.fill = f;
+    }
+    if ((rc = ck_array_create(out, &spec, &dst, err)) != CK_OK)
         goto out;
     x.src = src;
     x.dst = dst;

@@ -77,6 +77,7 @@ enum {
 };
 
 enum { CK_NAME_MAX = 64, CK_MAX_NODES = 256, CK_MAX_ARGS = 16 };
+enum { CK_CF_MAX_MISSING = 16 }; /* missing_value entries decoded */
 
 typedef struct ck_node {
     char name[CK_NAME_MAX];
@@ -159,10 +160,11 @@ typedef struct ck_node {
     int attrs_from; /* 1 + the input whose attributes its values keep; 0:
                        none */
     int keeps_units;
-    /* CK_NODE_CF: the stored values' _FillValue and missing_value, and
-     * the packing */
-    int cf_has_fill, cf_has_missing;
-    double cf_fill, cf_missing, cf_scale, cf_offset;
+    /* CK_NODE_CF: the stored values' _FillValue and missing_value (CF
+     * allows a list), whether its integers are unsigned (_Unsigned
+     * "true", netCDF-3's way to store uint8), and the packing */
+    int cf_has_fill, cf_nmissing, cf_unsigned;
+    double cf_fill, cf_missing[CK_CF_MAX_MISSING], cf_scale, cf_offset;
     /* what it makes */
     ck_dtype dtype;
     int ndim;

@@ -2402,9 +2402,12 @@ static ck_code read_attrs(const ck_store *s, int fd, const char *where,
 static ck_code write_attrs_as_is(const ck_store *s, int fd, const char *json,
                                  ck_err *err);
 
-/* An array's missing value is its fill_value in Zarr: a _FillValue
- * attribute beside it (from a netCDF or HDF5 source) would clash with it
- * in xarray, so it is not written. */
+/* A v2 array that names its dimensions says what is missing in its
+ * fill_value (xarray reads it so, and pipelines/cf.c): a _FillValue
+ * attribute beside it (from a netCDF or HDF5 source) would clash with
+ * it, so it is not written.  Elsewhere (v3, where fill_value only fills
+ * unwritten chunks, or a v2 array without _ARRAY_DIMENSIONS) the
+ * attribute is what says it, as xarray writes v3. */
 static ck_code write_attrs(const ck_store *s, int fd, const char *json,
                            ck_err *err)
 {
@@ -2413,7 +2416,10 @@ static ck_code write_attrs(const ck_store *s, int fd, const char *json,
     char *plain = NULL;
     ck_code rc;
 
-    if (ck_zarr_json_get(json, strlen(json), "_FillValue", &v, &vn) != 1 ||
+    if (((const zstore *)s->impl)->fmt == 3 ||
+        ck_zarr_json_get(json, strlen(json), "_FillValue", &v, &vn) != 1 ||
+        ck_zarr_json_get(json, strlen(json), "_ARRAY_DIMENSIONS", &v, &vn) !=
+            1 ||
         !is_array_fd(s, fd))
         return write_attrs_as_is(s, fd, json, err);
     CK_TRY(ck_zarr_json_put(json, strlen(json), "_FillValue", NULL, s->path,

@@ -659,6 +659,97 @@ class MissingValues(CfCase):
         self.assertLessEqual(float(np.max(ulps(got[have], cdo[have]))), 1.0)
 
 
+class MissingValueForms(CfCase):
+    """The other ways CF says what is missing, each decoded as
+    netCDF4-python decodes it: missing_value as a list, _Unsigned "true"
+    on an int8 (with a _FillValue given in the stored type, and alone),
+    and a _FillValue that copies to Zarr v2 and v3 keep (a v3 copy lost
+    it: -999 counted as data)."""
+
+    @classmethod
+    def make_fixtures(cls):
+        super().make_fixtures()
+        cls.mv = cls.path("mv.nc")
+        with netCDF4.Dataset(cls.mv, "w", format="NETCDF4") as d:
+            d.createDimension("n", 6)
+            v = d.createVariable("list", "i2", ("n",))
+            v.set_auto_maskandscale(False)
+            v.missing_value = np.array([-1, -2], "i2")
+            v[:] = [-1, -2, 3, 4, 5, 6]
+            u = d.createVariable("ubyte", "i1", ("n",), fill_value=-1)
+            u.set_auto_maskandscale(False)
+            u._Unsigned = "true"
+            u.scale_factor = 0.5
+            u[:] = [-1, -128, 0, 1, 2, -2]
+            b = d.createVariable("bare", "i1", ("n",))
+            b.set_auto_maskandscale(False)
+            b._Unsigned = "true"
+            b[:] = [-1, -128, 0, 1, 2, 3]
+
+    def decoded(self, name):
+        with netCDF4.Dataset(self.mv) as d:
+            return d.variables[name][:]
+
+    def test_missing_value_list_and_unsigned(self):
+        for name in ("list", "ubyte"):
+            with self.subTest(name=name):
+                want = self.decoded(name)
+                out = self.fresh(name + ".h5")
+                self.ck(out + ":/s", "slice", self.mv + ":/" + name,
+                        "--index", "[[null,null]]")
+                with h5py.File(out, "r") as f:
+                    got = f["s"][()]
+                self.assertSameArray(np.isnan(got), np.ma.getmaskarray(want),
+                                     "missing")
+                ok = ~np.ma.getmaskarray(want)
+                self.assertSameArray(got[ok], want.data[ok].astype(got.dtype),
+                                     "values")
+                p = C.run("mean", self.mv + ":/" + name)
+                self.assertAlmostEqual(float(p.stdout), float(want.mean()),
+                                       places=12)
+
+    def test_unsigned_alone_keeps_an_unsigned_type(self):
+        want = self.decoded("bare")
+        self.assertEqual(want.dtype, np.uint8)
+        out = self.fresh("bare.h5")
+        self.ck(out + ":/s", "slice", self.mv + ":/bare", "--index",
+                "[[null,null]]")
+        with h5py.File(out, "r") as f:
+            self.assertEqual(f["s"].dtype, np.uint8)
+            self.assertSameArray(f["s"][()], np.asarray(want), "values")
+            self.assertNotIn("_Unsigned", f["s"].attrs)
+
+    def test_copies_keep_fill_value(self):
+        want = float(np.nanmean(self.tas.astype(np.float64)))
+        for fmt in ("2", "3"):
+            with self.subTest(zarr_format=fmt):
+                z = self.fresh("c%s.zarr" % fmt)
+                C.run("copy", "--quiet", self.nc, z, "--zarr-format", fmt)
+                p = C.run("mean", z + ":/tas")
+                self.assertAlmostEqual(float(p.stdout), want, delta=1e-3)
+                back = self.fresh("c%s.h5" % fmt)
+                C.run("copy", "--quiet", z, back)
+                p = C.run("mean", back + ":/tas")
+                self.assertAlmostEqual(float(p.stdout), want, delta=1e-3)
+        # v3's fill_value fills unwritten chunks only: the attribute says
+        # what is missing there, as xarray writes v3
+        with open(self.path("c3.zarr", "tas", "zarr.json")) as f:
+            self.assertEqual(json.load(f)["attributes"]["_FillValue"],
+                             [-999.0])
+
+    def test_plain_hdf5_fill_value_to_zarr_v2(self):
+        # no dimension names: a v2 fill_value means nothing missing, so
+        # the attribute stays
+        src = self.fresh("plain.h5")
+        with h5py.File(src, "w") as f:
+            f["x"] = np.array([1, 2, -999, 3.0])
+            f["x"].attrs["_FillValue"] = -999.0
+        z = self.fresh("plain.zarr")
+        C.run("copy", "--quiet", src, z)
+        self.assertEqual(float(C.run("mean", z).stdout), 2.0)
+        self.assertEqual(zarr.open(z, "r").attrs["_FillValue"], -999.0)
+
+
 class ZarrOutputs(CfCase):
     """The same outputs to Zarr.  xarray's documentation ("Zarr Encoding
     Specification", docs.xarray.dev internals/zarr-encoding-spec) says a
