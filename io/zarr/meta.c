@@ -243,11 +243,12 @@ static ck_code int_level(const cJSON *cfg, const char *key, int dflt,
         *out = dflt;
         return CK_OK;
     }
+    /* any int: LZ4's acceleration goes up to 65537 (numcodecs passes
+     * more on, which LZ4 clamps); each codec checks its own range */
     if (!cJSON_IsNumber(j) || j->valuedouble != floor(j->valuedouble) ||
-        fabs(j->valuedouble) > 1000)
+        fabs(j->valuedouble) > INT_MAX)
         return ck_err_set(err, CK_EFORMAT,
-                          "%s: compressor '%s' is not a small integer", where,
-                          key);
+                          "%s: compressor '%s' is not an integer", where, key);
     *out = (int)j->valuedouble;
     return CK_OK;
 }

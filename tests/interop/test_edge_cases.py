@@ -32,7 +32,9 @@ contract:
   where it failed at run time with "g is not evaluated by box";
 - a whole-store copy keeps every group, with its attributes: empty ones
   and those that hold only attributes (h5py's metadata groups) were
-  dropped; a store of one array with such a group stays a store.
+  dropped; a store of one array with such a group stays a store;
+- a Zarr lz4 compressor with an acceleration above 1000 (zarr-python
+  writes any, chunkctl up to 65537) is read.
 """
 import math
 import json
@@ -317,6 +319,19 @@ class EdgeCases(C.InteropCase):
         g = zarr.open(z, mode="r")
         self.assertEqual(g["a"][...].tolist(), [0.0, 1.0, 2.0, 3.0])
         self.assertEqual(dict(g["meta"].attrs), {"k": "v"})
+
+    def test_lz4_acceleration_past_1000(self):
+        # zarr-python writes any acceleration and chunkctl wrote up to
+        # 65537, but read none above 1000 ("not a small integer")
+        import numcodecs
+        z = self.fresh("lz4.zarr")
+        zarr.array(np.arange(10.0), chunks=4, store=z,
+                   compressor=numcodecs.LZ4(acceleration=100000))
+        self.assertEqual(C.run("reduce", "sum", z).stdout.strip(), "45")
+        mine = self.fresh("lz4mine.zarr")
+        C.copy(self.path("in.h5") + ":/x", mine, "--compress", "lz4:65537")
+        self.assertEqual(zarr.open(mine, "r").compressor.acceleration, 65537)
+        self.assertEqual(C.run("reduce", "sum", mine).stdout.strip(), "780")
 
 
 if __name__ == "__main__":
