@@ -223,6 +223,26 @@ static ck_code copy_one(const ck_copy_opts *o, ck_store *in, const char *name,
     /* A trailing byte shuffle before zstd/gzip/zlib is one thing in both
      * formats: HDF5's shuffle filter, numcodecs' Shuffle. */
     ck_codec_fold_shuffle(&spec.codec, spec.dtype);
+    /* The input's compression, by default, where the output can hold it:
+     * HDF5 has no lz4, lzma or bz2 filter, so gzip (which every HDF5
+     * reader has) takes their place. */
+    if (!o->has_codec && ck_store_kind_of(out) == CK_KIND_HDF5 &&
+        (spec.codec.id == CK_CODEC_LZ4 || spec.codec.id == CK_CODEC_LZMA ||
+         spec.codec.id == CK_CODEC_BZ2)) {
+        ck_log(CK_LOG_NOTE,
+               "%s:%s: written with gzip (hdf5 has no %s filter; --compress "
+               "chooses another)",
+               ck_store_path(in), si->name,
+               spec.codec.id == CK_CODEC_LZ4    ? "lz4"
+               : spec.codec.id == CK_CODEC_LZMA ? "lzma"
+                                                : "bz2");
+        ck_codec_spec gz = {0};
+        ck_codec_parse("gzip", &gz, NULL);
+        gz.shuffle = spec.codec.shuffle;
+        gz.nfilters = spec.codec.nfilters;
+        memcpy(gz.filters, spec.codec.filters, sizeof gz.filters);
+        spec.codec = gz;
+    }
     spec.has_fill = si->has_fill;
     spec.fill = ck_scalar_convert(spec.dtype, si->dtype, si->fill);
     spec.has_dims = si->has_dims;

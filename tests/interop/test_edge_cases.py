@@ -34,7 +34,8 @@ contract:
   and those that hold only attributes (h5py's metadata groups) were
   dropped; a store of one array with such a group stays a store;
 - a Zarr lz4 compressor with an acceleration above 1000 (zarr-python
-  writes any, chunkctl up to 65537) is read.
+  writes any, chunkctl up to 65537) is read, and a copy of it to HDF5
+  (which has no lz4) is written with gzip unless --compress says else.
 """
 import math
 import json
@@ -332,6 +333,14 @@ class EdgeCases(C.InteropCase):
         C.copy(self.path("in.h5") + ":/x", mine, "--compress", "lz4:65537")
         self.assertEqual(zarr.open(mine, "r").compressor.acceleration, 65537)
         self.assertEqual(C.run("reduce", "sum", mine).stdout.strip(), "780")
+        # to HDF5, which has no lz4 filter, by default: gzip, with a note
+        # (it was a usage error asking for --compress)
+        h5 = self.fresh("lz4.h5")
+        p = C.run("copy", z, h5)
+        self.assertIn("written with gzip (hdf5 has no lz4 filter", p.stderr)
+        with h5py.File(h5, "r") as f:
+            self.assertEqual(f["data"].compression, "gzip")
+            self.assertEqual(f["data"][...].tolist(), list(range(10)))
 
 
 if __name__ == "__main__":
