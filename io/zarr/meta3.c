@@ -565,6 +565,33 @@ static ck_code parse_array3(const cJSON *root, const char *text, size_t len,
         return ck_err_set(err, CK_ENOTSUP,
                           "%s: storage_transformers are not supported", where);
 
+    /* The spec: a reader fails on metadata it does not know, unless the
+     * field is an object that says "must_understand": false. */
+    static const char *const known[] = {
+        "zarr_format",    "node_type",
+        "shape",          "data_type",
+        "chunk_grid",     "chunk_key_encoding",
+        "fill_value",     "storage_transformers",
+        "codecs",         "attributes",
+        "dimension_names"};
+    cJSON_ArrayForEach(j, root)
+    {
+        size_t k = 0;
+        while (k < sizeof known / sizeof known[0] &&
+               strcmp(j->string, known[k]) != 0)
+            k++;
+        const cJSON *mu =
+            cJSON_IsObject(j)
+                ? cJSON_GetObjectItemCaseSensitive(j, "must_understand")
+                : NULL;
+        if (k == sizeof known / sizeof known[0] && !cJSON_IsFalse(mu))
+            return ck_err_set(err, CK_ENOTSUP,
+                              "%s: unknown field '%.40s' (an extension "
+                              "chunkctl does not know; readers may skip only "
+                              "those with \"must_understand\": false)",
+                              where, j->string);
+    }
+
     j = cJSON_GetObjectItemCaseSensitive(root, "codecs");
     if (!j)
         return ck_err_set(err, CK_EFORMAT, "%s: missing key 'codecs'", where);

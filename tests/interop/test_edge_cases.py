@@ -35,7 +35,10 @@ contract:
   dropped; a store of one array with such a group stays a store;
 - a Zarr lz4 compressor with an acceleration above 1000 (zarr-python
   writes any, chunkctl up to 65537) is read, and a copy of it to HDF5
-  (which has no lz4) is written with gzip unless --compress says else.
+  (which has no lz4) is written with gzip unless --compress says else;
+- a Zarr v3 array with a metadata field chunkctl does not know is
+  refused unless the field says "must_understand": false, as the spec
+  requires of readers.
 """
 import math
 import json
@@ -341,6 +344,30 @@ class EdgeCases(C.InteropCase):
         with h5py.File(h5, "r") as f:
             self.assertEqual(f["data"].compression, "gzip")
             self.assertEqual(f["data"][...].tolist(), list(range(10)))
+
+    def test_zarr3_unknown_fields_need_must_understand_false(self):
+        # the v3 spec: a reader fails on metadata it does not know unless
+        # the field says "must_understand": false (it read them all)
+        z = self.fresh("ext.zarr")
+        C.copy(self.path("in.h5") + ":/f", z, "--zarr-format", "3")
+        meta_path = os.path.join(z, "zarr.json")
+        with open(meta_path) as f:
+            meta = json.load(f)
+        for ext, ok in (({"must_understand": False, "x": 1}, True),
+                        ({"must_understand": True}, False), ({}, False),
+                        (7, False)):
+            with self.subTest(ext=ext):
+                meta["my_extension"] = ext
+                with open(meta_path, "w") as f:
+                    json.dump(meta, f)
+                p = C.run("reduce", "sum", z, expect=None)
+                if ok:
+                    self.assertEqual(p.returncode, 0, p.stderr)
+                    self.assertEqual(p.stdout.strip(), "6")
+                else:
+                    self.assertNotEqual(p.returncode, 0)
+                    self.assertIn("unknown field 'my_extension'", p.stderr)
+                    self.assertEqual(len(p.stderr.splitlines()), 1)
 
 
 if __name__ == "__main__":
