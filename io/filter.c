@@ -145,6 +145,18 @@ static const char *tname(ck_dtype t)
     return t == CK_DT_INVALID ? "" : ck_dtype_name(t);
 }
 
+/* The fewest digits that read back as x (3.3, not 3.2999999999999998),
+ * as Python prints a float. */
+static const char *shortest(double x, char buf[32])
+{
+    for (int p = 1; p <= 17; p++) {
+        snprintf(buf, 32, "%.*g", p, x);
+        if (strtod(buf, NULL) == x)
+            break;
+    }
+    return buf;
+}
+
 const char *ck_filter_str(const ck_filter *f, char *buf, size_t n)
 {
     const char *id = ck_filter_name(f->id);
@@ -164,10 +176,13 @@ const char *ck_filter_str(const ck_filter *f, char *buf, size_t n)
         else
             snprintf(buf, n, "%s", id);
         break;
-    case CK_FILTER_FIXEDSCALEOFFSET:
-        snprintf(buf, n, "%s:%.17g:%.17g%s%s", id, f->offset, f->scale,
-                 typed ? ":" : "", typed ? tname(f->astype) : "");
+    case CK_FILTER_FIXEDSCALEOFFSET: {
+        char o[32], sc[32];
+        snprintf(buf, n, "%s:%s:%s%s%s", id, shortest(f->offset, o),
+                 shortest(f->scale, sc), typed ? ":" : "",
+                 typed ? tname(f->astype) : "");
         break;
+    }
     case CK_FILTER_QUANTIZE:
         snprintf(buf, n, "%s:%d%s%s", id, f->digits, typed ? ":" : "",
                  typed ? tname(f->astype) : "");

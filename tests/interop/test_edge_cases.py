@@ -369,6 +369,14 @@ class EdgeCases(C.InteropCase):
                     self.assertIn("unknown field 'my_extension'", p.stderr)
                     self.assertEqual(len(p.stderr.splitlines()), 1)
 
+    def test_info_prints_filter_numbers_as_python(self):
+        # 3.3 was printed as 3.2999999999999998 (17 digits)
+        z = self.fresh("fso.zarr")
+        C.copy(self.path("in.h5") + ":/f", z, "--filters",
+               "fixedscaleoffset:-5.5:3.3:int32")
+        self.assertEqual(zarr.open(z, "r").filters[0].scale, 3.3)
+        self.assertIn("fixedscaleoffset:-5.5:3.3:int32", C.run("info", z).stdout)
+
 
 if __name__ == "__main__":
     C.main()
