@@ -2560,6 +2560,9 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
             int alone = ck_store_kind_guess(dp) == CK_KIND_ZARR &&
                         on_->kind != CK_NODE_HIST &&
                         on_->kind != CK_NODE_HIST2D;
+            /* ... nor are coordinate variables (ck_cf_out_coords) */
+            for (int d = 0; d < on_->ndim && on_->has_dims; d++)
+                alone &= !(on_->coord_in[d] && on_->dims[d][0]);
             for (int j = 0; j < p->nout && alone; j++) {
                 char op_[PATH_MAX], on[512];
                 if (j != k &&

@@ -766,6 +766,17 @@ class ZarrOutputs(CfCase):
         with open(self.path(*parts)) as f:
             return json.load(f)
 
+    def test_store_without_a_dataset_name(self):
+        # a store that receives one output is the array itself, but not
+        # when coordinate variables go beside it: "the store is the array
+        # '/'; it cannot hold '/lat' too"
+        self.ck("bare.zarr", "mean", self.nc + ":/tas", "--axis", "time")
+        g = zarr.open_group(self.path("bare.zarr"), mode="r")
+        self.assertEqual(sorted(g.array_keys()), ["lat", "lon", "mean"])
+        ref = np.nanmean(self.tas.astype(np.float64), axis=0)
+        self.assertLessEqual(float(np.max(ulps(g["mean"][:], ref))), 1.0)
+        self.assertSameArray(g["lat"][:], self.lat, "lat")
+
     def test_v2_mean(self):
         self.ck("o.zarr:/tas", "mean", self.nc + ":/tas", "--axis", "time")
         za = self.meta("o.zarr", "tas", ".zattrs")
