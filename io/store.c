@@ -1177,8 +1177,11 @@ ck_code ck_store_copy_attrs(ck_store *src, const char *src_name, ck_store *dst,
     char *json = NULL;
     ck_code rc = src->ops->get_attrs(src, src_name, &json, err);
 
-    if (rc == CK_OK && json && strcmp(json, "{}") != 0)
+    if (rc == CK_OK && json && strcmp(json, "{}") != 0) {
         rc = dst->ops->set_attrs(dst, dst_name, json, err);
+        if (rc == CK_OK && src->ops == dst->ops && dst->ops->keep_attr_types)
+            rc = dst->ops->keep_attr_types(dst, dst_name, src, src_name, err);
+    }
     free(json);
     return rc;
 }

@@ -94,6 +94,14 @@ struct ck_store_ops {
                         const ck_attr *v, ck_err *err);
     ck_code (*get_attr)(ck_store *s, const char *name, const char *key,
                         ck_attr *v, ck_err *err);
+    /* Optional (NULL: the JSON's types stand).  After set_attrs of
+     * src_name's attributes, gives those of dst_name that are numbers in
+     * both the exact numeric types they have in src, a store of the same
+     * kind: JSON widens a float32 scale_factor to float64 and an int16
+     * flag_values to int64. */
+    ck_code (*keep_attr_types)(ck_store *dst, const char *dst_name,
+                               ck_store *src, const char *src_name,
+                               ck_err *err);
     /* Optional (NULL: outputs of this kind are not resumed).  A unit is
      * a chunk, or for a sharded array (info.shards set) a whole shard, at
      * unit coordinates 'coords'.  unit_sum: its stored bytes' offset in

@@ -976,8 +976,11 @@ ck_code ck_cf_history(ck_store *s, ck_store *in, const char *cmd, ck_err *err)
     snprintf(line, n, "%s: %s%s%s", when, cmd ? cmd : "chunkctl",
              prev[0] ? "\n" : "", prev);
     cJSON_Delete(src);
-    /* Keep what the output's root has (a Zarr root array's attributes). */
-    if ((rc = ck_store_get_attrs(s, "/", &txt, err)) != CK_OK) {
+    /* Keep what the output's root has (a Zarr root array's attributes):
+     * Zarr rewrites them whole; HDF5 replaces only the history, so the
+     * others keep their types (float32, int8), which JSON would widen. */
+    if (ck_store_kind_of(s) == CK_KIND_ZARR &&
+        (rc = ck_store_get_attrs(s, "/", &txt, err)) != CK_OK) {
         free(line);
         return rc;
     }

@@ -15,7 +15,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <cjson/cJSON.h>
+
 #include "base/ck_log.h"
+#include "io/attrs_json.h"
 #include "io/cache.h"
 #include "pipelines/cf.h"
 #include "pipelines/stream.h"
@@ -344,14 +347,28 @@ static ck_code copy_groups(ck_store *in, ck_store *out, ck_err *err)
 }
 
 /* *keep = 1 if a group of the input holds attributes, or does not hold
- * array 'only' (the input's one array). */
+ * array 'only' (the input's one array), or the root holds attributes
+ * (a netCDF file's global ones) besides the history, which the output
+ * carries on anyway (ck_cf_history). */
 static ck_code groups_to_keep(ck_store *in, const char *only, int *keep,
                               ck_err *err)
 {
     ck_names groups = {0};
-    ck_code rc = ck_store_list_groups(in, &groups, err);
+    char *root = NULL;
+    ck_code rc = strcmp(only, "/") == 0
+                     ? CK_OK /* a root array: its attributes are its own */
+                     : ck_store_get_attrs(in, "/", &root, err);
 
     *keep = 0;
+    if (rc == CK_OK && root) {
+        cJSON *o = ck_attrs_parse(root, strlen(root)), *a;
+        for (a = o ? o->child : NULL; a && !*keep; a = a->next)
+            *keep = strcmp(a->string, "history") != 0;
+        cJSON_Delete(o);
+    }
+    free(root);
+    if (rc == CK_OK)
+        rc = ck_store_list_groups(in, &groups, err);
     for (int i = 0; i < groups.n && rc == CK_OK && !*keep; i++) {
         size_t n = strlen(groups.v[i]);
         char *json = NULL;

@@ -646,5 +646,6 @@ const ck_store_ops ck_h5_ops = {
     .set_attrs = ck_h5_set_attrs,
     .set_attr = ck_h5_set_attr,
     .get_attr = ck_h5_get_attr,
+    .keep_attr_types = ck_h5_keep_attr_types,
     .flush = h5_flush,
 };

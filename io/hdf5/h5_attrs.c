@@ -932,3 +932,95 @@ out:
     ck_h5_unlock();
     return rc;
 }
+
+/* ---- types kept between HDF5 files (ck_store_copy_attrs) ---- */
+
+typedef struct retype_ctx {
+    hid_t dst; /* the object whose attributes are retyped */
+    int failed;
+} retype_ctx;
+
+/* A numeric attribute of the source: the same name in dst, written from
+ * JSON as int64/float64, is replaced by the source's bytes in the source's
+ * type, when it holds as many values.  Anything else (strings, references,
+ * compounds, what set_attrs skipped) is left as set_attrs made it. */
+static herr_t retype_cb(hid_t src, const char *name, const H5A_info_t *info,
+                        void *vctx)
+{
+    retype_ctx *c = vctx;
+    hid_t sa = -1, st = -1, ss = -1, da = -1, dt = -1, ds = -1, na = -1;
+    void *buf = NULL;
+    H5T_class_t cls;
+    hssize_t n;
+
+    (void)info;
+    /* _FillValue and co. are in the array's own type (typed_dtype), which
+     * a copy --dtype changes */
+    if ((cf_typed(name) && H5Iget_type(c->dst) == H5I_DATASET) ||
+        H5Aexists(c->dst, name) <= 0)
+        goto out;
+    if ((sa = H5Aopen(src, name, H5P_DEFAULT)) < 0 ||
+        (st = H5Aget_type(sa)) < 0 || (ss = H5Aget_space(sa)) < 0)
+        goto out;
+    cls = H5Tget_class(st);
+    if ((cls != H5T_INTEGER && cls != H5T_FLOAT) ||
+        (n = H5Sget_simple_extent_npoints(ss)) <= 0 ||
+        (da = H5Aopen(c->dst, name, H5P_DEFAULT)) < 0 ||
+        (dt = H5Aget_type(da)) < 0 || (ds = H5Aget_space(da)) < 0 ||
+        H5Sget_simple_extent_npoints(ds) != n ||
+        (H5Tget_class(dt) != H5T_INTEGER && H5Tget_class(dt) != H5T_FLOAT) ||
+        H5Tequal(st, dt) > 0)
+        goto out;
+    size_t es = H5Tget_size(st);
+    if (es == 0 || !(buf = malloc((size_t)n * es)) || H5Aread(sa, st, buf) < 0)
+        goto out;
+    H5Aclose(da);
+    da = -1;
+    if (H5Adelete(c->dst, name) < 0 ||
+        (na = H5Acreate2(c->dst, name, st, ss, H5P_DEFAULT, H5P_DEFAULT)) < 0 ||
+        H5Awrite(na, st, buf) < 0)
+        c->failed = 1;
+out:
+    free(buf);
+    if (na >= 0)
+        H5Aclose(na);
+    if (ds >= 0)
+        H5Sclose(ds);
+    if (dt >= 0)
+        H5Tclose(dt);
+    if (da >= 0)
+        H5Aclose(da);
+    if (ss >= 0)
+        H5Sclose(ss);
+    if (st >= 0)
+        H5Tclose(st);
+    if (sa >= 0)
+        H5Aclose(sa);
+    H5Eclear2(H5E_DEFAULT);
+    return c->failed ? -1 : 0;
+}
+
+ck_code ck_h5_keep_attr_types(ck_store *dst, const char *dst_name,
+                              ck_store *src, const char *src_name, ck_err *err)
+{
+    hid_t so = -1, d = -1;
+    retype_ctx c = {-1, 0};
+    ck_code rc;
+
+    ck_h5_lock();
+    rc = open_object(src, src_name, &so, err);
+    if (rc == CK_OK)
+        rc = open_object(dst, dst_name, &d, err);
+    c.dst = d;
+    if (rc == CK_OK &&
+        (H5Aiterate2(so, H5_INDEX_NAME, H5_ITER_INC, NULL, retype_cb, &c) < 0 ||
+         c.failed))
+        rc = ck_h5_fail(err, CK_EIO, "%s:%s: cannot write attributes",
+                        dst->path, dst_name ? dst_name : "/");
+    if (d >= 0)
+        H5Oclose(d);
+    if (so >= 0)
+        H5Oclose(so);
+    ck_h5_unlock();
+    return rc;
+}

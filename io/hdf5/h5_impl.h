@@ -206,5 +206,7 @@ ck_code ck_h5_set_attr(ck_store *s, const char *name, const char *key,
                        const ck_attr *v, ck_err *err);
 ck_code ck_h5_get_attr(ck_store *s, const char *name, const char *key,
                        ck_attr *v, ck_err *err);
+ck_code ck_h5_keep_attr_types(ck_store *dst, const char *dst_name,
+                              ck_store *src, const char *src_name, ck_err *err);
 
 #endif

@@ -38,7 +38,10 @@ contract:
   (which has no lz4) is written with gzip unless --compress says else;
 - a Zarr v3 array with a metadata field chunkctl does not know is
   refused unless the field says "must_understand": false, as the spec
-  requires of readers.
+  requires of readers;
+- HDF5-to-HDF5 copies keep numeric attributes' types (netCDF4 decodes a
+  variable with a float32 scale_factor as float32), and a file of one
+  array keeps its root's attributes (a Zarr copy becomes a store).
 """
 import math
 import json
@@ -376,6 +379,40 @@ class EdgeCases(C.InteropCase):
                "fixedscaleoffset:-5.5:3.3:int32")
         self.assertEqual(zarr.open(z, "r").filters[0].scale, 3.3)
         self.assertIn("fixedscaleoffset:-5.5:3.3:int32", C.run("info", z).stdout)
+
+    def test_hdf5_copies_keep_attribute_types_and_globals(self):
+        # JSON widened every number (a float32 scale_factor made netCDF4
+        # decode float64; an int16 flag_values became int64), and a file
+        # of one array lost its root (global) attributes
+        import netCDF4
+        src = self.fresh("types.nc")
+        with netCDF4.Dataset(src, "w") as d:
+            d.createDimension("n", 3)
+            v = d.createVariable("p", "i2", ("n",))
+            v.scale_factor = np.float32(0.01)
+            v.add_offset = np.float32(250)
+            v.flag_values = np.array([0, 1], "i2")
+            v[:] = [250.01, 250.02, 250.03]
+            d.title = "t"
+            d.version = np.int8(3)
+        out = self.fresh("types2.nc")
+        C.copy(src, out)
+        with netCDF4.Dataset(src) as a, netCDF4.Dataset(out) as b:
+            self.assertEqual(b["p"][:].dtype, a["p"][:].dtype)  # float32
+            for k in ("scale_factor", "add_offset", "flag_values"):
+                self.assertEqual(np.asarray(b["p"].getncattr(k)).dtype,
+                                 np.asarray(a["p"].getncattr(k)).dtype, k)
+            self.assertEqual(b.title, "t")
+            self.assertEqual(np.asarray(b.version).dtype, np.int8)
+        h5 = self.fresh("root.h5")
+        with h5py.File(h5, "w") as f:
+            f["x"] = np.arange(3.0)
+            f.attrs["title"] = "kept"
+        z = self.fresh("root.zarr")
+        C.copy(h5, z)
+        g = zarr.open(z, "r")
+        self.assertEqual(g.attrs["title"], "kept")
+        self.assertEqual(g["x"][...].tolist(), [0.0, 1.0, 2.0])
 
 
 if __name__ == "__main__":
