@@ -426,10 +426,12 @@ ck_code ck_h5_write_dims(ck_store *s, ck_err *err)
                 continue;
             join(path, sizeof path, r->name, r->dims[k]);
             own = strcmp(path, r->name) == 0;
-            if (!hs->netcdf && !own && !usable_scale(hs, r, k, path)) {
-                /* No dataset can be this axis's scale: its name is kept
-                 * as an HDF5 dimension label (h5py's dims[k].label), and
-                 * no placeholder dataset is added to an HDF5 file. */
+            if (!hs->netcdf && !usable_scale(hs, r, k, path)) {
+                /* No dataset can be this axis's scale (the array itself
+                 * only when it is 1-D, a coordinate variable): its name
+                 * is kept as an HDF5 dimension label (h5py's
+                 * dims[k].label), and no placeholder dataset is added to
+                 * an HDF5 file. */
                 if (var < 0)
                     var = H5Dopen2(hs->file, r->name, H5P_DEFAULT);
                 if (var < 0 || H5DSset_label(var, (unsigned)k, r->dims[k]) < 0)

@@ -41,7 +41,9 @@ contract:
   requires of readers;
 - HDF5-to-HDF5 copies keep numeric attributes' types (netCDF4 decodes a
   variable with a float32 scale_factor as float32), and a file of one
-  array keeps its root's attributes (a Zarr copy becomes a store).
+  array keeps its root's attributes (a Zarr copy becomes a store);
+- an array named like one of its own dimensions copies to HDF5 with
+  that name as a dimension label (a netCDF output refuses it by name).
 """
 import math
 import json
@@ -413,6 +415,19 @@ class EdgeCases(C.InteropCase):
         g = zarr.open(z, "r")
         self.assertEqual(g.attrs["title"], "kept")
         self.assertEqual(g["x"][...].tolist(), [0.0, 1.0, 2.0])
+
+    def test_array_named_like_its_own_dimension_to_hdf5(self):
+        # Zarr /x with dimensions (y, x): an HDF5 copy refused it ("/x is
+        # not a 1-d dataset of that length"); the name is a label now
+        z = self.fresh("dn.zarr")
+        g = zarr.open_group(z, "w")
+        g.create_dataset("x", data=np.arange(6.0).reshape(2, 3))
+        g["x"].attrs["_ARRAY_DIMENSIONS"] = ["y", "x"]
+        out = self.fresh("dn.h5")
+        C.copy(z, out)
+        with h5py.File(out, "r") as f:
+            self.assertEqual([d.label for d in f["x"].dims], ["y", "x"])
+            self.assertEqual(f["x"][...].tolist(), g["x"][...].tolist())
 
 
 if __name__ == "__main__":
