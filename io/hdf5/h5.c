@@ -539,6 +539,41 @@ h5_array *ck_h5_array_new(h5_store *hs)
     return ha;
 }
 
+/* Why name does not open: a link whose target is missing (which list
+ * leaves out) is named as such; CK_EFORMAT "no dataset" otherwise. */
+static ck_code broken_link(ck_store *s, const char *name, ck_err *err)
+{
+    h5_store *hs = s->impl;
+    H5L_info_t li;
+    char val[1024] = "";
+    const char *file = NULL, *obj = NULL;
+
+    H5Eclear2(H5E_DEFAULT);
+    if (H5Lexists(hs->file, name, H5P_DEFAULT) <= 0 ||
+        H5Lget_info(hs->file, name, &li, H5P_DEFAULT) < 0 ||
+        (li.type != H5L_TYPE_SOFT && li.type != H5L_TYPE_EXTERNAL) ||
+        li.u.val_size > sizeof val ||
+        H5Lget_val(hs->file, name, val, sizeof val, H5P_DEFAULT) < 0) {
+        H5Eclear2(H5E_DEFAULT);
+        return ck_err_set(err, CK_EFORMAT, "%s: no dataset '%s'", s->path,
+                          name);
+    }
+    val[sizeof val - 1] = '\0';
+    if (li.type == H5L_TYPE_SOFT)
+        return ck_err_set(err, CK_EIO,
+                          "%s: '%s' is a soft link to '%.400s', which does "
+                          "not exist",
+                          s->path, name, val);
+    if (H5Lunpack_elink_val(val, li.u.val_size, NULL, &file, &obj) < 0) {
+        H5Eclear2(H5E_DEFAULT);
+        file = obj = "?";
+    }
+    return ck_err_set(err, CK_EIO,
+                      "%s: '%s' is an external link to %.300s:%.300s, which "
+                      "cannot be opened",
+                      s->path, name, file, obj);
+}
+
 static ck_code h5_array_open(ck_store *s, const char *name, ck_array *a,
                              ck_err *err)
 {
@@ -553,7 +588,7 @@ static ck_code h5_array_open(ck_store *s, const char *name, ck_array *a,
     /* H5Oopen first: it tells a group from a missing name. */
     obj = H5Oopen(hs->file, name, H5P_DEFAULT);
     if (obj < 0) {
-        rc = ck_err_set(err, CK_EFORMAT, "%s: no dataset '%s'", s->path, name);
+        rc = broken_link(s, name, err);
         goto out;
     }
     if (H5Iget_type(obj) != H5I_DATASET) {

@@ -43,7 +43,9 @@ contract:
   variable with a float32 scale_factor as float32), and a file of one
   array keeps its root's attributes (a Zarr copy becomes a store);
 - an array named like one of its own dimensions copies to HDF5 with
-  that name as a dimension label (a netCDF output refuses it by name).
+  that name as a dimension label (a netCDF output refuses it by name);
+- a dangling HDF5 soft or external link is named as such, not "no
+  array".
 """
 import math
 import json
@@ -428,6 +430,23 @@ class EdgeCases(C.InteropCase):
         with h5py.File(out, "r") as f:
             self.assertEqual([d.label for d in f["x"].dims], ["y", "x"])
             self.assertEqual(f["x"][...].tolist(), g["x"][...].tolist())
+
+    def test_broken_links_are_named(self):
+        # a dangling soft link or an external link to a missing file was
+        # "no array '/d'", as if the name were wrong
+        src = self.fresh("links.h5")
+        with h5py.File(src, "w") as f:
+            f["a"] = np.arange(3.0)
+            f["d"] = h5py.SoftLink("/missing")
+            f["e"] = h5py.ExternalLink("nofile.h5", "/x")
+        for name, why in (("d", "'/d' is a soft link to '/missing', which "
+                           "does not exist"),
+                          ("e", "'/e' is an external link to nofile.h5:/x, "
+                           "which cannot be opened")):
+            with self.subTest(link=name):
+                p = C.run("reduce", "sum", src + ":/" + name, expect=1)
+                self.assertIn(why, p.stderr)
+                self.assertEqual(len(p.stderr.splitlines()), 1)
 
 
 if __name__ == "__main__":
