@@ -643,6 +643,22 @@ static void gather_row(ck_dtype t, const void *src, int64_t base,
 #undef GATHER
 }
 
+/* Before a cast to an integer dtype (which truncates, as SciPy's does):
+ * a value within 1e-12 relative of an integer is that integer.  SciPy's
+ * weights come from NumPy's exp, which may differ from the C library's
+ * in the last bit, so its sums and these can fall on either side of an
+ * integer they equal mathematically: a constant 42 came out 41. */
+static void snap_ints(ck_dtype t, double *x, size_t n)
+{
+    if (ck_dtype_is_float(t))
+        return;
+    for (size_t i = 0; i < n; i++) {
+        double r = nearbyint(x[i]);
+        if (fabs(x[i] - r) <= 1e-12 * fmax(1.0, fabs(r)))
+            x[i] = r;
+    }
+}
+
 /* Rounds x[n] to dtype t and back (as SciPy stores each axis's pass in the
  * output array before the next reads it). */
 static void round_to(ck_dtype t, double *x, size_t n)
@@ -651,6 +667,7 @@ static void round_to(ck_dtype t, double *x, size_t n)
 
     if (t == CK_F64)
         return;
+    snap_ints(t, x, n);
     for (size_t i = 0; i < n; i += 256) {
         size_t k = n - i < 256 ? n - i : 256;
         ck_dtype_convert(t, tmp, CK_F64, x + i, k);
@@ -909,6 +926,7 @@ static ck_code filter_eval(xrun *r, int i, const int64_t *start,
         if (nd->mode == MODE_CONSTANT)
             reset_outside(dims, cur, x, d, nd->cval, src);
     }
+    snap_ints(nd->dtype, src, n);
     ck_dtype_convert(nd->dtype, dst, CK_F64, src, n);
     return CK_OK;
 }

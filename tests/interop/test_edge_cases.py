@@ -45,7 +45,8 @@ contract:
 - an array named like one of its own dimensions copies to HDF5 with
   that name as a dimension label (a netCDF output refuses it by name);
 - a dangling HDF5 soft or external link is named as such, not "no
-  array".
+  array";
+- gaussian_filter of a constant integer image keeps it (42 became 41).
 """
 import math
 import json
@@ -447,6 +448,32 @@ class EdgeCases(C.InteropCase):
                 p = C.run("reduce", "sum", src + ":/" + name, expect=1)
                 self.assertIn(why, p.stderr)
                 self.assertEqual(len(p.stderr.splitlines()), 1)
+
+    def test_gaussian_filter_of_a_constant_integer_image(self):
+        # a constant 42 (uint8) came out 41 and a constant 3 (int16) 2:
+        # the sums fell just below the integer, and the cast truncates
+        from scipy import ndimage
+        src = self.fresh("const.h5")
+        with h5py.File(src, "w") as f:
+            f.create_dataset("g", data=np.full(11, 42, np.uint8), chunks=(3,))
+            f.create_dataset("h", data=np.full((9, 7), 3, np.int16),
+                             chunks=(4, 4))
+        for name, keys in (("g", ["--sigma", "0.5", "--truncate", "1.5"]),
+                           ("h", ["--sigma", "1"])):
+            with self.subTest(name=name):
+                out = self.fresh("const_%s.h5" % name)
+                C.run("gaussian_filter", src + ":/" + name, *keys, "-o",
+                      out + ":/f", "--quiet")
+                with h5py.File(src, "r") as f:
+                    x = f[name][...]
+                want = ndimage.gaussian_filter(
+                    x, float(keys[1]),
+                    truncate=float(keys[3]) if len(keys) > 2 else 4.0)
+                with h5py.File(out, "r") as f:
+                    got = f["f"][...]
+                self.assertEqual(got.dtype, x.dtype)
+                self.assertEqual(got.tolist(), want.tolist())
+                self.assertEqual(got.tolist(), x.tolist())
 
 
 if __name__ == "__main__":
