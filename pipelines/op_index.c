@@ -456,7 +456,9 @@ CK_PLAN_PARSE_FN(indices)
     free(v);
     for (int64_t k = 0; k < cnt; k++)
         hits += b[k] != 0;
-    int nd = sub == 2 ? 1 : (m->ndim ? m->ndim : 1);
+    /* a 0-d argument: argwhere's rows have no coordinates (NumPy's
+     * (hits, 0)); nonzero takes it as 1-d, as NumPy does */
+    int nd = sub == 2 ? 1 : m->ndim ? m->ndim : sub == 0 ? 0 : 1;
     /* the indices are held until the run ends (charged there again) */
     ck_budget bud = CK_BUDGET_INIT(ck_plan_memory(p));
     char what[CK_NAME_MAX + 48];

@@ -190,9 +190,11 @@ static ck_code parse_args(ck_plan *p, const char *path, const char *where,
             n->arg[k] = -1;
             n->scalar[k] = v;
             /* cJSON keeps no number text, so 1.0 reads as the integer
-             * 1 for NumPy's scalar promotion (documented). */
+             * 1 for NumPy's scalar promotion (documented); -0.0 stays a
+             * float, whose sign counts (x / -0.0 is -inf for x > 0). */
             n->scalar_t[k] = cJSON_IsBool(a) ? CK_BOOL
-                             : v == floor(v) && fabs(v) < 9007199254740992.0
+                             : v == floor(v) && !(v == 0 && signbit(v)) &&
+                                     fabs(v) < 9007199254740992.0
                                  ? CK_I64
                                  : CK_F64;
         } else if (cJSON_IsString(a)) {

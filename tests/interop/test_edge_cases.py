@@ -46,7 +46,9 @@ contract:
   that name as a dimension label (a netCDF output refuses it by name);
 - a dangling HDF5 soft or external link is named as such, not "no
   array";
-- gaussian_filter of a constant integer image keeps it (42 became 41).
+- gaussian_filter of a constant integer image keeps it (42 became 41);
+- a -0.0 literal keeps its sign, and argwhere of a 0-d array has NumPy's
+  shape (1, 0).
 """
 import math
 import json
@@ -474,6 +476,28 @@ class EdgeCases(C.InteropCase):
                 self.assertEqual(got.dtype, x.dtype)
                 self.assertEqual(got.tolist(), want.tolist())
                 self.assertEqual(got.tolist(), x.tolist())
+
+    def test_negative_zero_literal_and_argwhere_of_0d(self):
+        # -0.0 was read as the integer 0 (x / -0.0 gave +inf for x > 0),
+        # and argwhere of a 0-d array had shape (1, 1), not NumPy's (1, 0)
+        src = self.fresh("nz.h5")
+        f64 = np.array([1.0, -2.0, 0.5])
+        with h5py.File(src, "w") as f:
+            f.create_dataset("f", data=f64, chunks=(2,))
+            f["s"] = np.array(-7, np.int32)
+        for op, want in (("divide", f64 / -0.0), ("multiply", f64 * -0.0)):
+            with self.subTest(op=op):
+                out = self.fresh(op + ".h5")
+                C.run(op, src + ":/f", "-0.0", "-o", out + ":/r", "--quiet")
+                with h5py.File(out, "r") as f:
+                    got = f["r"][...]
+                self.assertEqual(got.tolist(), want.tolist())
+                self.assertEqual(np.signbit(got).tolist(),
+                                 np.signbit(want).tolist())
+        out = self.fresh("aw0.h5")
+        C.run("argwhere", src + ":/s", "-o", out + ":/w", "--quiet")
+        with h5py.File(out, "r") as f:
+            self.assertEqual(f["w"].shape, np.argwhere(np.array(-7)).shape)
 
 
 if __name__ == "__main__":
