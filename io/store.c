@@ -1079,6 +1079,54 @@ ck_code ck_array_read_region(ck_array *a, const int64_t *start,
 /* ck_store_create, leaving the stale temporary 'skip' (a leaf in the
  * target's directory, or NULL) where it is: a resumed run takes its
  * units. */
+/* --force replaces what chunkctl writes, nothing else: an HDF5 output
+ * only a file, a Zarr output only a directory that is empty or holds a
+ * store's metadata at its top (someone's directory named *.zarr or *.h5
+ * would otherwise be dropped whole). */
+static ck_code replaceable(const char *path, ck_store_kind kind,
+                           const struct stat *st, ck_err *err)
+{
+    static const char *const meta[] = {".zarray", ".zgroup", ".zattrs",
+                                       "zarr.json"};
+    char p[PATH_MAX + 16];
+    struct stat m;
+    int store = 0;
+    DIR *dir;
+
+    if (kind != CK_KIND_ZARR) {
+        if (S_ISDIR(st->st_mode))
+            return ck_err_set(err, CK_EEXIST,
+                              "%s is a directory, not an HDF5 file: --force "
+                              "does not replace it",
+                              path);
+        return CK_OK;
+    }
+    if (!S_ISDIR(st->st_mode))
+        return ck_err_set(err, CK_EEXIST,
+                          "%s is a file, not a Zarr store: --force does not "
+                          "replace it",
+                          path);
+    for (size_t i = 0; i < sizeof meta / sizeof meta[0] && !store; i++) {
+        snprintf(p, sizeof p, "%s/%s", path, meta[i]);
+        store = stat(p, &m) == 0 && S_ISREG(m.st_mode);
+    }
+    if (store)
+        return CK_OK;
+    if ((dir = opendir(path)) != NULL) { /* an empty directory will do */
+        struct dirent *e;
+        store = 1;
+        while (store && (e = readdir(dir)) != NULL)
+            store = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+        closedir(dir);
+    }
+    return store ? CK_OK
+                 : ck_err_set(err, CK_EEXIST,
+                              "%s is a directory but not a Zarr store (no "
+                              ".zgroup, .zarray or zarr.json): --force does "
+                              "not replace it",
+                              path);
+}
+
 static ck_code create_in(const char *path, ck_store_kind kind, int force,
                          const char *skip, ck_store **out, ck_err *err)
 {
@@ -1106,6 +1154,8 @@ static ck_code create_in(const char *path, ck_store_kind kind, int force,
     if (lstat(path, &st) == 0 && !force)
         return ck_err_set(err, CK_EEXIST,
                           "%s exists (use --force to overwrite it)", path);
+    if (stat(path, &st) == 0)
+        CK_TRY(replaceable(path, kind, &st, err));
     host_name(host, sizeof host);
     if (tmp_leaf(leaf, b, (long)getpid(), proc_start((long)getpid()), host) !=
             0 ||

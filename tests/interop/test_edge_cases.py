@@ -48,7 +48,9 @@ contract:
   array";
 - gaussian_filter of a constant integer image keeps it (42 became 41);
 - a -0.0 literal keeps its sign, and argwhere of a 0-d array has NumPy's
-  shape (1, 0).
+  shape (1, 0);
+- --force replaces only a file (HDF5) or a Zarr store: a directory that is
+  not a store, or one named *.h5, is refused, not dropped.
 """
 import math
 import json
@@ -498,6 +500,31 @@ class EdgeCases(C.InteropCase):
         C.run("argwhere", src + ":/s", "-o", out + ":/w", "--quiet")
         with h5py.File(out, "r") as f:
             self.assertEqual(f["w"].shape, np.argwhere(np.array(-7)).shape)
+
+    def test_force_replaces_only_what_chunkctl_writes(self):
+        # --force dropped a user's directory named *.zarr or *.h5 whole
+        src = self.path("in.h5") + ":/f"
+        mine = self.fresh("mine.zarr")
+        os.makedirs(os.path.join(mine, "important"))
+        with open(os.path.join(mine, "important", "f"), "w") as f:
+            f.write("precious")
+        d = self.fresh("dir.h5")
+        os.makedirs(d)
+        plain = self.fresh("plain.zarr")
+        with open(plain, "w") as f:
+            f.write("x")
+        for out, why in ((mine, "is a directory but not a Zarr store"),
+                         (d, "is a directory, not an HDF5 file"),
+                         (plain, "is a file, not a Zarr store")):
+            with self.subTest(out=out):
+                p = C.run("copy", "--force", src, out, expect=1)
+                self.assertIn(why, p.stderr)
+        self.assertTrue(os.path.exists(os.path.join(mine, "important", "f")))
+        # a store (or an empty directory) is replaced as before
+        store = self.fresh("store.zarr")
+        C.copy(src, store)
+        C.run("copy", "--force", "--quiet", self.path("in.h5") + ":/i", store)
+        self.assertEqual(zarr.open(store, "r")[...].tolist(), [1, 2, 3])
 
 
 if __name__ == "__main__":
