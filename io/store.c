@@ -1079,10 +1079,9 @@ ck_code ck_array_read_region(ck_array *a, const int64_t *start,
 /* ck_store_create, leaving the stale temporary 'skip' (a leaf in the
  * target's directory, or NULL) where it is: a resumed run takes its
  * units. */
-/* --force replaces what chunkctl writes, nothing else: an HDF5 output
- * only a file, a Zarr output only a directory that is empty or holds a
- * store's metadata at its top (someone's directory named *.zarr or *.h5
- * would otherwise be dropped whole). */
+/* --force replaces a file, or a directory that is empty or holds a Zarr
+ * store's metadata at its top (for a Zarr output), nothing else:
+ * someone's directory named *.zarr or *.h5 would be dropped whole. */
 static ck_code replaceable(const char *path, ck_store_kind kind,
                            const struct stat *st, ck_err *err)
 {
@@ -1101,11 +1100,8 @@ static ck_code replaceable(const char *path, ck_store_kind kind,
                               path);
         return CK_OK;
     }
-    if (!S_ISDIR(st->st_mode))
-        return ck_err_set(err, CK_EEXIST,
-                          "%s is a file, not a Zarr store: --force does not "
-                          "replace it",
-                          path);
+    if (!S_ISDIR(st->st_mode)) /* a file: replaced, as cp -f would */
+        return CK_OK;
     for (size_t i = 0; i < sizeof meta / sizeof meta[0] && !store; i++) {
         snprintf(p, sizeof p, "%s/%s", path, meta[i]);
         store = stat(p, &m) == 0 && S_ISREG(m.st_mode);

@@ -599,6 +599,23 @@ static ck_code named_bins(ck_plan *p, const char *path, const char *where,
     return CK_OK;
 }
 
+/* A histogram's nbins + 1 edges, allocated once --memory is seen to hold
+ * them with its counts (a float64 or int64 each): 1e8 bins took 800 MB
+ * before the run refused them. */
+static ck_code alloc_edges(const ck_plan *p, ck_node *n, ck_err *err)
+{
+    ck_budget bud = CK_BUDGET_INIT(ck_plan_memory(p));
+    char what[CK_NAME_MAX + 48];
+
+    snprintf(what, sizeof what, "histogram '%s' (%lld bins)", n->name,
+             (long long)n->nbins);
+    CK_TRY(ck_budget_charge(&bud, ck_base_overhead(), "chunkctl itself", err));
+    CK_TRY(ck_budget_charge(&bud, ((int64_t)n->nbins * 2 + 1) * 8, what, err));
+    if (!(n->edges = calloc((size_t)n->nbins + 1, sizeof(double))))
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    return CK_OK;
+}
+
 ck_code ck_plan_parse_hist(ck_plan *p, const char *path, const char *where,
                            ck_node *n, int sub, const cJSON *step, ck_err *err)
 {
@@ -621,8 +638,7 @@ ck_code ck_plan_parse_hist(ck_plan *p, const char *path, const char *where,
         if (!cJSON_IsArray(edges) || cJSON_GetArraySize(edges) < 2)
             return ck_plan_bad(err, path, where, "edges: at least two numbers");
         n->nbins = cJSON_GetArraySize(edges) - 1;
-        if (!(n->edges = calloc((size_t)n->nbins + 1, sizeof(double))))
-            return ck_err_set(err, CK_ENOMEM, "out of memory");
+        CK_TRY(alloc_edges(p, n, err));
         cJSON_ArrayForEach(e, edges)
         {
             if (!cJSON_IsNumber(e))
@@ -673,8 +689,7 @@ ck_code ck_plan_parse_hist(ck_plan *p, const char *path, const char *where,
             }
             CK_TRY(named_bins(p, path, where, n->arg[0], bins->valuestring,
                               ranged, &n->nbins, &lo, &hi, err));
-            if (!(n->edges = calloc((size_t)n->nbins + 1, sizeof(double))))
-                return ck_err_set(err, CK_ENOMEM, "out of memory");
+            CK_TRY(alloc_edges(p, n, err));
             n->uniform = 1;
             if (ck_hist_uniform_edges(n->nbins, lo, hi, m->dtype, n->edges,
                                       &local) != CK_OK)
@@ -696,8 +711,7 @@ ck_code ck_plan_parse_hist(ck_plan *p, const char *path, const char *where,
                 err, path, where,
                 "range: expected [low, high] (or none: the data's "
                 "minimum and maximum)");
-        if (!(n->edges = calloc((size_t)n->nbins + 1, sizeof(double))))
-            return ck_err_set(err, CK_ENOMEM, "out of memory");
+        CK_TRY(alloc_edges(p, n, err));
         n->uniform = 1;
         if (!range || cJSON_IsNull(range)) {
             /* edges from the data's range, found by a pass before */
@@ -2402,7 +2416,9 @@ ck_code ck_plan_build(const char *path, const cJSON *root, unsigned flags,
                 nd->name, nd->name, nd->name);
             break;
         }
-        if (!ck_plan_prints_whole(nd) && nel > CK_PRINT_MAX) {
+        /* a one-step reduction or histogram prints what it was asked
+         * for, however long; a pipeline's print list has the limit */
+        if ((!ck_plan_prints_whole(nd) || !p->onestep) && nel > CK_PRINT_MAX) {
             rc = ck_plan_bad(err, path, w,
                              "'%s' has %" PRId64
                              " elements, too many to print (at "

@@ -217,6 +217,26 @@ class Memory(C.InteropCase):
                        "--threads", "8", cube + ":/x", "--axis", "0", "-o",
                        self.fresh("r.h5") + ":/s", budget=96)
 
+    def test_histogram_bins_refused_before_allocating(self):
+        # 1e8 bins: the edges (800 MB) were made before the run refused
+        # the counts, 780 MiB of RSS under --memory 256M
+        err = self.check_refused("histogram", self.src + ":/x", "--bins",
+                                 "100000000", "--memory", "256M", budget=256,
+                                 why="histogram 'histogram' (100000000 "
+                                 "bins) needs 1.5 GiB")
+        self.assertEqual(
+            [ln for ln in err.splitlines() if ln.startswith("chunkctl")],
+            [ln for ln in err.splitlines() if "chunkctl" in ln])
+        pj = self.path("hp.json")
+        with open(pj, "w") as f:  # a pipeline prints 100000 values at most
+            f.write(C.json.dumps({
+                "inputs": {"x": self.src + ":/x"},
+                "steps": [{"name": "y", "op": "histogram", "args": ["x"],
+                           "bins": 200000}], "print": ["y"]}))
+        p = C.run("run", pj, expect=2)
+        self.assertIn("'y' has 200000 elements, too many to print", p.stderr)
+        self.assertEqual(p.stdout, "")
+
     def test_stencil_planned_by_its_chunks(self):
         # A filter writing its own chunks was planned for any box of a
         # chunk's size (4 x 16384 grown by the window: 18 MiB a worker for
