@@ -338,8 +338,12 @@ static ck_code copy_groups(ck_store *in, ck_store *out, ck_err *err)
     for (int i = 0; i < groups.n && rc == CK_OK; i++) {
         char *json = NULL;
         rc = ck_store_get_attrs(in, groups.v[i], &json, err);
-        if (rc == CK_OK)
+        /* set_attrs makes a group even when it has none to set; copy_attrs
+         * keeps the attributes' types where both stores are HDF5 */
+        if (rc == CK_OK && strcmp(json, "{}") == 0)
             rc = ck_store_set_attrs(out, groups.v[i], json, err);
+        else if (rc == CK_OK)
+            rc = ck_store_copy_attrs(in, groups.v[i], out, groups.v[i], err);
         free(json);
     }
     ck_names_release(&groups);

@@ -50,7 +50,9 @@ contract:
 - a -0.0 literal keeps its sign, and argwhere of a 0-d array has NumPy's
   shape (1, 0);
 - --force replaces a file or a Zarr store, not a directory that is not
-  a store (or one named *.h5): that is refused, not dropped.
+  a store (or one named *.h5): that is refused, not dropped;
+- HDF5-to-HDF5 copies keep the numeric types of every group's
+  attributes, not only the root's and the arrays'.
 """
 import math
 import json
@@ -521,6 +523,30 @@ class EdgeCases(C.InteropCase):
         C.copy(src, store)
         C.run("copy", "--force", "--quiet", self.path("in.h5") + ":/i", store)
         self.assertEqual(zarr.open(store, "r")[...].tolist(), [1, 2, 3])
+
+    def test_hdf5_copies_keep_group_attribute_types(self):
+        # the attributes of groups other than the root went through JSON
+        # and came out int64/float64 (a netCDF group's float32 attribute
+        # as a double)
+        src = self.fresh("gtypes.h5")
+        with h5py.File(src, "w") as f:
+            g = f.create_group("g/h")
+            g["x"] = np.arange(3.0)
+            g.attrs["f4"] = np.float32(0.1)
+            g.attrs["i2"] = np.array([1, -2], "i2")
+            f["g"].attrs["u1"] = np.uint8(200)
+            f.create_group("empty")
+        out = self.fresh("gtypes2.h5")
+        C.copy(src, out)
+        with h5py.File(src, "r") as a, h5py.File(out, "r") as b:
+            for grp, k in (("g/h", "f4"), ("g/h", "i2"), ("g", "u1")):
+                with self.subTest(attr=grp + "." + k):
+                    want = np.asarray(a[grp].attrs[k])
+                    got = np.asarray(b[grp].attrs[k])
+                    self.assertEqual(got.dtype, want.dtype)
+                    self.assertEqual(got.tolist(), want.tolist())
+            self.assertIn("empty", b)
+            self.assertEqual(b["g/h/x"][...].tolist(), [0.0, 1.0, 2.0])
 
 
 if __name__ == "__main__":
