@@ -1761,6 +1761,35 @@ ck_code ck_plan_parse_glm(ck_plan *p, const char *path, const char *where,
                     CK_F64, 1, sh, ch, err);
 }
 
+/* "glm-predict: model: ..." (one-step) or "p.json: steps[1]: model: ..." */
+static void model_prefix(ck_code rc, ck_err *err, const char *path,
+                         const char *where)
+{
+    if (rc != CK_OK && where[0])
+        ck_err_prefix(err, "%s: %s: model", path, where);
+    else if (rc != CK_OK)
+        ck_err_prefix(err, "%s: model", path);
+}
+
+/* One of the attributes glm_fit gives the coefficients it writes: an
+ * array without it is not a model, so naming it is a usage error. */
+static ck_code model_attr(ck_store *s, const char *name, const char *key,
+                          ck_attr *v, const char *path, const char *where,
+                          const cJSON *model, ck_err *err)
+{
+    ck_err e = {0};
+    ck_code rc = ck_store_get_attr(s, name, key, v, &e);
+
+    if (rc == CK_EFORMAT)
+        return ck_plan_bad(err, path, where,
+                           "model %s is not a glm-fit result (it has no "
+                           "readable attribute '%s')",
+                           model->valuestring, key);
+    if (rc != CK_OK)
+        model_prefix(ck_err_set(err, rc, "%s", e.msg), err, path, where);
+    return rc;
+}
+
 /* glm_predict(X) with "model": the coefficients array a glm_fit wrote
  * (PATH, meaning PATH:/coef, or PATH:DATASET), read as an input named
  * "<step>.coef"; family and intercept come from its attributes. */
@@ -1794,10 +1823,14 @@ static ck_code parse_model(ck_plan *p, const char *path, const char *where,
     n = &p->node[self + 1];
     c->kind = CK_NODE_INPUT;
     snprintf(c->source, sizeof c->source, "%s:%s", mp, mn);
-    if ((rc = ck_store_open(mp, &s, err)) == CK_OK &&
-        (rc = ck_array_open(s, mn, &a, err)) == CK_OK &&
-        (rc = ck_store_get_attr(s, mn, "family", &fam, err)) == CK_OK &&
-        (rc = ck_store_get_attr(s, mn, "intercept", &ic, err)) == CK_OK) {
+    if ((rc = ck_store_open(mp, &s, err)) == CK_OK)
+        rc = ck_array_open(s, mn, &a, err);
+    model_prefix(rc, err, path, where);
+    if (rc == CK_OK &&
+        (rc = model_attr(s, mn, "family", &fam, path, where, mj, err)) ==
+            CK_OK &&
+        (rc = model_attr(s, mn, "intercept", &ic, path, where, mj, err)) ==
+            CK_OK) {
         const ck_array_info *ai = ck_array_info_of(a);
         c->dtype = ai->dtype;
         c->ndim = ai->ndim;
@@ -1816,11 +1849,8 @@ static ck_code parse_model(ck_plan *p, const char *path, const char *where,
     }
     ck_array_close(a);
     ck_store_close(s);
-    if (rc != CK_OK) {
-        if (rc != CK_EUSAGE)
-            ck_err_prefix(err, "%s: %s: model", path, where);
+    if (rc != CK_OK)
         return rc;
-    }
     const ck_node *x = &p->node[n->arg[0]];
     CK_TRY(want_2d(path, where, 0, x, err));
     if (c->ndim != 1 || c->shape[0] != x->shape[1])
