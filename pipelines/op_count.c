@@ -745,8 +745,9 @@ static ck_code charge_bins(bctx *b, int64_t n)
     return CK_OK;
 }
 
-/* Grows the bins to hold index hi. */
-static ck_code grow(bctx *b, int64_t hi, ck_err *err)
+/* Grows the bins to hold index hi: the largest value seen, or the last
+ * bin minlength asks for (by_minlength), as the refusal says. */
+static ck_code grow_to(bctx *b, int64_t hi, int by_minlength, ck_err *err)
 {
     const ck_node *nd = &b->r->p->node[b->i];
     int64_t need = hi + 1, cap = b->cap + b->cap / 2;
@@ -762,14 +763,22 @@ static ck_code grow(bctx *b, int64_t hi, ck_err *err)
     if (need > INT64_MAX / 16 || charge_bins(b, (cap - b->cap) * 8) != CK_OK) {
         cap = need;
         if (need > INT64_MAX / 16 ||
-            charge_bins(b, (cap - b->cap) * 8) != CK_OK)
+            charge_bins(b, (cap - b->cap) * 8) != CK_OK) {
+            char why[CK_NAME_MAX + 64];
+            if (by_minlength)
+                snprintf(why, sizeof why, "minlength %" PRId64, need);
+            else
+                snprintf(why, sizeof why,
+                         "the largest value of '%s' is %" PRId64,
+                         label(&b->r->p->node[b->op]), hi);
             return ck_err_set(
                 err, CK_ENOMEM,
-                "%s: bincount needs %" PRId64 " bins (the largest value of "
-                "'%s' is %" PRId64 "), more than --memory %s holds (the "
-                "bins are held in memory, 8 bytes each)",
-                nd->where, need, label(&b->r->p->node[b->op]), hi,
+                "%s: bincount needs %" PRId64 " bins (%s), more than "
+                "--memory %s holds (the bins are held in memory, 8 bytes "
+                "each)",
+                nd->where, need, why,
                 ck_size_str((double)b->r->budget.limit, lim, sizeof lim));
+        }
     }
     if (!(g = realloc(b->bins, (size_t)cap * 8))) {
         ck_budget_release(&b->r->budget, (cap - b->cap) * 8);
@@ -780,6 +789,11 @@ static ck_code grow(bctx *b, int64_t hi, ck_err *err)
     b->cap = cap;
     b->len = need;
     return CK_OK;
+}
+
+static ck_code grow(bctx *b, int64_t hi, ck_err *err)
+{
+    return grow_to(b, hi, 0, err);
 }
 
 /* Adds box k's values (x, and weights wv or NULL) to the bins: called in
@@ -1107,7 +1121,7 @@ static ck_code run_bincount(xrun *r, int i, ck_err *err)
         rc = bincount_over_ranks(b, rc, err);
     /* minlength, and the bins cut to their length */
     if (rc == CK_OK && nd->minlength > b->len)
-        rc = grow(b, nd->minlength - 1, err);
+        rc = grow_to(b, nd->minlength - 1, 1, err);
     if (rc == CK_OK) {
         void *g = b->len ? realloc(b->bins, (size_t)b->len * 8) : NULL;
         if (b->len && g)
