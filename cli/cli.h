@@ -158,6 +158,8 @@ void cli_step_arg_num(cli_step *s, double v);
  * replacing an earlier value: the option given last counts.  Not for
  * "name", "op" or "args", which the calls above own. */
 void cli_step_key(cli_step *s, const char *key, struct cJSON *item);
+/* 1 if the step has the key already. */
+int cli_step_has_key(const cli_step *s, const char *key);
 /* Writes the step's result (its name, or "name.part") to target. */
 void cli_step_output(cli_step *s, const char *result, const char *target);
 /* Hands the step's result back to be printed. */

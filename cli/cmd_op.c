@@ -266,6 +266,13 @@ ck_code cmd_op(int argc, char **argv, cli_common *c, ck_err *err)
                                 "%s: --%s: the command sets it (give the "
                                 "op's args as positional arguments)",
                                 op, key);
+            else if (cli_step_has_key(&s, key))
+                /* a step's key is one JSON value: --axis 0 --axis 1 is
+                 * more likely meant as the list 0,1 than as 1 */
+                rc = ck_err_set(err, CK_EUSAGE,
+                                "%s: --%s given twice; give it once (a list "
+                                "is one value: 0,1)",
+                                op, key);
             else if ((rc = value(op, key, val, &item, err)) == CK_OK)
                 cli_step_key(&s, key, item);
             free(key);

@@ -97,6 +97,10 @@ static ck_code reduce_opt(void *ctx, int opt, const char *arg, ck_err *err)
 
     switch (opt) {
     case 'a':
+        if (o->axis) /* --axis 0 --axis 1 may mean the list 0,1 */
+            return ck_err_set(err, CK_EUSAGE,
+                              "reduce: --axis given twice; give the axes as "
+                              "one list (--axis 0,1)");
         return num_list("reduce", "--axis", arg, 2, "axes like 0, 0,-1 or time",
                         &o->axis, err);
     case 'k':

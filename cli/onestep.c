@@ -87,6 +87,11 @@ void cli_step_key(cli_step *s, const char *key, cJSON *item)
     add(s, s->step, key, item);
 }
 
+int cli_step_has_key(const cli_step *s, const char *key)
+{
+    return s->step && cJSON_GetObjectItemCaseSensitive(s->step, key) != NULL;
+}
+
 void cli_step_output(cli_step *s, const char *result, const char *target)
 {
     add(s, s->outputs, result, cJSON_CreateString(target));
