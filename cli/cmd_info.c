@@ -322,6 +322,13 @@ static void print_json(const char *path, const ck_info_list *l,
         json_ints(a->ndim, a->shape);
         printf(", \"dims\": ");
         json_dims(a);
+        if (l->kind == CK_KIND_HDF5) { /* h5py's maxshape: null grows */
+            printf(", \"maxshape\": [");
+            for (int d = 0; d < a->ndim; d++)
+                printf(a->unlimited >> d & 1 ? "%snull" : "%s%lld",
+                       d ? ", " : "", (long long)a->shape[d]);
+            putchar(']');
+        }
         printf(", \"dtype\": \"%s\", \"typestr\": \"%s\", \"chunks\": ",
                ck_dtype_name(a->dtype), ts);
         if (has_file_chunks(a)) {
@@ -433,6 +440,18 @@ static ck_code print_table(const char *path, const ck_info_list *l,
             printf("%s: dims (", a->name);
             for (int d = 0; d < a->ndim; d++)
                 printf("%s%s", d ? ", " : "", a->dims[d][0] ? a->dims[d] : "-");
+            printf(")\n");
+        }
+        /* Axes that may grow (netCDF's record dimension), as h5py's
+         * maxshape says them. */
+        for (int i = 0; i < l->n; i++) {
+            const ck_array_info *a = &l->v[i];
+            if (!a->unlimited)
+                continue;
+            printf("%s: maxshape (", a->name);
+            for (int d = 0; d < a->ndim; d++)
+                printf(a->unlimited >> d & 1 ? "%sunlimited" : "%s%lld",
+                       d ? ", " : "", (long long)a->shape[d]);
             printf(")\n");
         }
         if (one && l->n == 1)

@@ -69,6 +69,9 @@ typedef struct ck_array_info {
      * names none, "" for an axis it leaves unnamed. */
     int has_dims;
     char dims[CK_MAX_DIMS][CK_DIM_NAME_MAX];
+    /* HDF5: bit d set when axis d may grow (maximum size unlimited, as a
+     * netCDF record dimension's); 0 for Zarr. */
+    unsigned unlimited;
 } ck_array_info;
 
 /* What a new array should look like. */
@@ -89,6 +92,9 @@ typedef struct ck_array_spec {
     /* Dimension names to write (has_dims 0: none); see ck_array_info. */
     int has_dims;
     char dims[CK_MAX_DIMS][CK_DIM_NAME_MAX];
+    /* HDF5 only: bit d makes axis d growable (maximum size unlimited) at
+     * its length shape[d]; a 0-long axis always is.  Zarr ignores it. */
+    unsigned unlimited;
 } ck_array_spec;
 
 /* A list of array names, owned by the caller: ck_names_release(). */

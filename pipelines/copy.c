@@ -181,6 +181,7 @@ static ck_code copy_one(const ck_copy_opts *o, ck_store *in, const char *name,
     spec.ndim = si->ndim;
     memcpy(spec.shape, si->shape, sizeof spec.shape);
     memcpy(spec.chunks, si->chunks, sizeof spec.chunks);
+    spec.unlimited = si->unlimited; /* a netCDF record dimension stays one */
     if (o->chunks_ndim) {
         if (o->chunks_ndim != si->ndim) {
             rc = ck_err_set(err, CK_EUSAGE,

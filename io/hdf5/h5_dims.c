@@ -187,6 +187,7 @@ ck_code ck_h5_note_dims(ck_store *s, const ck_array_spec *spec, ck_err *err)
     memset(r, 0, sizeof *r);
     snprintf(r->name, sizeof r->name, "%s", spec->name);
     r->ndim = spec->ndim;
+    r->unlimited = spec->unlimited;
     for (int d = 0; d < spec->ndim; d++) {
         r->shape[d] = spec->shape[d];
         if (spec->has_dims)
@@ -290,10 +291,13 @@ static const h5_dimreq *noted(const h5_store *hs, const char *path)
 
 /* netCDF-4's dimension without a variable: a float dataset of the
  * dimension's length that holds no data (never allocated), with the NAME
- * netCDF-C gives it (libhdf5/nc4hdf.c); unlimited when the length is 0. */
-static hid_t make_dim_only(h5_store *hs, const char *path, int64_t len)
+ * netCDF-C gives it (libhdf5/nc4hdf.c); unlimited (netCDF's record
+ * dimension) when 'unlimited' or the length is 0. */
+static hid_t make_dim_only(h5_store *hs, const char *path, int64_t len,
+                           int unlimited)
 {
-    hsize_t dim = (hsize_t)len, maxd = len > 0 ? dim : H5S_UNLIMITED, one = 1;
+    hsize_t dim = (hsize_t)len, one = 1;
+    hsize_t maxd = len > 0 && !unlimited ? dim : H5S_UNLIMITED;
     hid_t space = -1, dcpl = -1, ds = -1;
     char nm[128];
 
@@ -302,7 +306,7 @@ static hid_t make_dim_only(h5_store *hs, const char *path, int64_t len)
         (hs->netcdf &&
          H5Pset_attr_creation_order(dcpl, H5P_CRT_ORDER_TRACKED |
                                               H5P_CRT_ORDER_INDEXED) < 0) ||
-        (len == 0 && H5Pset_chunk(dcpl, 1, &one) < 0))
+        (maxd == H5S_UNLIMITED && H5Pset_chunk(dcpl, 1, &one) < 0))
         goto out;
     ds = H5Dcreate2(hs->file, path, H5T_IEEE_F32BE, space, H5P_DEFAULT, dcpl,
                     H5P_DEFAULT);
@@ -360,7 +364,7 @@ static hid_t scale_for(ck_store *s, const h5_dimreq *r, int k, const char *path,
     hid_t ds;
 
     if (have == -1) {
-        if ((ds = make_dim_only(hs, path, len)) < 0)
+        if ((ds = make_dim_only(hs, path, len, r->unlimited >> k & 1)) < 0)
             ck_h5_fail(err, CK_EIO, "%s: cannot create dimension '%s'", s->path,
                        path);
         return ds;

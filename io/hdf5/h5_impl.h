@@ -41,6 +41,7 @@ typedef struct h5_dimreq {
     int ndim;
     int64_t shape[CK_MAX_DIMS];
     char dims[CK_MAX_DIMS][CK_DIM_NAME_MAX]; /* "": named at flush */
+    unsigned unlimited;                      /* as ck_array_spec's */
 } h5_dimreq;
 
 typedef struct h5_store {

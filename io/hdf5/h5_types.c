@@ -447,7 +447,8 @@ ck_code ck_h5_describe(ck_store *s, const char *name, hid_t dset, ck_array *a,
 
     scls = H5Sget_simple_extent_type(space);
     if (scls == H5S_SIMPLE) {
-        int nd = H5Sget_simple_extent_dims(space, dims, NULL);
+        hsize_t maxd[H5S_MAX_RANK];
+        int nd = H5Sget_simple_extent_dims(space, dims, maxd);
         if (nd < 0 || nd > CK_MAX_DIMS) {
             rc = ck_err_set(err, CK_ENOTSUP, "%s:%s: %d dimensions", s->path,
                             name, nd);
@@ -461,6 +462,8 @@ ck_code ck_h5_describe(ck_store *s, const char *name, hid_t dset, ck_array *a,
                 goto out;
             }
             info->shape[d] = (int64_t)dims[d];
+            if (maxd[d] == H5S_UNLIMITED)
+                info->unlimited |= 1u << d;
         }
     } else if (scls != H5S_SCALAR) {
         rc = ck_err_set(err, CK_ENOTSUP,

@@ -161,7 +161,9 @@ ck_code ck_h5_array_create(ck_store *s, const ck_array_spec *spec, ck_array *a,
         if (spec->shape[d] > 0 && c > spec->shape[d])
             c = spec->shape[d];
         dims[d] = (hsize_t)spec->shape[d];
-        maxd[d] = spec->shape[d] > 0 ? dims[d] : H5S_UNLIMITED;
+        maxd[d] = spec->shape[d] > 0 && !(spec->unlimited >> d & 1)
+                      ? dims[d]
+                      : H5S_UNLIMITED;
         cdims[d] = (hsize_t)c;
         if (c > H5_CHUNK_MAX / cb) {
             free(ha);

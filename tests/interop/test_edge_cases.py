@@ -52,7 +52,9 @@ contract:
 - --force replaces a file or a Zarr store, not a directory that is not
   a store (or one named *.h5): that is refused, not dropped;
 - HDF5-to-HDF5 copies keep the numeric types of every group's
-  attributes, not only the root's and the arrays'.
+  attributes, not only the root's and the arrays';
+- copies keep an HDF5 axis that may grow (netCDF's unlimited dimension,
+  h5py's maxshape None) growable.
 """
 import math
 import json
@@ -547,6 +549,42 @@ class EdgeCases(C.InteropCase):
                     self.assertEqual(got.tolist(), want.tolist())
             self.assertIn("empty", b)
             self.assertEqual(b["g/h/x"][...].tolist(), [0.0, 1.0, 2.0])
+
+    def test_copies_keep_unlimited_dimensions(self):
+        # a netCDF record dimension (and h5py's maxshape None) became a
+        # fixed one in every copy: netCDF4 said isunlimited() False
+        import netCDF4
+        src = self.fresh("unl.nc")
+        with netCDF4.Dataset(src, "w") as d:
+            d.createDimension("time", None)
+            d.createDimension("x", 3)
+            d.createDimension("rec", None)  # no coordinate variable
+            d.createVariable("time", "f8", ("time",))[:] = np.arange(5.0)
+            v = d.createVariable("v", "f4", ("time", "x"))
+            v[:] = np.arange(15.0).reshape(5, 3)
+            d.createVariable("w", "i4", ("rec",))[:] = [1, 2]
+        out = self.fresh("unl2.nc")
+        C.copy(src, out)
+        with netCDF4.Dataset(src) as a, netCDF4.Dataset(out) as b:
+            for k, dim in a.dimensions.items():
+                with self.subTest(dim=k):
+                    self.assertEqual(b.dimensions[k].isunlimited(),
+                                     dim.isunlimited())
+                    self.assertEqual(len(b.dimensions[k]), len(dim))
+            self.assertEqual(b["v"][:].tolist(), a["v"][:].tolist())
+        h5 = self.fresh("unl.h5")
+        with h5py.File(h5, "w") as f:
+            f.create_dataset("a", data=np.arange(6.0).reshape(2, 3),
+                             maxshape=(None, 3), chunks=(1, 3))
+            f["b"] = np.arange(4)
+        out = self.fresh("unl2.h5")
+        C.copy(h5, out)
+        with h5py.File(h5, "r") as a, h5py.File(out, "r") as b:
+            for k in ("a", "b"):
+                self.assertEqual(b[k].maxshape, a[k].maxshape, k)
+        info = json.loads(C.run("info", "--json", out).stdout)
+        got = {a["name"]: a["maxshape"] for a in info["arrays"]}
+        self.assertEqual(got, {"/a": [None, 3], "/b": [4]})
 
 
 if __name__ == "__main__":
