@@ -31,6 +31,8 @@ static const char fit_help[] =
     "  --no-intercept     fit without an intercept\n"
     "  --max-iter N       iteration limit (default: the solver's)\n"
     "  --tol T            optimality tolerance (default 1e-8)\n"
+    "  --std-errors       also the standard errors (as statsmodels' bse)\n"
+    "                     of an unpenalised fit: one pass more at most\n"
     "  -o, --output DST   write /coef and /intercept to DST\n"
     "  --backend NAME     auto, cpu or cuda (default: "
     "auto)\n" CLI_HELP_GPU_MEMORY CLI_HELP_ZARR CLI_HELP_RAW
@@ -100,6 +102,9 @@ static ck_code fit_opt(void *ctx, int opt, const char *arg, ck_err *err)
     case 'I':
         cli_step_key(o->s, "fit_intercept", cJSON_CreateFalse());
         return CK_OK;
+    case 'E':
+        cli_step_key(o->s, "std_errors", cJSON_CreateTrue());
+        return CK_OK;
     case 'L':
         key = "lambda";
         break;
@@ -138,6 +143,20 @@ static void print_fit(const ck_results *res)
     printf(", \"iterations\": %d, \"converged\": %s, \"objective\": ",
            (int)res->v[0].fit[0], res->v[0].fit[1] ? "true" : "false");
     num(res->v[0].fit[2]);
+    if (res->v[0].se) { /* coefficients', then the intercept's */
+        int64_t p = res->v[0].shape[0];
+        printf(", \"stderr\": [");
+        for (int64_t j = 0; j < p; j++) {
+            if (j)
+                printf(", ");
+            num(res->v[0].se[j]);
+        }
+        printf("]");
+        if (res->v[0].nse > p) {
+            printf(", \"intercept_stderr\": ");
+            num(res->v[0].se[p]);
+        }
+    }
     printf("}\n");
 }
 
@@ -150,6 +169,7 @@ ck_code cmd_glm_fit(int argc, char **argv, cli_common *c, ck_err *err)
         {"lambda", required_argument, 0, 'L'},
         {"l1-ratio", required_argument, 0, 'A'},
         {"no-intercept", no_argument, 0, 'I'},
+        {"std-errors", no_argument, 0, 'E'},
         {"max-iter", required_argument, 0, 'N'},
         {"tol", required_argument, 0, 't'},
         {"output", required_argument, 0, 'o'},

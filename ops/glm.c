@@ -160,6 +160,11 @@ ck_code ck_glm_check(const ck_glm_opts *o, ck_err *err)
                           "elastic_net with l1_ratio %g > 0 is not "
                           "differentiable at 0: use proximal_grad or admm",
                           ck_glm_solver_name(o->solver), o->l1_ratio);
+    if (o->std_errors && o->lambda > 0 && o->reg != CK_GLM_REG_NONE)
+        return ck_err_set(err, CK_EUSAGE,
+                          "glm: standard errors are the maximum-likelihood "
+                          "fit's: they need no penalty (regularizer none, or "
+                          "lambda 0)");
     return CK_OK;
 }
 
@@ -657,6 +662,7 @@ typedef struct outcome {
     int iterations, converged;
     double objective;
     double *h;     /* newton: the last Hessian, malloc'd */
+    int h_exact;   /* ... computed at the b returned */
     int bad_start; /* the loss was not finite at the start */
 } outcome;
 
@@ -799,6 +805,8 @@ static ck_code fit_newton(const glm *G, double *b, outcome *out, ck_err *err)
             goto out;
         }
         memcpy(out->h, hb[ci], mn * sizeof *out->h);
+        /* not a kept one (nor the start's estimate, kept at it 0) */
+        out->h_exact = !kept;
     }
 out:
     free(ws);
@@ -1377,7 +1385,48 @@ ck_code ck_glm_fit(const ck_be *be, const ck_glm_opts *o, int64_t p,
         res->converged = 0;
     res->objective = oc.objective;
     res->h = oc.h;
+    res->h_exact = oc.h != NULL && oc.h_exact;
+    if (o->std_errors && res->converged && !res->h_exact) {
+        /* the Hessian at b, for the standard errors: one pass */
+        size_t mn = (size_t)(G.d * G.d);
+        double f;
+        if (!res->h && !(res->h = malloc(mn * sizeof *res->h)))
+            rc = ck_err_set(err, CK_ENOMEM, "glm: out of memory");
+        if (rc == CK_OK &&
+            (rc = G.pass(G.ctx, b, &f, NULL, res->h, err)) == CK_OK)
+            res->h_exact = 1;
+        if (rc != CK_OK) {
+            ck_glm_result_release(res);
+            return rc;
+        }
+    }
     return CK_OK;
+}
+
+ck_code ck_glm_std_errors(const ck_be *be, ck_glm_family f, int64_t n,
+                          int64_t d, const double *h, double mean_loss,
+                          double *se, ck_err *err)
+{
+    size_t mn = (size_t)(d * d);
+    double *a = malloc(2 * mn * sizeof *a + 8), *inv = a + mn, scale = 1;
+
+    if (!a)
+        return ck_err_set(err, CK_ENOMEM, "glm: out of memory");
+    if (f == CK_GLM_NORMAL) /* the residual variance, statsmodels' scale */
+        scale = n > d ? 2 * (double)n * mean_loss / (double)(n - d) : NAN;
+    /* inv = h^-1 by Cholesky: h is symmetric, row-major is column-major */
+    memcpy(a, h, mn * sizeof *a);
+    memset(inv, 0, mn * sizeof *inv);
+    for (int64_t i = 0; i < d; i++)
+        inv[i * d + i] = 1;
+    ck_posv_args pa = {.n = d, .nrhs = d, .a = a, .b = inv};
+    ck_code rc = ck_op_posv(be, &pa, err);
+    for (int64_t i = 0; rc == CK_OK && i < d; i++) {
+        double v = inv[i * d + i] * scale / (double)n;
+        se[i] = !pa.not_pd && v >= 0 ? sqrt(v) : NAN;
+    }
+    free(a);
+    return rc;
 }
 
 void ck_glm_result_release(ck_glm_result *res)

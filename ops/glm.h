@@ -74,6 +74,10 @@ typedef struct ck_glm_opts {
     int fit_intercept;
     int max_iter; /* 0: the solver's default (above) */
     double tol;   /* 0: 1e-8; see ck_glm_fit */
+    /* the caller wants standard errors (ck_glm_std_errors): the fit
+     * returns the Hessian at its b (one pass more at most); unpenalised
+     * fits only */
+    int std_errors;
 } ck_glm_opts;
 
 /* Names as the CLI and pipelines spell them ("logistic", "lbfgs",
@@ -90,7 +94,7 @@ int ck_glm_reg_lookup(const char *name, ck_glm_reg *r);
  * with l1, or with elastic_net and l1_ratio > 0: "use proximal_grad or
  * admm"), a negative or non-finite lambda, an l1_ratio outside [0, 1]
  * (whatever the regulariser), a negative max_iter or tol, an unknown
- * enum value. */
+ * enum value, std_errors with a penalty (lambda > 0). */
 ck_code ck_glm_check(const ck_glm_opts *o, ck_err *err);
 
 /* One pass over all n rows at parameters b (d entries): *loss gets the
@@ -115,8 +119,11 @@ typedef struct ck_glm_result {
     double objective; /* f(b), penalty included */
     /* newton: the last Hessian of the mean loss it computed (d x d), at
      * b or at an iterate near it, owned; NULL for the other solvers, and
-     * when newton stopped before its first step */
+     * when newton stopped before its first step.  With std_errors, when
+     * the fit converged to a maximum-likelihood fit, any solver's: the
+     * Hessian at b itself, and h_exact is 1. */
     double *h;
+    int h_exact;
 } ck_glm_result;
 
 /* Where newton and lbfgs begin (the other solvers ignore it): b (d
@@ -152,6 +159,19 @@ ck_code ck_glm_fit(const ck_be *be, const ck_glm_opts *o, int64_t p,
                    ck_glm_pass_fn pass, void *ctx, const ck_glm_start *start,
                    ck_glm_result *res, ck_err *err);
 void ck_glm_result_release(ck_glm_result *res);
+
+/* The standard errors of the maximum-likelihood estimates (d = p +
+ * fit_intercept of them, coefficients then intercept), as statsmodels'
+ * GLM reports them (bse): the square roots of the diagonal of the
+ * inverse of the observed information n h, h being the mean loss's
+ * Hessian at the optimum (ck_glm_result.h with h_exact), times the scale:
+ * 1 for logistic and poisson, and for normal the residual variance, the
+ * sum of squared residuals (2 n mean_loss) over n - d.  se gets NaN
+ * throughout when h is not positive definite (x rank deficient), or
+ * for normal when n <= d.  Allocates 2 d^2 doubles. */
+ck_code ck_glm_std_errors(const ck_be *be, ck_glm_family f, int64_t n,
+                          int64_t d, const double *h, double mean_loss,
+                          double *se, ck_err *err);
 
 /* Adds one block of rows to a pass's sums (not means: the caller divides
  * by n once at the end): x is rows x p row-major, y rows values, b the d

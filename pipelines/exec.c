@@ -2065,6 +2065,30 @@ static ck_code produce(void *vctx, const ck_chunk *c, void *buf, ck_arena *a,
     return CK_OK;
 }
 
+/* "stderr" (the coefficients') and "intercept_stderr" on /coef. */
+static ck_code se_attrs(ck_store *s, const char *name, const ck_node *m,
+                        const double *se, ck_err *err)
+{
+    int64_t p = m->shape[0]; /* the coefficients */
+    size_t cap = (size_t)(p + 1) * 32 + 64, k = 0;
+    char *j = malloc(cap);
+    ck_code rc;
+
+    if (!j)
+        return ck_err_set(err, CK_ENOMEM, "out of memory");
+    k += (size_t)snprintf(j + k, cap - k, "{\"stderr\": [");
+    for (int64_t q = 0; q < p; q++)
+        k += (size_t)snprintf(j + k, cap - k, "%s%.17g", q ? ", " : "", se[q]);
+    if (m->glm.fit_intercept)
+        k += (size_t)snprintf(j + k, cap - k, "], \"intercept_stderr\": %.17g}",
+                              se[p]);
+    else
+        snprintf(j + k, cap - k, "]}");
+    rc = ck_store_set_attrs(s, name, j, err);
+    free(j);
+    return rc;
+}
+
 /* A glm_fit's coefficients carry the model's description, which is what
  * glm_predict (and a person with h5py) reads back. */
 static ck_code model_attrs(xrun *r, const ck_node *coef, ck_store *s,
@@ -2089,6 +2113,10 @@ static ck_code model_attrs(xrun *r, const ck_node *coef, ck_store *s,
         {"objective", {.kind = CK_ATTR_F64, .f64 = info[2]}},
     };
 
+    /* the standard errors, a list: through JSON, before the rest (a
+     * Zarr array's attributes are replaced by it) */
+    if (m->glm.std_errors && info[1] != 0 && !isnan(info[3]))
+        CK_TRY(se_attrs(s, name, m, info + 3, err));
     snprintf(a[0].v.str, sizeof a[0].v.str, "%s",
              ck_glm_family_name(m->glm.family));
     snprintf(a[1].v.str, sizeof a[1].v.str, "%s",
@@ -2273,6 +2301,7 @@ void ck_results_release(ck_results *res)
     for (int i = 0; i < res->n; i++) {
         free(res->v[i].data);
         free(res->v[i].edges);
+        free(res->v[i].se);
     }
     res->n = 0;
 }
@@ -2359,8 +2388,16 @@ static ck_code take_results(xrun *r, const ck_plan *orig, ck_results *res,
         memcpy(o->data, r->x[i].mem, bytes);
         if (nd->kind == CK_NODE_PART && nd->part == CK_PART_COEF &&
             r->x[nd->arg[0]].mem) {
+            const ck_node *m = &r->p->node[nd->arg[0]];
             o->has_fit = 1;
             memcpy(o->fit, r->x[nd->arg[0]].mem, sizeof o->fit);
+            if (m->glm.std_errors) {
+                o->nse = m->glm.fit_intercept + nd->shape[0];
+                if (!(o->se = malloc((size_t)o->nse * 8)))
+                    return ck_err_set(err, CK_ENOMEM, "out of memory");
+                memcpy(o->se, (double *)r->x[nd->arg[0]].mem + 3,
+                       (size_t)o->nse * 8);
+            }
         }
         if (o->is_hist)
             memcpy(o->edges, nd->edges,

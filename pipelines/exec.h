@@ -46,9 +46,13 @@ typedef struct ck_result {
     int64_t shape[CK_MAX_DIMS];
     void *data;    /* C order; owned */
     double *edges; /* histograms: shape[0] + 1 edges; owned */
-    /* a glm_fit step's coef: its fit, [iterations, converged, objective] */
+    /* a glm_fit step's coef: its fit, [iterations, converged, objective],
+     * and with std_errors the nse (p + fit_intercept) standard errors of
+     * the coefficients then the intercept, NaN when there are none */
     int has_fit;
     double fit[3];
+    int64_t nse;
+    double *se; /* owned */
 } ck_result;
 
 typedef struct ck_results {

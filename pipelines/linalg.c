@@ -1703,6 +1703,7 @@ static int glm_sample_start(gfit *g, ck_glm_result *sres)
     h.t1 = h.tk.n;
     ck_glm_opts o = nd->glm;
     o.solver = CK_GLM_NEWTON;
+    o.std_errors = 0; /* the same path with or without them */
     o.tol = 1e-6;
     o.max_iter = 20;
     bad = ck_glm_fit(&r->be, &o, p, glm_pass, &h, NULL, sres, &err) != CK_OK ||
@@ -1818,11 +1819,15 @@ ck_code ck_exec_run_glm(xrun *r, int i, ck_err *err)
                "raise max_iter or tol",
                nd->name, ck_glm_solver_name(nd->glm.solver), res.iterations,
                res.objective);
+    if (nd->glm.std_errors && !res.converged && !res.no_mle)
+        ck_log(CK_LOG_WARN, "%s: no standard errors: the fit did not converge",
+               nd->name);
     {
-        /* results: coef, intercept, and [iterations, converged, objective]
-         * on the node itself */
+        /* results: coef, intercept, and [iterations, converged, objective,
+         * then with std_errors the d standard errors (NaN: none)] on the
+         * node itself */
         double *coef = malloc((size_t)p * 8), *ic = malloc(8);
-        double *info = malloc(3 * 8);
+        double *info = malloc((size_t)(3 + (nd->glm.std_errors ? d : 0)) * 8);
         if (!coef || !ic || !info) {
             free(coef);
             free(ic);
@@ -1835,6 +1840,17 @@ ck_code ck_exec_run_glm(xrun *r, int i, ck_err *err)
         info[0] = res.iterations;
         info[1] = res.converged;
         info[2] = res.objective;
+        for (int64_t j = 0; nd->glm.std_errors && j < d; j++)
+            info[3 + j] = NAN;
+        if (nd->glm.std_errors && res.converged && res.h_exact)
+            rc = ck_glm_std_errors(&r->be, nd->glm.family, n, d, res.h,
+                                   res.objective, info + 3, err);
+        if (rc == CK_OK && nd->glm.std_errors && res.converged &&
+            isnan(info[3]))
+            ck_log(CK_LOG_WARN,
+                   "%s: no standard errors: the information matrix is "
+                   "singular (X is rank deficient)",
+                   nd->name);
         r->x[i + 1].mem = coef;
         r->x[i + 2].mem = ic;
         r->x[i].mem = info;

@@ -1745,6 +1745,11 @@ ck_code ck_plan_parse_glm(ck_plan *p, const char *path, const char *where,
                            err));
     o->max_iter = (int)v;
     CK_TRY(ck_plan_opt_num(path, where, step, "tol", 0, 1, 1e-8, &o->tol, err));
+    const cJSON *se = cJSON_GetObjectItem(step, "std_errors");
+    if (se && !cJSON_IsBool(se))
+        return ck_plan_bad(err, path, where,
+                           "std_errors must be true or false");
+    o->std_errors = cJSON_IsTrue(se);
     if (!(o->tol > 0)) /* 0 would never stop; no silent default for it */
         return ck_plan_bad(err, path, where,
                            "tol must be a number in (0, 1] (default 1e-8)");

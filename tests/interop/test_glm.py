@@ -107,6 +107,20 @@ def statsmodels_fit(family, x, y, intercept=True):
     return (b[:-1], b[-1]) if intercept else (b, 0.0)
 
 
+def statsmodels_bse(family, x, y, intercept=True):
+    """statsmodels' GLM standard errors (bse: coefficients, then the
+    intercept) at its IRLS fit to 1e-14."""
+    fam = {"logistic": sm.families.Binomial(),
+           "normal": sm.families.Gaussian(),
+           "poisson": sm.families.Poisson()}[family]
+    xa = np.column_stack([x, np.ones(len(x))]) if intercept else x
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = sm.GLM(y, xa, family=fam).fit(method="IRLS", tol=1e-14,
+                                           maxiter=200)
+    return np.asarray(r.bse)
+
+
 def scipy_l2_fit(family, lam, x, y):
     """The L2-penalised objective minimised by SciPy's trust-exact with the
     exact gradient and Hessian, then Newton steps to a gradient of 1e-13."""
@@ -537,6 +551,60 @@ class Glm(C.InteropCase):
         self.assertCleanError(p, p.returncode, "4 columns", "5 coefficients")
         self.assertFalse(os.path.exists(out))
 
+    def test_std_errors_match_statsmodels(self):
+        # --std-errors: statsmodels' bse, for every family, with and
+        # without the intercept, from newton's Hessian and from the pass
+        # the other solvers add for it
+        for family in FAMILIES:
+            for solver in ("newton", "lbfgs", "proximal_grad"):
+                for intercept in (True, False):
+                    what = "%s/%s/%s" % (family, solver, intercept)
+                    want = statsmodels_bse(family, self.x, self.y[family],
+                                           intercept)
+                    with self.subTest(what=what):
+                        p = C.run("glm-fit", "--quiet", self.src("X"),
+                                  self.src(family), "--family", family,
+                                  "--solver", solver, "--std-errors",
+                                  *(() if intercept else ("--no-intercept",)))
+                        doc = json.loads(p.stdout)
+                        got = doc["stderr"] + ([doc["intercept_stderr"]]
+                                               if intercept else [])
+                        self.assertEqual("intercept_stderr" in doc,
+                                         intercept)
+                        np.testing.assert_allclose(got, want, rtol=1e-6,
+                                                   err_msg=what)
+
+    def test_std_errors_in_the_model_file(self):
+        want = statsmodels_bse("poisson", self.x, self.y["poisson"])
+        for store in ("se.h5", "se.zarr"):
+            with self.subTest(store=store):
+                out = self.fresh(store)
+                C.run("glm-fit", "--quiet", self.src("X"),
+                      self.src("poisson"), "--family", "poisson",
+                      "--std-errors", "-o", out)
+                f = h5py.File(out, "r") if store.endswith(".h5") \
+                    else zarr.open_group(out, "r")
+                a = f["coef"].attrs
+                np.testing.assert_allclose(a["stderr"], want[:-1], rtol=1e-6)
+                self.assertAlmostEqual(a["intercept_stderr"] / want[-1], 1,
+                                       delta=1e-6)
+                self.assertEqual(a["family"], "poisson")
+                self.assertEqual(a["converged"], 1)
+                # glm-predict reads the model as before
+                pred = self.fresh("se_pred.h5")
+                C.run("glm-predict", "--quiet", out, self.src("Xnew"),
+                      "-o", pred)
+                if store.endswith(".h5"):
+                    f.close()
+        # without the option none are printed (fit() checks the keys)
+        self.fit("poisson")
+        # a penalised fit has no maximum-likelihood standard errors
+        p = C.run("glm-fit", self.src("X"), self.src("normal"),
+                  "--family", "normal", "--regularizer", "l2",
+                  "--lambda", "0.1", "--std-errors", expect=2)
+        self.assertIn("standard errors are the maximum-likelihood fit's",
+                      p.stderr)
+
     def test_non_convergence_warns(self):
         out = self.fresh("nc.h5")
         doc = self.fit("logistic", "--solver", "gradient_descent",
@@ -618,6 +686,17 @@ class GlmFromDisk(C.InteropCase):
                     np.testing.assert_allclose(doc["coef"], w, rtol=0,
                                                atol=1e-6)
                     self.assertLessEqual(abs(doc["intercept"] - c), 1e-6)
+
+    def test_std_errors_from_disk(self):
+        # newton keeps a Hessian for its last steps here: the standard
+        # errors take one at the optimum itself
+        for family in FAMILIES:
+            want = statsmodels_bse(family, self.x, self.y[family])
+            for solver in ("newton", "lbfgs"):
+                with self.subTest(family=family, solver=solver):
+                    doc = self.fit(family, "--solver", solver, "--std-errors")
+                    got = doc["stderr"] + [doc["intercept_stderr"]]
+                    np.testing.assert_allclose(got, want, rtol=1e-6)
 
     def test_compressed_and_float32_x(self):
         w, c = self.ref["logistic"]
