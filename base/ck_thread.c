@@ -39,16 +39,31 @@ static void *trampoline(void *arg)
     return NULL;
 }
 
-static int interrupted; /* atomic: lock-free, so safe in a handler */
+/* 0 running, 1 interrupted, 2 finished: atomic, lock-free, so safe in
+ * a signal handler */
+static int run_state;
 
-void ck_interrupt(void)
+int ck_interrupt(void)
 {
-    __atomic_store_n(&interrupted, 1, __ATOMIC_RELEASE);
+    int want = 0;
+
+    __atomic_compare_exchange_n(&run_state, &want, 1, 0, __ATOMIC_ACQ_REL,
+                                __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&run_state, __ATOMIC_ACQUIRE) == 1;
 }
 
 int ck_interrupted(void)
 {
-    return __atomic_load_n(&interrupted, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&run_state, __ATOMIC_ACQUIRE) == 1;
+}
+
+int ck_finish(void)
+{
+    int want = 0;
+
+    __atomic_compare_exchange_n(&run_state, &want, 2, 0, __ATOMIC_ACQ_REL,
+                                __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&run_state, __ATOMIC_ACQUIRE) == 2;
 }
 
 int ck_par_stopped(const ck_par *par)

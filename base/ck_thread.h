@@ -25,9 +25,16 @@ int ck_par_stopped(const ck_par *par);
 
 /* Asks every job to stop at its next chunk, as a failure would, so that
  * the run unwinds and removes its temporary outputs itself (a Ctrl-C:
- * cli/main.c).  Async-signal-safe. */
-void ck_interrupt(void);
+ * cli/main.c), and returns 1; returns 0, asking nothing, once the run
+ * has claimed its end (ck_finish): its outputs are in place then, and
+ * stay.  Async-signal-safe. */
+int ck_interrupt(void);
 int ck_interrupted(void);
+/* Claims the end of the run for its outputs, renamed into place: 1 when
+ * no interrupt came first (later ones are refused), 0 when one did (the
+ * caller takes the outputs back).  Exactly one of ck_finish and
+ * ck_interrupt wins. */
+int ck_finish(void);
 
 /* Online processors, at least 1. */
 int ck_ncpus(void);

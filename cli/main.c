@@ -157,11 +157,19 @@ static void die_of(int sig)
     raise(sig);
 }
 
+static volatile sig_atomic_t late; /* signals after the run's end */
+
 static void on_signal(int sig)
 {
     if (sig != SIGALRM && !caught && ranks == 1) {
+        /* The outputs in place (ck_finish): the run is over but for
+         * closing; a second signal ends it at once */
+        if (!ck_interrupt()) {
+            if (late++)
+                die_of(sig);
+            return;
+        }
         caught = sig;
-        ck_interrupt();
         alarm(UNWIND_S);
         return;
     }

@@ -1442,6 +1442,23 @@ ck_code ck_store_commit(ck_store *s, ck_err *err)
     return commit_here(s, err);
 }
 
+ck_code ck_store_commit_all(ck_store **s, int n, ck_err *err)
+{
+    ck_code rc = CK_OK;
+
+    for (int k = 0; rc == CK_OK && k < n; k++)
+        rc = ck_store_commit(s[k], err);
+    /* A signal during the renames takes them back: a run that dies of
+     * one leaves no output (chunkctl(1), Temporaries) */
+    if (rc == CK_OK && !ck_finish())
+        rc = ck_err_set(err, CK_ESTOPPED, "interrupted");
+    /* all outputs or none (the fault walk, tests/fault, left s.h5 and
+     * m.zarr behind when a third one's rename failed) */
+    for (int k = 0; rc != CK_OK && k < n; k++)
+        ck_store_uncommit(s[k]);
+    return rc;
+}
+
 void ck_store_uncommit(ck_store *s)
 {
     if (s && s->committed && rename(s->path, s->tmp) == 0)

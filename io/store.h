@@ -240,6 +240,13 @@ void ck_store_abandon_all(void);
  * that went; the other ranks' temporaries are removed when they close. */
 ck_code ck_store_commit(ck_store *s, ck_err *err);
 
+/* Commits the run's n outputs, all or none: a failed commit takes back
+ * the ones before it, and so does a signal that came before the run
+ * claimed its end (ck_finish; CK_ESTOPPED), so that a run that dies of
+ * a signal leaves no output and one that did not leaves all of them.
+ * What the run's commands use. */
+ck_code ck_store_commit_all(ck_store **s, int n, ck_err *err);
+
 /* Undoes a ck_store_commit of this run: the output goes back to its
  * temporary name, so ck_store_close drops it.  For a run with several
  * outputs whose later commit failed: none of them is left.  An older

@@ -486,7 +486,7 @@ ck_code ck_copy(const ck_copy_opts *o, ck_err *err)
         rc = ck_cf_history(out, in, o->cmdline ? o->cmdline : "chunkctl copy",
                            err);
     if (rc == CK_OK)
-        rc = ck_store_commit(out, err);
+        rc = ck_store_commit_all(&out, 1, err);
 out:
     ck_names_release(&names);
     ck_store_close(out);

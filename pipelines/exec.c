@@ -2679,14 +2679,8 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
     free(done);
     if (rc == CK_OK && res)
         rc = take_results(r, orig, res, err);
-    for (int s = 0; rc == CK_OK && s < nstores; s++) {
-        rc = ck_store_commit(stores[s], err);
-        /* All outputs or none: a failed commit takes back the ones before
-         * it (the fault walk, tests/fault, left s.h5 and m.zarr behind
-         * when h.h5's rename failed). */
-        for (int t = 0; rc != CK_OK && t < s; t++)
-            ck_store_uncommit(stores[t]);
-    }
+    if (rc == CK_OK)
+        rc = ck_store_commit_all(stores, nstores, err);
     for (int s = 0; s < nstores; s++)
         ck_store_close(stores[s]);
     free(key);

@@ -219,7 +219,7 @@ ck_code ck_gen(const ck_gen_opts *o, ck_err *err)
         goto out;
     ck_array_close(dst);
     dst = NULL;
-    rc = ck_store_commit(out, err);
+    rc = ck_store_commit_all(&out, 1, err);
 out:
     ck_array_close(dst);
     ck_store_close(out);
