@@ -3,8 +3,11 @@
  */
 #include "ops/kernel.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <signal.h>
+#include <time.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stddef.h>
@@ -17,6 +20,7 @@
 #include <unistd.h>
 
 #include "base/ck_cache.h"
+#include "base/ck_thread.h"
 #include "chunkctl_kernel.h"   /* the contract, to check the layout */
 #include "ops/kernel_header.h" /* ck_kernel_header[]: the contract's text */
 
@@ -37,6 +41,7 @@ struct ck_kernel {
     void *dl;
     entry_fn fn;
     int compiled;
+    uint64_t key; /* what the kernel computes with (ck_kernel_key) */
 };
 
 /* Flags every kernel is built with (part of the cache key). */
@@ -51,24 +56,31 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
     return h;
 }
 
-/* The cache directory (created, with the contract header in it), or 0. */
+/* The cache directory (created, with the contract header in it), or 0.
+ * The header is written (whole, through a temporary) only when it is not
+ * there as it should be, so a read-only cache serves what it holds. */
 static int cache_dir(char *dir, size_t n)
 {
-    char hp[PATH_MAX];
+    char hp[PATH_MAX], final[PATH_MAX], have[4096];
+    size_t len = strlen(ck_kernel_header);
+    ssize_t got = -1;
     int fd;
 
     if (!ck_cache_dir("c", dir, n))
         return 0;
-    /* the header, written whole through a temporary each time (cheap) */
+    snprintf(final, sizeof final, "%s/chunkctl_kernel.h", dir);
+    if (len < sizeof have && (fd = open(final, O_RDONLY | O_CLOEXEC)) >= 0) {
+        got = read(fd, have, sizeof have);
+        close(fd);
+    }
+    if (got == (ssize_t)len && memcmp(have, ck_kernel_header, len) == 0)
+        return 1;
     snprintf(hp, sizeof hp, "%s/chunkctl_kernel.h.tmp-%ld", dir,
              (long)getpid());
     if ((fd = open(hp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
         return 0;
-    size_t len = strlen(ck_kernel_header);
     int ok = write(fd, ck_kernel_header, len) == (ssize_t)len;
     ok &= close(fd) == 0;
-    char final[PATH_MAX];
-    snprintf(final, sizeof final, "%s/chunkctl_kernel.h", dir);
     if (!ok || rename(hp, final) != 0) {
         unlink(hp);
         return 0;
@@ -98,17 +110,157 @@ static char *slurp(const char *path, size_t *len)
     return buf;
 }
 
-/* The first line of the compiler's log that says "error" (or its first
- * line), without the newline. */
+/* The compiler's first error line ("k.c:3:5: error: ..."; else the first
+ * line saying "error:", else the first line), without the newline. */
 static void first_error(const char *log, char *out, size_t n)
 {
-    const char *l = strstr(log, "error");
-    const char *s = l ? l : log, *e;
+    const char *l = strstr(log, ": error:");
+    const char *s, *e;
 
+    if (!l)
+        l = strstr(log, "error:");
+    s = l ? l : log;
     while (l && s > log && s[-1] != '\n')
         s--;
     e = strchr(s, '\n');
     snprintf(out, n, "%.*s", (int)(e ? e - s : (ptrdiff_t)strlen(s)), s);
+}
+
+/* $CC split at blanks into argv[0..] (at most max - 1 words, in buf):
+ * "gcc -m64" is a compiler and a flag, as make takes it. */
+static int cc_words(const char *cc, char *buf, size_t n, const char **argv,
+                    int max)
+{
+    int k = 0;
+
+    snprintf(buf, n, "%s", cc);
+    for (char *t = strtok(buf, " \t"); t && k < max - 1;
+         t = strtok(NULL, " \t"))
+        argv[k++] = t;
+    argv[k] = NULL;
+    return k;
+}
+
+/* Removes what compiles killed before they finished left in the cache
+ * (".tmp-PID", ".log-PID" of a process that is gone). */
+static void drop_stale(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+
+    while (d && (e = readdir(d))) {
+        const char *t = strstr(e->d_name, ".tmp-");
+        if (!t)
+            t = strstr(e->d_name, ".log-");
+        if (!t)
+            continue;
+        char *end;
+        long pid = strtol(t + 5, &end, 10);
+        if (*end || pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue; /* not one of ours, or its writer lives */
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    if (d)
+        closedir(d);
+}
+
+/* Waits for child pid, killing its process group when chunkctl is
+ * interrupted meanwhile (a compile can take long; its compiler must not
+ * outlive the run).  1 when it was. */
+static int wait_child(pid_t pid, int *status)
+{
+    struct timespec nap = {0, 20 * 1000 * 1000};
+
+    for (;;) {
+        pid_t r = waitpid(pid, status, WNOHANG);
+        if (r == pid || (r < 0 && errno != EINTR))
+            return 0;
+        if (ck_interrupted()) {
+            kill(-pid, SIGKILL);
+            while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+                ;
+            return 1;
+        }
+        nanosleep(&nap, NULL);
+    }
+}
+
+/* Runs argv (argv[0] looked up on PATH) in a process group of its own,
+ * its output and errors to the file log; its exit status in *status,
+ * *interrupted when chunkctl was (the child killed).  0 or an errno. */
+static int run(const char *const *argv, const char *log, int *status,
+               int *interrupted)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    pid_t pid;
+    int rc;
+
+    posix_spawn_file_actions_init(&fa);
+    posix_spawnattr_init(&at);
+    posix_spawnattr_setpgroup(&at, 0);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    rc = posix_spawnp(&pid, argv[0], &fa, &at, (char *const *)argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    *interrupted = 0;
+    if (rc == 0)
+        *interrupted = wait_child(pid, status);
+    return rc;
+}
+
+/* The seal of a cache entry, so.sum: the shared object's size and hash,
+ * written once it is in place; an entry whose bytes do not match it
+ * (truncated, overwritten, another compile's) is compiled again, never
+ * loaded (dlopen of a truncated one died of SIGBUS). */
+static int so_hash(const char *so, uint64_t *h, size_t *len)
+{
+    char *b = slurp(so, len);
+
+    if (!b)
+        return 0;
+    *h = fnv(1469598103934665603ull, b, *len);
+    free(b);
+    return 1;
+}
+
+static int sealed(const char *so)
+{
+    char sp[PATH_MAX + 8], *txt;
+    unsigned long long want_h, want_n;
+    size_t len = 0, n;
+    uint64_t h;
+    int ok;
+
+    snprintf(sp, sizeof sp, "%s.sum", so);
+    if (!(txt = slurp(sp, &len)))
+        return 0;
+    ok = sscanf(txt, "%llu %llx", &want_n, &want_h) == 2;
+    free(txt);
+    return ok && so_hash(so, &h, &n) && n == want_n && h == want_h;
+}
+
+static void seal(const char *so)
+{
+    char sp[PATH_MAX + 8], tmp[PATH_MAX + 32];
+    uint64_t h;
+    size_t n;
+    FILE *f;
+
+    if (!so_hash(so, &h, &n))
+        return;
+    snprintf(sp, sizeof sp, "%s.sum", so);
+    snprintf(tmp, sizeof tmp, "%s.tmp-%ld", sp, (long)getpid());
+    if (!(f = fopen(tmp, "w")))
+        return;
+    fprintf(f, "%zu %016llx\n", n, (unsigned long long)h);
+    if (fclose(f) != 0 || rename(tmp, sp) != 0)
+        unlink(tmp);
 }
 
 /* Runs the compiler: source -> so (a temporary renamed into place). */
@@ -116,17 +268,23 @@ static ck_code compile(const char *what, const char *cc, const char *dir,
                        const char *source, const char *so, ck_err *err)
 {
     char tmp[PATH_MAX], logp[PATH_MAX], inc[PATH_MAX + 2], line[400];
-    const char *argv[16];
-    posix_spawn_file_actions_t fa;
-    int k = 0, status = 0;
-    pid_t pid;
+    char words[512];
+    const char *argv[24];
+    int k, status = 0, stopped = 0, rc = ENOENT;
     size_t loglen = 0;
     char *log;
 
+    if (access(dir, W_OK) != 0)
+        return ck_err_set(err, CK_EIO,
+                          "%s: the kernel must be compiled, but the kernel "
+                          "cache %s cannot be written (%s; set "
+                          "CHUNKCTL_CACHE_DIR)",
+                          what, dir, strerror(errno));
+    drop_stale(dir);
     snprintf(tmp, sizeof tmp, "%s.tmp-%ld", so, (long)getpid());
     snprintf(logp, sizeof logp, "%s.log-%ld", so, (long)getpid());
     snprintf(inc, sizeof inc, "-I%s", dir);
-    argv[k++] = cc;
+    k = cc_words(cc, words, sizeof words, argv, 9);
     for (int i = 0; cflags[i]; i++)
         argv[k++] = cflags[i];
     argv[k++] = inc;
@@ -134,21 +292,18 @@ static ck_code compile(const char *what, const char *cc, const char *dir,
     argv[k++] = tmp;
     argv[k++] = source;
     argv[k] = NULL;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, logp, O_WRONLY | O_CREAT | O_TRUNC,
-                                     0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    int rc = posix_spawnp(&pid, cc, &fa, NULL, (char *const *)argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0) {
+    if (!argv[0] || (rc = run(argv, logp, &status, &stopped)) != 0) {
         unlink(logp);
         return ck_err_set(err, CK_EIO, "%s: cannot run the C compiler '%s': %s",
                           what, cc, strerror(rc));
     }
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
     log = slurp(logp, &loglen);
     unlink(logp);
+    if (stopped) {
+        unlink(tmp);
+        free(log);
+        return ck_err_set(err, CK_ESTOPPED, "interrupted");
+    }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         unlink(tmp);
         first_error(log ? log : "", line, sizeof line);
@@ -161,7 +316,66 @@ static ck_code compile(const char *what, const char *cc, const char *dir,
         unlink(tmp);
         return ck_err_set(err, CK_EIO, "%s: %s: %s", what, so, strerror(errno));
     }
+    seal(so);
     return CK_OK;
+}
+
+/* What the compile of source depends on besides its own text: the files
+ * it includes, read through the preprocessor (cc -E, into a temporary
+ * file), and the compiler itself (its executable's size and time).
+ * Mixed into *h; with no preprocessor output, the source text alone
+ * counts (the compile then says what is wrong). */
+static void depends(const char *cc, const char *dir, const char *source,
+                    uint64_t *h)
+{
+    char words[512], inc[PATH_MAX + 2], pp[64], logp[64];
+    const char *argv[24], *tmpd = getenv("TMPDIR");
+    int k, status = 0, stopped = 0, fd;
+    size_t len = 0;
+    char *text;
+
+    k = cc_words(cc, words, sizeof words, argv, 9);
+    if (k == 0)
+        return;
+    /* the compiler: PATH lookup as posix_spawnp does */
+    const char *path = getenv("PATH");
+    struct stat st;
+    char exe[PATH_MAX];
+    int found = strchr(argv[0], '/') && stat(argv[0], &st) == 0;
+    for (const char *p = path; !found && p && *p;) {
+        const char *c = strchr(p, ':');
+        int n = c ? (int)(c - p) : (int)strlen(p);
+        snprintf(exe, sizeof exe, "%.*s/%s", n, p, argv[0]);
+        found = stat(exe, &st) == 0 && S_ISREG(st.st_mode);
+        p = c ? c + 1 : NULL;
+    }
+    if (found) {
+        *h = fnv(*h, &st.st_size, sizeof st.st_size);
+        *h = fnv(*h, &st.st_mtime, sizeof st.st_mtime);
+        *h = fnv(*h, &st.st_ino, sizeof st.st_ino);
+    }
+    snprintf(pp, sizeof pp, "%s/chunkctl-pp-XXXXXX",
+             tmpd && *tmpd && strlen(tmpd) < 32 ? tmpd : "/tmp");
+    if ((fd = mkstemp(pp)) < 0)
+        return;
+    close(fd);
+    snprintf(logp, sizeof logp, "%s.log", pp);
+    snprintf(inc, sizeof inc, "-I%s", dir);
+    argv[k++] = "-E";
+    argv[k++] = "-P"; /* no line markers: where the files are is no matter */
+    argv[k++] = inc;
+    argv[k++] = "-o";
+    argv[k++] = pp;
+    argv[k++] = source;
+    argv[k] = NULL;
+    if (run(argv, logp, &status, &stopped) == 0 && !stopped &&
+        WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+        (text = slurp(pp, &len))) {
+        *h = fnv(*h, text, len);
+        free(text);
+    }
+    unlink(logp);
+    unlink(pp);
 }
 
 ck_code ck_kernel_open(const char *what, const char *source,
@@ -172,12 +386,16 @@ ck_code ck_kernel_open(const char *what, const char *source,
     char dir[PATH_MAX - 64], so[PATH_MAX];
     const char *cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
     ck_code rc = CK_OK;
+    size_t n;
 
     *out = NULL;
     if (!k)
         return ck_err_set(err, CK_ENOMEM, "out of memory");
     if (library) {
         snprintf(so, sizeof so, "%s", library);
+        /* the library's bytes are what it computes */
+        if (!so_hash(so, &k->key, &n))
+            k->key = 0;
     } else {
         size_t len = 0;
         char *text = slurp(source, &len);
@@ -198,12 +416,15 @@ ck_code ck_kernel_open(const char *what, const char *source,
         if (!cache_dir(dir, sizeof dir)) {
             free(k);
             return ck_err_set(err, CK_EIO,
-                              "%s: no kernel cache directory (set "
+                              "%s: no usable kernel cache directory (it "
+                              "cannot be made or written; set "
                               "CHUNKCTL_CACHE_DIR)",
                               what);
         }
+        depends(cc, dir, source, &h);
+        k->key = h;
         snprintf(so, sizeof so, "%s/%016llx.so", dir, (unsigned long long)h);
-        if (access(so, R_OK) != 0) {
+        if (!sealed(so)) {
             rc = compile(what, cc, dir, source, so, err);
             k->compiled = 1;
         }
@@ -245,6 +466,11 @@ int ck_kernel_call(const ck_kernel *k, ck_kernel_array *out,
 int ck_kernel_compiled(const ck_kernel *k)
 {
     return k->compiled;
+}
+
+uint64_t ck_kernel_key(const ck_kernel *k)
+{
+    return k->key;
 }
 
 const char *ck_kernel_contract(void)

@@ -1,11 +1,12 @@
 /*
  * ops/kernel.h - user kernels for the "kernel" pipeline op: C source
  * compiled at run time with the system compiler into a shared object
- * (cached on disk, keyed by the source, the contract header, the compiler
- * and its flags), or a prebuilt shared library, loaded with dlopen and
- * called once per chunk on the worker threads.  The contract is
- * sample-data/kernels/chunkctl_kernel.h, which chunkctl carries inside
- * itself and puts on the compiler's include path.
+ * (cached on disk, keyed by the source, the files it includes, the
+ * contract header, the compiler and its flags; each entry sealed by its
+ * size and hash, and compiled again when it does not match), or a prebuilt
+ * shared library, loaded with dlopen and called once per chunk on the worker
+ * threads.  The contract is sample-data/kernels/chunkctl_kernel.h, which
+ * chunkctl carries inside itself and puts on the compiler's include path.
  */
 #ifndef CK_OPS_KERNEL_H
 #define CK_OPS_KERNEL_H
@@ -43,5 +44,10 @@ const char *ck_kernel_contract(void);
 
 /* Whether the last ck_kernel_open compiled (0: found in the cache). */
 int ck_kernel_compiled(const ck_kernel *k);
+
+/* What the kernel computes with, as a hash: for a source, its text, the
+ * files it includes, the contract, the compiler and its flags (the cache
+ * key); for a library, its bytes.  A resumed run must have the same. */
+uint64_t ck_kernel_key(const ck_kernel *k);
 
 #endif

@@ -21,6 +21,7 @@
 #include "io/store.h"
 #include "ops/ew.h"
 #include "ops/hist.h"
+#include "ops/kernel.h"
 #include "ops/reduce.h"
 #include "pipelines/cf.h"
 #include "pipelines/exec_impl.h"
@@ -2518,6 +2519,12 @@ static void run_key(const ck_plan *p, const ck_exec_opts *o, ck_journal_key *k)
     h = ck_journal_hash(h, &o->zarr_format, sizeof o->zarr_format);
     h = ck_journal_hash(h, &o->shards_ndim, sizeof o->shards_ndim);
     h = ck_journal_hash(h, o->shards, sizeof(int64_t) * (size_t)o->shards_ndim);
+    /* a kernel's code, which the pipeline names but does not hold */
+    for (int i = 0; i < p->n; i++)
+        if (p->node[i].kind == CK_NODE_KERNEL && p->node[i].kernel) {
+            uint64_t kk = ck_kernel_key(p->node[i].kernel);
+            h = ck_journal_hash(h, &kk, sizeof kk);
+        }
     ck_journal_key_init(k);
     ck_journal_key_command(k, &h, sizeof h);
     for (int i = 0; i < p->n; i++) {

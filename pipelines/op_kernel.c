@@ -14,6 +14,8 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +26,7 @@
 #include "pipelines/exec_impl.h"
 #include "pipelines/optab.h"
 #include "pipelines/plan_impl.h"
+#include "pipelines/stream.h"
 
 /* A file named in a step: relative to the pipeline file's folder (or the
  * working directory for a one-step command, whose 'path' is no file). */
@@ -33,7 +36,9 @@ static void resolve(const char *path, const char *where, const char *f,
     const char *slash = strrchr(path, '/');
 
     if (f[0] == '/' || !where[0] || !slash)
-        snprintf(out, n, "%s", f);
+        /* "./" before a bare name: dlopen would look "k.so" up on the
+         * library path, not in the pipeline's folder */
+        snprintf(out, n, "%s%s", strchr(f, '/') ? "" : "./", f);
     else
         snprintf(out, n, "%.*s/%s", (int)(slash - path), path, f);
 }
@@ -144,6 +149,10 @@ CK_PLAN_PARSE_FN(kernel)
             return ck_plan_bad(err, path, where,
                                "chunks has %d values for a %d-D result", nd,
                                n->ndim);
+        for (int d = 0; d < nd; d++) /* as rechunk's */
+            if (n->chunks[d] < 1)
+                return ck_plan_bad(err, path, where, "chunks[%d]: must be >= 1",
+                                   d);
     }
     for (int d = 0; d < n->ndim; d++)
         if (n->chunks[d] < 1)
@@ -302,6 +311,58 @@ void ck_exec_kernels_free(xrun *r)
             r->be.table->kernel_free(r->be.ctx, r->x[i].dev_kernel);
 }
 
+/* ---- a C kernel that crashes ----
+ * A fault inside a user's kernel (a wild pointer: SIGSEGV, SIGBUS; a
+ * trap, SIGILL; SIGFPE) on a worker thread that is calling one is named
+ * on one line with the step and the chunk, the run's temporaries are
+ * removed (as for an interrupt), and chunkctl dies of the signal; a fault
+ * anywhere else goes to the handler there was before (the default, or a
+ * sanitizer's). */
+static _Thread_local const char *guard_msg; /* armed while calling */
+static struct sigaction guard_old[4];
+static const int guard_sig[4] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE};
+static pthread_once_t guard_once = PTHREAD_ONCE_INIT;
+
+static void say(const char *s)
+{
+    ssize_t w = write(2, s, strlen(s));
+    (void)w;
+}
+
+static void on_fault(int sig, siginfo_t *si, void *uc)
+{
+    int k = 0;
+
+    (void)si, (void)uc;
+    while (k < 3 && guard_sig[k] != sig)
+        k++;
+    if (!guard_msg) { /* not ours: as before, on the faulting instruction */
+        sigaction(sig, &guard_old[k], NULL);
+        return;
+    }
+    say(guard_msg);
+    say(sig == SIGSEGV  ? "SIGSEGV, a bad memory access"
+        : sig == SIGBUS ? "SIGBUS, a bad memory access"
+        : sig == SIGILL ? "SIGILL, an illegal instruction or a trap"
+                        : "SIGFPE, an arithmetic fault");
+    say("); no output is written\n");
+    ck_stream_abandon();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void guard_install(void)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    for (int k = 0; k < 4; k++)
+        sigaction(guard_sig[k], &sa, &guard_old[k]);
+}
+
 ck_code ck_exec_kernel_eval(xrun *r, int i, const int64_t *start,
                             const int64_t *shape, void *dst, ck_arena *a,
                             const memo *mm, ck_err *err)
@@ -340,8 +401,16 @@ ck_code ck_exec_kernel_eval(xrun *r, int i, const int64_t *start,
             nd->block,          nd->name, at};
         return r->be.table->kernel_run(r->be.ctx, &ka, err);
     }
-    if ((rc = ck_kernel_call(nd->kernel, &out, args, na, params, np)) != 0) {
-        ck_coords_str(nd->ndim, start, at, sizeof at);
+    char msg[CK_NAME_MAX + 240];
+    ck_coords_str(nd->ndim, start, at, sizeof at);
+    snprintf(msg, sizeof msg,
+             "chunkctl: kernel step '%s' crashed on the chunk at %s (",
+             nd->name, at);
+    pthread_once(&guard_once, guard_install);
+    guard_msg = msg;
+    rc = ck_kernel_call(nd->kernel, &out, args, na, params, np);
+    guard_msg = NULL;
+    if (rc != 0) {
         return ck_err_set(err, CK_EFORMAT,
                           "%s: the kernel returned %d for the chunk at %s",
                           nd->name, rc, at);

@@ -60,6 +60,15 @@ int where_am_i(chunkctl_array *out, const chunkctl_array *args, int nargs,
     }
     return 0;
 }
+/* a wild write on the chunk at origin 0 */
+int crashes(chunkctl_array *out, const chunkctl_array *args, int nargs,
+            const double *p, int np)
+{
+    (void)args, (void)nargs, (void)p, (void)np;
+    if (out->origin[0] == 0)
+        *(volatile int *)(uintptr_t)8 = 1;
+    return 0;
+}
 int fails(chunkctl_array *out, const chunkctl_array *args, int nargs,
           const double *p, int np)
 {
@@ -257,6 +266,137 @@ class Kernel(C.InteropCase):
                                  p.stderr)
                 self.assertRegex(p.stderr, pattern)
                 self.assertFalse(os.path.exists(out))
+
+    def axpy_steps(self, src):
+        return [{"name": "a", "op": "kernel", "args": ["d", 2, 1],
+                 "source": src, "entry": "axpy"}]
+
+    def so_files(self, cache):
+        return sorted(f for f in os.listdir(os.path.join(cache, "c"))
+                      if f.endswith(".so"))
+
+    def test_cache_entries_are_checked(self):
+        # a truncated entry died of SIGBUS in dlopen, another valid .so
+        # under its name was loaded and run; each is compiled again now
+        cache = self.path("cache3")
+        os.environ["CHUNKCTL_CACHE_DIR"] = cache
+        try:
+            out = self.fresh("o.h5")
+            self.run_pipeline(self.axpy_steps(self.path("axpy.c")),
+                              {"a": out + ":/a"})
+            so = os.path.join(cache, "c", self.so_files(cache)[0])
+            good = open(so, "rb").read()
+            other = self.path("libother.so")
+            with open(self.path("other.c"), "w") as f:
+                f.write(AXPY.replace("p[0] * x[i] + p[1]", "x[i] - 100"))
+            subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-I" + KERNELS,
+                            "-o", other, self.path("other.c")], check=True)
+            for what, data in (("truncated", good[:7000]), ("empty", b""),
+                               ("another kernel", open(other, "rb").read())):
+                with self.subTest(entry=what):
+                    with open(so, "wb") as f:
+                        f.write(data)
+                    out = self.fresh("o.h5")
+                    self.run_pipeline(self.axpy_steps(self.path("axpy.c")),
+                                      {"a": out + ":/a"})
+                    with h5py.File(out, "r") as f:
+                        np.testing.assert_array_equal(f["a"][...], 2 * D + 1)
+        finally:
+            os.environ["CHUNKCTL_CACHE_DIR"] = self.path("cache")
+
+    def test_included_files_are_part_of_the_key(self):
+        # a kernel's #include changed: the cached entry of the old header
+        # was run (x2 where the header said x3)
+        d = self.path("inc")
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "k.c"), "w") as f:
+            f.write(AXPY.replace('#include "chunkctl_kernel.h"',
+                                 '#include "chunkctl_kernel.h"\n'
+                                 '#include "factor.h"')
+                    .replace("p[0] * x[i] + p[1]", "FACTOR * x[i]"))
+        for factor in (2, 3):
+            with self.subTest(factor=factor):
+                with open(os.path.join(d, "factor.h"), "w") as f:
+                    f.write("#define FACTOR %d.0\n" % factor)
+                out = self.fresh("o.h5")
+                self.run_pipeline(self.axpy_steps("k.c"), {"a": out + ":/a"},
+                                  where=d)
+                with h5py.File(out, "r") as f:
+                    np.testing.assert_array_equal(f["a"][...], factor * D)
+
+    def test_read_only_cache_serves_what_it_holds(self):
+        # the contract header was rewritten on every run, so a cache
+        # that holds the kernel but cannot be written failed the run
+        if os.geteuid() == 0:
+            self.skipTest("root writes to read-only directories")
+        cache = self.path("cache4")
+        os.environ["CHUNKCTL_CACHE_DIR"] = cache
+        try:
+            out = self.fresh("o.h5")
+            self.run_pipeline(self.axpy_steps(self.path("axpy.c")),
+                              {"a": out + ":/a"})
+            os.chmod(os.path.join(cache, "c"), 0o555)
+            out = self.fresh("o.h5")
+            self.run_pipeline(self.axpy_steps(self.path("axpy.c")),
+                              {"a": out + ":/a"})
+        finally:
+            os.chmod(os.path.join(cache, "c"), 0o755)
+            os.environ["CHUNKCTL_CACHE_DIR"] = self.path("cache")
+
+    def test_library_named_bare_is_the_pipelines_folder(self):
+        # "library": "k.so" went to dlopen as it was, which looks a bare
+        # name up on the library path, not beside the pipeline
+        d = self.path("bare")
+        os.makedirs(d, exist_ok=True)
+        subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-I" + KERNELS,
+                        "-o", os.path.join(d, "libk.so"),
+                        self.path("axpy.c")], check=True)
+        out = self.fresh("o.h5")
+        p = os.path.join(d, "p.json")
+        with open(p, "w") as f:
+            json.dump({"inputs": {"d": self.path("in.h5") + ":/d"},
+                       "steps": [{"name": "a", "op": "kernel",
+                                  "args": ["d", 2, 1], "library": "libk.so",
+                                  "entry": "axpy"}],
+                       "outputs": {"a": out + ":/a"}}, f)
+        subprocess.run([C.CHUNKCTL, "run", "--quiet", "p.json"], cwd=d,
+                       check=True, env=dict(os.environ, LD_LIBRARY_PATH=""))
+        with h5py.File(out, "r") as f:
+            np.testing.assert_array_equal(f["a"][...], 2 * D + 1)
+
+    def test_a_crashing_kernel_is_named_and_writes_nothing(self):
+        # a wild pointer in the kernel killed chunkctl with no word and
+        # left its temporary behind
+        if os.environ.get("CK_SANITIZE"):
+            self.skipTest("the sanitizer reports the fault itself")
+        out = self.fresh("crash.h5")
+        p = self.run_pipeline([{"name": "k", "op": "kernel", "args": ["d"],
+                                "source": self.path("axpy.c"),
+                                "entry": "crashes"}], {"k": out + ":/k"},
+                              expect=-11)
+        self.assertRegex(p.stderr, r"kernel step 'k' crashed on the chunk at "
+                         r"\(0, \d+, 0\) \(SIGSEGV")
+        self.assertFalse(os.path.exists(out))
+        self.assertEqual([f for f in os.listdir(self.path("."))
+                          if f.startswith(".crash.h5")], [])
+
+    def test_chunks_of_zero_are_refused(self):
+        out = self.fresh("z.h5")
+        p = self.run_pipeline([{"name": "a", "op": "kernel", "args": ["d", 2, 1],
+                                "source": self.path("axpy.c"),
+                                "entry": "axpy", "chunks": [0, 9, 5]}],
+                              {"a": out + ":/a"}, expect=2)
+        self.assertIn("chunks[0]: must be >= 1", p.stderr)
+
+    def test_compile_error_line_when_the_path_says_error(self):
+        d = self.path("my_errors")
+        os.makedirs(d, exist_ok=True)
+        shutil.copy(self.path("broken.c"), d)
+        out = self.fresh("bad.h5")
+        p = self.run_pipeline([{"name": "k", "op": "kernel", "args": ["x"],
+                                "source": "broken.c", "entry": "k"}],
+                              {"k": out + ":/k"}, expect=2, where=d)
+        self.assertRegex(p.stderr, r"broken\.c:5:\d+: error: .*undeclared")
 
 
 if __name__ == "__main__":

@@ -326,6 +326,47 @@ class Resume(C.InteropCase):
                   "--resume")
         self.assertIn("nothing to resume", p.stderr)
 
+    def test_run_with_a_changed_kernel_refused(self):
+        # the pipeline names its kernel's file but does not hold its code:
+        # a kernel edited between the kill and --resume mixed the old
+        # code's chunks with the new's, exit 0
+        out = self.out("k.zarr")
+        src = os.path.join(self.dir, "scale.c")
+        code = ("#include \"chunkctl_kernel.h\"\n"
+                "int scale(chunkctl_array *o, const chunkctl_array *a, int na,"
+                " const double *p, int np)\n{\n"
+                "    const %s *x = a[0].data; %s *z = o->data;\n"
+                "    int64_t n = 1;\n"
+                "    for (int d = 0; d < o->ndim; d++) n *= o->shape[d];\n"
+                "    for (int64_t i = 0; i < n; i++) z[i] = x[i] * %s;\n"
+                "    return 0;\n}\n")
+        with h5py.File(self.path("big.h5"), "r") as f:
+            ctype = {"float64": "double", "float32": "float",
+                     "int32": "int32_t", "int64": "int64_t"}[
+                         str(f["data"].dtype)]
+        with open(src, "w") as f:
+            f.write(code % (ctype, ctype, "2"))
+        doc = {"inputs": {"x": self.path("big.h5") + ":/data"},
+               "steps": [{"name": "y", "op": "kernel", "args": ["x"],
+                          "source": "scale.c", "entry": "scale"}],
+               "outputs": {"y": out}}
+        pj = os.path.join(self.dir, "pk.json")
+        with open(pj, "w") as f:
+            json.dump(doc, f)
+        opts = ["--compress", "gzip:9"]
+        seen = self.kill_when_journaled(
+            ["run", "--quiet", "--threads", "1"] + opts + [pj], out)
+        self.assertGreater(seen, 0)
+        with open(src, "w") as f:
+            f.write(code % (ctype, ctype, "3"))
+        p = C.run("run", "--resume", *opts, pj, expect=2)
+        self.assertCleanError(p, 2, "cannot resume")
+        # the same kernel resumes
+        with open(src, "w") as f:
+            f.write(code % (ctype, ctype, "2"))
+        p = C.run("run", "--resume", *opts, pj)
+        self.assertIn("kept", p.stderr)
+
 
 if __name__ == "__main__":
     C.main()
