@@ -82,6 +82,11 @@ static int same_chunks(const ck_node *nd, const ck_node *m)
                0;
 }
 
+const char *ck_exec_who(const xrun *r, const ck_node *nd)
+{
+    return r->p->onestep && r->p->command[0] ? r->p->command : nd->name;
+}
+
 ck_code ck_exec_no_room(ck_err *err)
 {
     return ck_err_internal(err, "run: scratch arena too small");
@@ -1277,10 +1282,10 @@ static ck_code fold_finish(fold *f, int k, fold_out *o, ck_err *err)
             ck_log(CK_LOG_WARN,
                    "%s: degrees of freedom <= 0 for a slice: its %s is "
                    "inf or NaN",
-                   nd->name, ck_red_name(nd->red));
+                   ck_exec_who(r, nd), ck_red_name(nd->red));
         else if (empty && !ranges)
-            ck_log(CK_LOG_WARN, "%s: %s of an empty selection is NaN", nd->name,
-                   ck_red_name(nd->red));
+            ck_log(CK_LOG_WARN, "%s: %s of an empty selection is NaN",
+                   ck_exec_who(r, nd), ck_red_name(nd->red));
         return CK_OK;
     }
     if (nd->density && nd->kind == CK_NODE_HIST2D)

@@ -48,6 +48,9 @@ void ck_exec_kernels_free(xrun *r);
 int64_t ck_exec_nelem(int nd, const int64_t *shape);
 /* n rounded up to 64 bytes, as arenas hand out. */
 size_t ck_exec_al(size_t n);
+/* What a warning names: the step, or a one-step command ("glm-fit"),
+ * whose step's name ("m") the user never gave. */
+const char *ck_exec_who(const xrun *r, const ck_node *nd);
 ck_code ck_exec_no_room(ck_err *err);
 
 /* Copies operand data (shape osh, broadcast against the box shape bsh of

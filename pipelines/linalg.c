@@ -1061,7 +1061,7 @@ static ck_code svd_exact(xrun *r, int i, int transpose, ck_err *err)
         ck_log(CK_LOG_WARN,
                "%s: the array is rank deficient: singular values are 0 and "
                "their columns of %s are set to zero",
-               nd->name, transpose ? "Vt" : "U");
+               ck_exec_who(r, nd), transpose ? "Vt" : "U");
     /* the in-memory factor V (k columns), signed, and the matrix that
      * makes the streamed one from L's rows: W = V S^-1 */
     int part_v = i + (transpose ? 1 : 3); /* "d.U" or "d.Vt" */
@@ -1806,22 +1806,27 @@ ck_code ck_exec_run_glm(xrun *r, int i, ck_err *err)
     ck_be_set_threads(&r->be, 0);
     if (rc != CK_OK)
         goto out_rows;
+    /* warnings name the step, or a one-step command ("glm-fit") */
+    const char *who = ck_exec_who(r, nd);
     if (res.no_mle)
         ck_log(CK_LOG_WARN,
                "%s: no maximum-likelihood fit exists: the fitted means "
-               "approach y on every row (mean loss %.3g; the classes are "
-               "separated, or y is all 0 or all 1), and the coefficients "
-               "grow without bound; fit with a penalty (l2 and a lambda)",
-               nd->name, res.objective);
+               "approach y on every row (mean loss %.3g; %s), and the "
+               "coefficients grow without bound; fit with a penalty (l2 "
+               "and a lambda)",
+               who, res.objective,
+               nd->glm.family == CK_GLM_POISSON
+                   ? "y is all 0"
+                   : "the classes are separated, or y is all 0 or all 1");
     else if (!res.converged)
         ck_log(CK_LOG_WARN,
                "%s: %s did not converge in %d iterations (objective %.10g); "
                "raise max_iter or tol",
-               nd->name, ck_glm_solver_name(nd->glm.solver), res.iterations,
+               who, ck_glm_solver_name(nd->glm.solver), res.iterations,
                res.objective);
     if (nd->glm.std_errors && !res.converged && !res.no_mle)
         ck_log(CK_LOG_WARN, "%s: no standard errors: the fit did not converge",
-               nd->name);
+               who);
     {
         /* results: coef, intercept, and [iterations, converged, objective,
          * then with std_errors the d standard errors (NaN: none)] on the
@@ -1850,7 +1855,7 @@ ck_code ck_exec_run_glm(xrun *r, int i, ck_err *err)
             ck_log(CK_LOG_WARN,
                    "%s: no standard errors: the information matrix is "
                    "singular (X is rank deficient)",
-                   nd->name);
+                   who);
         r->x[i + 1].mem = coef;
         r->x[i + 2].mem = ic;
         r->x[i].mem = info;

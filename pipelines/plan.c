@@ -1737,6 +1737,21 @@ ck_code ck_plan_parse_glm(ck_plan *p, const char *path, const char *where,
     if (o->reg != CK_GLM_REG_NONE && !lam)
         return ck_plan_bad(err, path, where, "a %s penalty needs \"lambda\"",
                            ck_glm_reg_name(o->reg));
+    /* a weight with no penalty to weigh was ignored, the fit unpenalised */
+    if (o->reg == CK_GLM_REG_NONE && lam &&
+        !(cJSON_IsNumber(lam) && lam->valuedouble == 0))
+        return ck_plan_bad(err, path, where,
+                           "lambda weighs a penalty: give \"regularizer\" "
+                           "(l1, l2 or elastic_net) too");
+    if (o->reg != CK_GLM_REG_ELASTIC_NET &&
+        cJSON_GetObjectItem(step, "l1_ratio"))
+        return ck_plan_bad(err, path, where,
+                           "l1_ratio is elastic_net's: give \"regularizer\": "
+                           "\"elastic_net\" too");
+    const cJSON *tj = cJSON_GetObjectItem(step, "tol");
+    if (cJSON_IsNumber(tj) && !(tj->valuedouble > 0 && tj->valuedouble <= 1))
+        return ck_plan_bad(err, path, where,
+                           "tol must be a number in (0, 1] (default 1e-8)");
     CK_TRY(ck_plan_opt_num(path, where, step, "lambda", 0, HUGE_VAL, 0,
                            &o->lambda, err));
     CK_TRY(ck_plan_opt_num(path, where, step, "l1_ratio", 0, 1, 0.5,
@@ -2338,6 +2353,8 @@ ck_code ck_plan_build(const char *path, const cJSON *root, unsigned flags,
     if (!(p = calloc(1, sizeof *p)))
         return ck_err_set(err, CK_ENOMEM, "out of memory");
     p->onestep = (flags & CK_PLAN_ONESTEP) != 0;
+    if (p->onestep)
+        snprintf(p->command, sizeof p->command, "%s", path);
     p->raw = (flags & CK_PLAN_RAW) != 0;
     p->memory = memory;
     p->text = cJSON_PrintUnformatted(root);

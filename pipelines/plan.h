@@ -189,6 +189,7 @@ typedef struct ck_plan {
     int nprint;
     int print[CK_MAX_NODES]; /* "print": results handed back to the caller */
     int onestep;             /* built for a one-step command */
+    char command[24];        /* ... its name ("glm-fit"), for messages */
     char backend[8]; /* "backend": "auto" (the default), "cpu", "cuda" */
     int raw;         /* no CF decoding ("decode": false, --raw) */
     char *text;      /* the pipeline as JSON, for outputs' provenance
