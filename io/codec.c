@@ -321,13 +321,6 @@ size_t ck_codec_bound(const ck_codec_spec *c, size_t n)
     }
 }
 
-size_t ck_codec_work_bytes(ck_codec_id id, size_t n)
-{
-    /* c-blosc 1.x blosc_c/blosc_d: tmp of 2 * blocksize + ebsize, ebsize
-     * = blocksize + typesize * 4 (typesize < 256) */
-    return id == CK_CODEC_BLOSC ? 3 * n + 4096 : 0;
-}
-
 static ck_code deflate_buf(int gzip, int level, const void *src, size_t n,
                            void *dst, size_t cap, size_t *out_n, ck_err *err)
 {

@@ -77,14 +77,6 @@ const char *ck_codec_str(const ck_codec_spec *c, char *buf, size_t n);
 /* The largest encoded size of n input bytes. */
 size_t ck_codec_bound(const ck_codec_spec *c, size_t n);
 
-/* What codec 'id's library allocates for itself (not from the caller's
- * arena) to encode or decode a chunk of n bytes, which --memory must count
- * all the same: c-blosc's block buffers, two blocks and a block with its
- * stream sizes per call, a block being at most the chunk (1 MiB in
- * zarr-python's defaults: a worker decoding 1.6 MB chunks held 3 MB
- * nothing charged).  0 for the others, whose state is small. */
-size_t ck_codec_work_bytes(ck_codec_id id, size_t n);
-
 /* Encodes n bytes of typesize-byte elements into dst (cap bytes, at least
  * ck_codec_bound()); *out_n gets the encoded size.  The shuffle of a
  * non-blosc spec is NOT applied here (HDF5 runs it as a separate filter;

@@ -651,18 +651,13 @@ static size_t h5_scratch_bytes(const ck_array *a)
                        ? ck_codec_bound(&ha->wcodec, cb)
                        : 0;
 
-    size_t work = 0; /* a codec library's own (c-blosc's blocks) */
-    for (int i = 0; i < ha->nfilt; i++)
-        if (ha->filt[i] == H5Z_FILTER_BLOSC_ID)
-            work = ck_codec_work_bytes(CK_CODEC_BLOSC, cb);
     if (ha->writing) /* the shuffled copy, then the encoded bytes */
-        return (ha->wshuffle ? cb : 0) + bound + 3 * 64 +
-               ck_codec_work_bytes(ha->wcodec.id, cb);
+        return (ha->wshuffle ? cb : 0) + bound + 3 * 64;
     if (ha->path == PATH_RAW_CONTIG)
         return 64;
     if (ha->path == PATH_RAW_CHUNK) /* unfiltered chunks land in dst */
-        return ha->nfilt ? raw + (ha->nfilt > 1 ? cb : 0) + 3 * 64 + work : 64;
-    return raw + cb + 3 * 64 + work;
+        return ha->nfilt ? raw + (ha->nfilt > 1 ? cb : 0) + 3 * 64 : 64;
+    return raw + cb + 3 * 64;
 }
 
 const ck_store_ops ck_h5_ops = {

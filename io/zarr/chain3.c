@@ -42,8 +42,7 @@ size_t ck_z3_scratch(const ck_z3_chain *c, size_t chunk_bytes)
         enc += n + SLACK;
         dec += chunk_bytes + SLACK;
     }
-    enc = enc > dec ? enc : dec;
-    return enc + ck_codec_work_bytes(c->codec.id, chunk_bytes);
+    return enc > dec ? enc : dec;
 }
 
 /* dst (C order over oshape) gets src's element at sum(x[d] * sstride[d]). */

@@ -1124,9 +1124,8 @@ static size_t zarr_scratch_bytes(const ck_array *a)
     /* Filters: the bytes between them and the compressor, and the
      * chain's own stage buffers (io/filter.c). */
     if (za->meta.codec.id != CK_CODEC_NONE) {
-        size_t work = ck_codec_work_bytes(za->meta.codec.id, eb);
-        rd += ck_stored_max(eb) + ARENA_SLACK + work;
-        wr += ck_codec_bound(&za->meta.codec, eb) + ARENA_SLACK + work;
+        rd += ck_stored_max(eb) + ARENA_SLACK;
+        wr += ck_codec_bound(&za->meta.codec, eb) + ARENA_SLACK;
     }
     if (za->chain.n > 0) {
         rd += eb + ARENA_SLACK + chain;
