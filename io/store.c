@@ -1646,7 +1646,19 @@ static ck_code take_units(ck_array *a, const ck_grid *units, const char *from,
         if (kept)
             kept[e->unit] = 1;
         ++*n;
-        rec[nrec++] = *e;
+        /* A unit inside a file (HDF5: off > 0) is written anew, at an
+         * offset of this file's: record where, as unit_sum finds it, or a
+         * resume of this run would look for it at the old one (and
+         * recompute it).  A unit that is a file of its own moved whole. */
+        ck_journal_entry ne = *e;
+        if (e->off != 0 && s->ops->unit_sum) {
+            int found = 0;
+            CK_TRY(s->ops->unit_sum(a, c.coords, &found, &ne.off, &ne.len,
+                                    &ne.sum, err));
+            if (!found)
+                continue; /* kept, not recorded: a resume writes it again */
+        }
+        rec[nrec++] = ne;
         if (nrec == REC_BATCH) {
             CK_TRY(ck_journal_append(s->journal, a->info.name, rec, nrec, err));
             nrec = 0;

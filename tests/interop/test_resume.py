@@ -367,6 +367,26 @@ class Resume(C.InteropCase):
         p = C.run("run", "--resume", *opts, pj)
         self.assertIn("kept", p.stderr)
 
+    def test_hdf5_resumed_twice_keeps_what_it_took(self):
+        """A resumed run recorded the chunks it took over at the killed
+        file's offsets, not its own, so resuming it in turn recomputed
+        them (30 units recorded, 22 kept)."""
+        src, opts = self.path("big.h5"), ["--chunks", "50,500", "--compress",
+                                          "gzip:9"]
+        ref, out = self.out("ref.h5"), self.out("o.h5")
+        C.run("copy", "--quiet", *opts, src, ref)
+        # the first run's chunks in their order of finishing on two
+        # threads; the resumed one takes them over in chunk order, so
+        # they sit elsewhere in its file
+        seen = self.kill_when_journaled(
+            ["copy", "--quiet", "--threads", "2"] + opts + [src, out], out, 6)
+        seen2 = self.kill_when_journaled(
+            ["copy", "--resume", "--quiet", "--threads", "1"] + opts +
+            [src, out], out, seen + 3)
+        p = C.run("copy", "--resume", "--threads", "2", *opts, src, out)
+        self.assertResumed(p.stderr, seen2)
+        self.assertSameChunks(out, ref)
+
 
 if __name__ == "__main__":
     C.main()
