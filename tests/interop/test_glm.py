@@ -93,32 +93,28 @@ def hessian(family, x, w, c):
 
 # ---- references ----
 
-def statsmodels_fit(family, x, y, intercept=True):
-    """statsmodels' GLM by IRLS to 1e-14; returns (w, c)."""
+def statsmodels_glm(family, x, y, intercept=True):
+    """statsmodels' GLM fitted by IRLS to 1e-14 (the intercept last)."""
     fam = {"logistic": sm.families.Binomial(),
            "normal": sm.families.Gaussian(),
            "poisson": sm.families.Poisson()}[family]
     xa = np.column_stack([x, np.ones(len(x))]) if intercept else x
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        r = sm.GLM(y, xa, family=fam).fit(method="IRLS", tol=1e-14,
-                                           maxiter=200)
-    b = np.asarray(r.params)
+        return sm.GLM(y, xa, family=fam).fit(method="IRLS", tol=1e-14,
+                                              maxiter=200)
+
+
+def statsmodels_fit(family, x, y, intercept=True):
+    """statsmodels' GLM by IRLS to 1e-14; returns (w, c)."""
+    b = np.asarray(statsmodels_glm(family, x, y, intercept).params)
     return (b[:-1], b[-1]) if intercept else (b, 0.0)
 
 
 def statsmodels_bse(family, x, y, intercept=True):
     """statsmodels' GLM standard errors (bse: coefficients, then the
     intercept) at its IRLS fit to 1e-14."""
-    fam = {"logistic": sm.families.Binomial(),
-           "normal": sm.families.Gaussian(),
-           "poisson": sm.families.Poisson()}[family]
-    xa = np.column_stack([x, np.ones(len(x))]) if intercept else x
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        r = sm.GLM(y, xa, family=fam).fit(method="IRLS", tol=1e-14,
-                                           maxiter=200)
-    return np.asarray(r.bse)
+    return np.asarray(statsmodels_glm(family, x, y, intercept).bse)
 
 
 def scipy_l2_fit(family, lam, x, y):

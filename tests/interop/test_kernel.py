@@ -6,6 +6,7 @@ block's origin in the whole array; the compiled kernel is cached; and a
 kernel that does not compile, lacks its entry point, cannot be aligned or
 fails at run time is one clear line, with no output written.
 """
+import contextlib
 import json
 import os
 import shutil
@@ -275,12 +276,24 @@ class Kernel(C.InteropCase):
         return sorted(f for f in os.listdir(os.path.join(cache, "c"))
                       if f.endswith(".so"))
 
+    @contextlib.contextmanager
+    def cache_in(self, name):
+        """CHUNKCTL_CACHE_DIR at a cache of the test's own, then back."""
+        cache = self.path(name)
+        os.environ["CHUNKCTL_CACHE_DIR"] = cache
+        try:
+            yield cache
+        finally:
+            os.environ["CHUNKCTL_CACHE_DIR"] = self.path("cache")
+
+    def build_lib(self, src, lib):
+        subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-I" + KERNELS,
+                        "-o", lib, src], check=True)
+
     def test_cache_entries_are_checked(self):
         # a truncated entry died of SIGBUS in dlopen, another valid .so
         # under its name was loaded and run; each is compiled again now
-        cache = self.path("cache3")
-        os.environ["CHUNKCTL_CACHE_DIR"] = cache
-        try:
+        with self.cache_in("cache3") as cache:
             out = self.fresh("o.h5")
             self.run_pipeline(self.axpy_steps(self.path("axpy.c")),
                               {"a": out + ":/a"})
@@ -289,8 +302,7 @@ class Kernel(C.InteropCase):
             other = self.path("libother.so")
             with open(self.path("other.c"), "w") as f:
                 f.write(AXPY.replace("p[0] * x[i] + p[1]", "x[i] - 100"))
-            subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-I" + KERNELS,
-                            "-o", other, self.path("other.c")], check=True)
+            self.build_lib(self.path("other.c"), other)
             for what, data in (("truncated", good[:7000]), ("empty", b""),
                                ("another kernel", open(other, "rb").read())):
                 with self.subTest(entry=what):
@@ -301,8 +313,6 @@ class Kernel(C.InteropCase):
                                       {"a": out + ":/a"})
                     with h5py.File(out, "r") as f:
                         np.testing.assert_array_equal(f["a"][...], 2 * D + 1)
-        finally:
-            os.environ["CHUNKCTL_CACHE_DIR"] = self.path("cache")
 
     def test_included_files_are_part_of_the_key(self):
         # a kernel's #include changed: the cached entry of the old header
@@ -329,28 +339,24 @@ class Kernel(C.InteropCase):
         # that holds the kernel but cannot be written failed the run
         if os.geteuid() == 0:
             self.skipTest("root writes to read-only directories")
-        cache = self.path("cache4")
-        os.environ["CHUNKCTL_CACHE_DIR"] = cache
-        try:
+        with self.cache_in("cache4") as cache:
             out = self.fresh("o.h5")
             self.run_pipeline(self.axpy_steps(self.path("axpy.c")),
                               {"a": out + ":/a"})
             os.chmod(os.path.join(cache, "c"), 0o555)
-            out = self.fresh("o.h5")
-            self.run_pipeline(self.axpy_steps(self.path("axpy.c")),
-                              {"a": out + ":/a"})
-        finally:
-            os.chmod(os.path.join(cache, "c"), 0o755)
-            os.environ["CHUNKCTL_CACHE_DIR"] = self.path("cache")
+            try:
+                out = self.fresh("o.h5")
+                self.run_pipeline(self.axpy_steps(self.path("axpy.c")),
+                                  {"a": out + ":/a"})
+            finally:
+                os.chmod(os.path.join(cache, "c"), 0o755)
 
     def test_library_named_bare_is_the_pipelines_folder(self):
         # "library": "k.so" went to dlopen as it was, which looks a bare
         # name up on the library path, not beside the pipeline
         d = self.path("bare")
         os.makedirs(d, exist_ok=True)
-        subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-I" + KERNELS,
-                        "-o", os.path.join(d, "libk.so"),
-                        self.path("axpy.c")], check=True)
+        self.build_lib(self.path("axpy.c"), os.path.join(d, "libk.so"))
         out = self.fresh("o.h5")
         p = os.path.join(d, "p.json")
         with open(p, "w") as f:
