@@ -6,17 +6,17 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
-#include <signal.h>
-#include <time.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stddef.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/ck_cache.h"
@@ -131,11 +131,12 @@ static void first_error(const char *log, char *out, size_t n)
 static int cc_words(const char *cc, char *buf, size_t n, const char **argv,
                     int max)
 {
+    char *save = NULL;
     int k = 0;
 
     snprintf(buf, n, "%s", cc);
-    for (char *t = strtok(buf, " \t"); t && k < max - 1;
-         t = strtok(NULL, " \t"))
+    for (char *t = strtok_r(buf, " \t", &save); t && k < max - 1;
+         t = strtok_r(NULL, " \t", &save))
         argv[k++] = t;
     argv[k] = NULL;
     return k;
