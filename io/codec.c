@@ -921,18 +921,23 @@ ck_code ck_codec_chain(const ck_codec_spec *c, ck_dtype dtype,
     return ck_filter_chain_init(out, f, n, dtype, chunk_bytes, err);
 }
 
-uint32_t ck_crc32c(const void *p, size_t n)
+uint32_t ck_crc32c_update(uint32_t crc, const void *p, size_t n)
 {
     const unsigned char *b = p;
-    unsigned int crc = 0xffffffffu;
+    unsigned int c = ~crc;
 
-    /* ISA-L takes an int length: feed it in pieces, carrying the
-     * un-inverted state. */
+    /* ISA-L takes an int length and the un-inverted state: feed it in
+     * pieces, carrying that state. */
     while (n > 0) {
         int k = n > (1u << 30) ? 1 << 30 : (int)n;
-        crc = crc32_iscsi((unsigned char *)b, k, crc);
+        c = crc32_iscsi((unsigned char *)b, k, c);
         b += k;
         n -= (size_t)k;
     }
-    return ~crc;
+    return ~c;
+}
+
+uint32_t ck_crc32c(const void *p, size_t n)
+{
+    return ck_crc32c_update(0, p, n);
 }

@@ -125,6 +125,10 @@ ck_code ck_codec_code(ck_codec_id id, long long rc, int decoding);
 /* CRC-32C (Castagnoli, as iSCSI and Zarr v3's crc32c codec), with
  * ISA-L's hardware-accelerated code. */
 uint32_t ck_crc32c(const void *p, size_t n);
+/* The CRC-32C of the bytes that gave crc followed by p[0..n) (zlib's
+ * crc32() convention: start from 0), so a long run can be summed through
+ * a small buffer. */
+uint32_t ck_crc32c_update(uint32_t crc, const void *p, size_t n);
 
 /* HDF5's shuffle filter (and numcodecs' Shuffle): byte k of every element
  * goes to plane k; a tail of n % typesize bytes is copied as is. */

@@ -120,44 +120,59 @@ void ck_journal_sum_init(ck_journal_sum *s)
     s->len = 0;
 }
 
-void ck_journal_sum_block(ck_journal_sum *s, const void *p, size_t n)
+static void sum_mix(ck_journal_sum *s, uint32_t crc, size_t n)
 {
-    uint32_t c = ck_crc32c(p, n);
-
-    s->h = (s->h ^ c) * 0x100000001b3ull;
+    s->h = (s->h ^ crc) * 0x100000001b3ull;
     s->len += n;
 }
+
+void ck_journal_sum_block(ck_journal_sum *s, const void *p, size_t n)
+{
+    sum_mix(s, ck_crc32c(p, n), n);
+}
+
+/* Reads through a buffer well under glibc's mmap threshold: a 1 MiB
+ * buffer malloc'd and freed per chunk raised that threshold, after which
+ * the worker threads' arenas kept megabytes of freed chunk-sized blocks
+ * that --memory does not see. */
+enum { SUM_PIECE = 64 << 10 };
 
 int ck_journal_sum_fd(int fd, uint64_t off, uint64_t n, uint64_t *len,
                       uint64_t *sum)
 {
     ck_journal_sum js;
-    char *buf = malloc(CK_JOURNAL_BLOCK);
+    char *buf = malloc(SUM_PIECE);
+    int done = 0;
 
     if (!buf) {
         errno = ENOMEM;
         return -1;
     }
     ck_journal_sum_init(&js);
-    while (n > 0) {
-        size_t want = n < CK_JOURNAL_BLOCK ? (size_t)n : CK_JOURNAL_BLOCK,
-               r = 0;
-        ssize_t k = 0;
-        while (r < want && ((k = pread(fd, buf + r, want - r,
-                                       (off_t)(off + (uint64_t)r))) > 0 ||
-                            (k < 0 && errno == EINTR)))
-            r += k > 0 ? (size_t)k : 0;
-        if (k < 0) {
-            free(buf);
-            return -1;
+    while (n > 0 && !done) {
+        uint64_t block = n < CK_JOURNAL_BLOCK ? n : CK_JOURNAL_BLOCK, got = 0;
+        uint32_t crc = 0;
+        while (got < block) {
+            size_t want =
+                block - got < SUM_PIECE ? (size_t)(block - got) : SUM_PIECE;
+            ssize_t k = pread(fd, buf, want, (off_t)(off + got));
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k < 0) {
+                free(buf);
+                return -1;
+            }
+            if (k == 0) { /* the end of the file */
+                done = 1;
+                break;
+            }
+            crc = ck_crc32c_update(crc, buf, (size_t)k);
+            got += (uint64_t)k;
         }
-        if (r == 0)
-            break;
-        ck_journal_sum_block(&js, buf, r);
-        off += r;
-        n -= r;
-        if (r < want)
-            break;
+        if (got > 0)
+            sum_mix(&js, crc, (size_t)got);
+        off += got;
+        n -= got;
     }
     free(buf);
     *len = js.len;

@@ -188,3 +188,12 @@ Test(codec, bz2_and_lzma_of_another_size_are_corrupt)
         cr_assert_not_null(strstr(err.msg, "expected 600"), "%s", err.msg);
     }
 }
+
+Test(codec, crc32c_update_continues_a_crc)
+{
+    /* The check value of CRC-32C (RFC 3720, B.4), in pieces. */
+    uint32_t c = ck_crc32c_update(0, "1234", 4);
+    cr_assert_eq(ck_crc32c_update(c, "56789", 5), 0xe3069283u);
+    cr_assert_eq(ck_crc32c_update(ck_crc32c("123456789", 9), "", 0),
+                 0xe3069283u);
+}
