@@ -313,14 +313,17 @@ void ck_exec_kernels_free(xrun *r)
 
 /* ---- a C kernel that crashes ----
  * A fault inside a user's kernel (a wild pointer: SIGSEGV, SIGBUS; a
- * trap, SIGILL; SIGFPE) on a worker thread that is calling one is named
- * on one line with the step and the chunk, the run's temporaries are
- * removed (as for an interrupt), and chunkctl dies of the signal; a fault
- * anywhere else goes to the handler there was before (the default, or a
- * sanitizer's). */
+ * trap, SIGILL; SIGFPE; abort() or a failed assert, SIGABRT) on a worker
+ * thread that is calling one is named on one line with the step and the
+ * chunk, the run's temporaries are removed (as for an interrupt), and
+ * chunkctl dies of the signal; a fault anywhere else goes to the handler
+ * there was before (the default, or a sanitizer's).  A kernel that calls
+ * exit() is named the same way, and chunkctl exits 1: it ended with 0 and
+ * its temporary left behind. */
 static _Thread_local const char *guard_msg; /* armed while calling */
-static struct sigaction guard_old[4];
-static const int guard_sig[4] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE};
+enum { NGUARD = 5 };
+static struct sigaction guard_old[NGUARD];
+static const int guard_sig[NGUARD] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 static pthread_once_t guard_once = PTHREAD_ONCE_INIT;
 
 static void say(const char *s)
@@ -334,7 +337,7 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
     int k = 0;
 
     (void)si, (void)uc;
-    while (k < 3 && guard_sig[k] != sig)
+    while (k < NGUARD - 1 && guard_sig[k] != sig)
         k++;
     if (!guard_msg) { /* not ours: as before, on the faulting instruction */
         sigaction(sig, &guard_old[k], NULL);
@@ -344,11 +347,23 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
     say(sig == SIGSEGV  ? "SIGSEGV, a bad memory access"
         : sig == SIGBUS ? "SIGBUS, a bad memory access"
         : sig == SIGILL ? "SIGILL, an illegal instruction or a trap"
-                        : "SIGFPE, an arithmetic fault");
+        : sig == SIGFPE ? "SIGFPE, an arithmetic fault"
+                        : "SIGABRT, abort() or a failed assert");
     say("); no output is written\n");
     ck_stream_abandon();
     signal(sig, SIG_DFL);
     raise(sig);
+}
+
+/* exit() runs this in the thread that called it */
+static void on_exit_call(void)
+{
+    if (!guard_msg)
+        return;
+    say(guard_msg);
+    say("it called exit()); no output is written\n");
+    ck_stream_abandon();
+    _exit(1);
 }
 
 static void guard_install(void)
@@ -359,8 +374,9 @@ static void guard_install(void)
     sa.sa_sigaction = on_fault;
     sa.sa_flags = SA_SIGINFO | SA_NODEFER;
     sigemptyset(&sa.sa_mask);
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < NGUARD; k++)
         sigaction(guard_sig[k], &sa, &guard_old[k]);
+    atexit(on_exit_call);
 }
 
 ck_code ck_exec_kernel_eval(xrun *r, int i, const int64_t *start,

@@ -76,6 +76,24 @@ int fails(chunkctl_array *out, const chunkctl_array *args, int nargs,
     (void)out, (void)args, (void)nargs, (void)p, (void)np;
     return out->origin[0] > 0 ? 7 : 0;
 }
+/* user code that ends the process its own way */
+#include <stdlib.h>
+int exits(chunkctl_array *out, const chunkctl_array *args, int nargs,
+          const double *p, int np)
+{
+    (void)args, (void)nargs, (void)p, (void)np;
+    if (out->origin[0] == 10)
+        exit(0);
+    return 0;
+}
+int aborts(chunkctl_array *out, const chunkctl_array *args, int nargs,
+           const double *p, int np)
+{
+    (void)args, (void)nargs, (void)p, (void)np;
+    if (out->origin[0] == 10)
+        abort();
+    return 0;
+}
 """
 
 
@@ -385,6 +403,25 @@ class Kernel(C.InteropCase):
         self.assertFalse(os.path.exists(out))
         self.assertEqual([f for f in os.listdir(self.path("."))
                           if f.startswith(".crash.h5")], [])
+
+    def test_a_kernel_that_exits_or_aborts_is_named_and_writes_nothing(self):
+        # exit(0) in a kernel ended chunkctl with status 0 and left its
+        # temporary; abort() (a failed assert) left it too, unnamed
+        for entry, code, what in (("exits", 1, r"it called exit\(\)"),
+                                  ("aborts", -6, r"SIGABRT")):
+            if code < 0 and os.environ.get("CK_SANITIZE"):
+                continue  # the sanitizer takes SIGABRT itself
+            out = self.fresh("end.h5")
+            p = self.run_pipeline([{"name": "k", "op": "kernel",
+                                    "args": ["d"],
+                                    "source": self.path("axpy.c"),
+                                    "entry": entry}], {"k": out + ":/k"},
+                                  expect=code)
+            self.assertRegex(p.stderr, r"kernel step 'k' crashed on the "
+                             r"chunk at \(10, \d+, 0\) \(" + what)
+            self.assertFalse(os.path.exists(out))
+            self.assertEqual([f for f in os.listdir(self.path("."))
+                              if f.startswith(".end.h5")], [])
 
     def test_chunks_of_zero_are_refused(self):
         out = self.fresh("z.h5")
