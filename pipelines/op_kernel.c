@@ -336,12 +336,16 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 {
     int k = 0;
 
-    (void)si, (void)uc;
+    (void)uc;
     while (k < NGUARD - 1 && guard_sig[k] != sig)
         k++;
-    if (!guard_msg) { /* not ours: as before, on the faulting instruction */
+    /* sent by another process (kill): not the kernel's doing */
+    int sent = si->si_code <= 0 && si->si_pid != getpid();
+    if (!guard_msg || sent) { /* not ours: as it would have been */
         sigaction(sig, &guard_old[k], NULL);
-        return;
+        if (si->si_code <= 0) /* sent (kill, raise, abort): again */
+            raise(sig);
+        return; /* a fault: again, on the faulting instruction */
     }
     say(guard_msg);
     say(sig == SIGSEGV  ? "SIGSEGV, a bad memory access"
