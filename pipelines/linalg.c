@@ -1154,7 +1154,14 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
     fixed = (m * l * 2 + n * l * 3 + 4 * l * l + 4 * l +
              (nt + ck_tree_max_parts(tk.n) + 1) * ln + nt * panel * l) *
             8;
-    if ((rc = charge(r, fixed, nd,
+    /* the passes' row blocks sized first, beside all of that and the room
+     * for the factors (charged after the passes): a refusal then names
+     * the whole need, not the range's alone and then, raised to that,
+     * the blocks' */
+    rc = rows_init(&w, r, a, transpose, -1, &tk, 0, fixed + (m + n + 1) * k * 8,
+                   "a randomized svd", err);
+    if (rc == CK_OK &&
+        (rc = charge(r, fixed, nd,
                      "the randomized range: (rows + columns) x (k + "
                      "oversample) values",
                      err)) == CK_OK) {
@@ -1177,11 +1184,6 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
             !u || !vt || !s || !sum || !amax)
             rc = ck_err_set(err, CK_ENOMEM, "out of memory");
     }
-    /* room for the factors, charged after the passes, is left beside
-     * them */
-    if (rc == CK_OK)
-        rc = rows_init(&w, r, a, transpose, -1, &tk, 0, (m + n + 1) * k * 8,
-                       "a randomized svd", err);
     /* every rank ready before the passes' messages */
     if ((rc = ck_comm_agree(rc, err)) != CK_OK)
         goto out;

@@ -54,7 +54,10 @@ contract:
 - HDF5-to-HDF5 copies keep the numeric types of every group's
   attributes, not only the root's and the arrays';
 - copies keep an HDF5 axis that may grow (netCDF's unlimited dimension,
-  h5py's maxshape None) growable.
+  h5py's maxshape None) growable;
+- a randomized svd refused for memory names all it needs at once: the
+  first refusal counted the range matrices only ("raise --memory above
+  73.2 MiB"), and at that the row blocks were refused ("need 126.5 MiB").
 """
 import math
 import json
@@ -585,6 +588,31 @@ class EdgeCases(C.InteropCase):
         info = json.loads(C.run("info", "--json", out).stdout)
         got = {a["name"]: a["maxshape"] for a in info["arrays"]}
         self.assertEqual(got, {"/a": [None, 3], "/b": [4]})
+
+
+    def test_randomized_svd_memory_advice_is_enough(self):
+        import re
+        # rank 20 plus noise: the top 20 of a randomized svd are NumPy's
+        rng = np.random.default_rng(4)
+        m, n, r = 50000, 400, 20
+        a = (rng.standard_normal((m, r)) * np.geomspace(100, 1, r)) @ \
+            rng.standard_normal((r, n)) + 1e-6 * rng.standard_normal((m, n))
+        src = self.path("tall.h5")
+        with h5py.File(src, "w") as f:
+            f.create_dataset("a", data=a, chunks=(5000, n))
+        out = self.fresh("tall.svd.h5")
+        args = ["svd", "--quiet", "--randomized", "-k", "20", src + ":/a",
+                "-o", out]
+        p = C.run(*args, "--memory", "32M", expect=1)
+        # what the message says to raise --memory to
+        need = (re.search(r"above ([0-9.]+) MiB", p.stderr) or
+                re.search(r"need ([0-9.]+) MiB", p.stderr))
+        self.assertIsNotNone(need, p.stderr)
+        C.run(*args, "--memory", "%dM" % math.ceil(float(need.group(1))))
+        with h5py.File(out, "r") as f:
+            np.testing.assert_allclose(
+                f["S"][...], np.linalg.svd(a, compute_uv=False)[:20],
+                rtol=1e-8)
 
 
 if __name__ == "__main__":
