@@ -110,12 +110,14 @@ static ck_code svd_opt(void *ctx, int opt, const char *arg, ck_err *err)
         o->json = 1;
         return CK_OK;
     }
+    /* k counts singular values: at least one (0 is not "all") */
+    int lo = opt == 'k';
     v = strtod(arg, &end);
-    if (end == arg || *end || !(v >= 0) || v > 9.2e18 ||
+    if (end == arg || *end || !(v >= lo) || v > 9.2e18 ||
         v != (double)(long long)v)
         return ck_err_set(err, CK_EUSAGE,
-                          "svd: --%s '%.*s%s': expected an integer >= 0",
-                          flag ? flag : key, CLI_SHOW(arg));
+                          "svd: --%s '%.*s%s': expected an integer >= %d",
+                          flag ? flag : key, CLI_SHOW(arg), lo);
     cli_step_key(o->s, key, cJSON_CreateNumber(v));
     return CK_OK;
 }
