@@ -1564,13 +1564,14 @@ ck_code ck_store_create_resumable(const char *path, ck_store_kind kind,
         CK_TRY(ck_journal_read(jp, key, path, &kept, err));
         found = kept != NULL;
     }
-    if (resume && !found)
-        ck_log(CK_LOG_NOTE, "%s: nothing to resume; starting afresh", path);
     if ((rc = create_in(path, kind, force, found ? leaf : NULL, &s, err)) !=
         CK_OK) {
         ck_journal_close(kept);
         return rc;
     }
+    /* after create_in: an output that exists is the one thing to say */
+    if (resume && !found)
+        ck_log(CK_LOG_NOTE, "%s: nothing to resume; starting afresh", path);
     /* A Zarr temporary holds its journal; an HDF5 file has it beside. */
     if (kind == CK_KIND_ZARR) {
         snprintf(jp, sizeof jp, "%s/" JOURNAL, s->tmp);
