@@ -142,7 +142,7 @@ bad:
                       "'%s' is not a size (use e.g. 512M, 2G, 65536)", s);
 }
 
-const char *ck_size_str(double bytes, char *buf, size_t n)
+static const char *size_str(double bytes, int up, char *buf, size_t n)
 {
     static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
     int u = 0;
@@ -152,10 +152,21 @@ const char *ck_size_str(double bytes, char *buf, size_t n)
         u++;
     }
     if (u == 0)
-        snprintf(buf, n, "%.0f B", bytes);
+        snprintf(buf, n, "%.0f B", up ? ceil(bytes) : bytes);
     else
-        snprintf(buf, n, "%.1f %s", bytes, unit[u]);
+        snprintf(buf, n, "%.1f %s", up ? ceil(bytes * 10 - 1e-9) / 10 : bytes,
+                 unit[u]);
     return buf;
+}
+
+const char *ck_size_str(double bytes, char *buf, size_t n)
+{
+    return size_str(bytes, 0, buf, n);
+}
+
+const char *ck_need_str(double bytes, char *buf, size_t n)
+{
+    return size_str(bytes, 1, buf, n);
 }
 
 int64_t ck_phys_mem(void)

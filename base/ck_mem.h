@@ -61,6 +61,9 @@ ck_code ck_parse_size(const char *s, int64_t *out, ck_err *err);
 
 /* Formats a byte count as "3.8 MiB" into buf. */
 const char *ck_size_str(double bytes, char *buf, size_t n);
+/* The same, rounded up to the digit shown: for a need, which a --memory
+ * of what it says must meet ("56.0 MiB" for 56.02 MiB was refused). */
+const char *ck_need_str(double bytes, char *buf, size_t n);
 
 /* Physical memory of this machine in bytes, or 0 if unknown. */
 int64_t ck_phys_mem(void);

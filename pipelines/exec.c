@@ -1757,7 +1757,7 @@ static ck_code run_fold(fold *f, ck_err *err)
             "worker (raise --memory to that)",
             ck_size_str((double)r->budget.limit, have, sizeof have),
             first->where,
-            ck_size_str((double)((f->stacked ? per - (int64_t)stack_bytes +
+            ck_need_str((double)((f->stacked ? per - (int64_t)stack_bytes +
                                                    (int64_t)chunk_bytes
                                              : per) +
                                  held + r->budget.used),
@@ -2204,14 +2204,20 @@ static ck_code hist_edges(xrun *r, const ck_node *nd, ck_store *s,
                        err);
 }
 
-static ck_code write_output(xrun *r, const ck_output *o, ck_store *s,
-                            const char *name, ck_err *err)
+/* An output array created, and what its stream needs. */
+typedef struct out_prep {
+    ck_array *dst;
+    ck_codec_spec codec; /* a histogram's edges are written with it */
+    out_ctx x;
+} out_prep;
+
+/* Creates output o's array in s (its chunks: the node's, a matmul's tile
+ * fitted to what --memory leaves now). */
+static ck_code open_output(xrun *r, const ck_output *o, ck_store *s,
+                           const char *name, out_prep *op, ck_err *err)
 {
     const ck_node *nd = &r->p->node[o->node];
     ck_array_spec spec;
-    ck_array *dst = NULL;
-    ck_code rc;
-    out_ctx x;
 
     fit_tile(r, o->node);
     memset(&spec, 0, sizeof spec);
@@ -2261,24 +2267,45 @@ static ck_code write_output(xrun *r, const ck_output *o, ck_store *s,
             spec.shards[d] = sh;
         }
     }
-    CK_TRY(ck_array_create(s, &spec, &dst, err));
-    x.r = r;
-    x.node = o->node;
-    x.g = ck_array_grid(dst);
+    CK_TRY(ck_array_create(s, &spec, &op->dst, err));
+    op->codec = spec.codec;
+    op->x.r = r;
+    op->x.node = o->node;
+    op->x.g = ck_array_grid(op->dst);
+    return CK_OK;
+}
+
+/* The stream that writes op's array. */
+static ck_stream_job output_job(xrun *r, out_prep *op)
+{
+    const ck_node *nd = &r->p->node[op->x.node];
+    const ck_grid *g = op->x.g;
     /* the output's chunks are the node's own unless shards split them */
-    int own = x.g->ndim == nd->ndim;
+    int own = g->ndim == nd->ndim;
     for (int d = 0; own && d < nd->ndim; d++)
-        own = x.g->chunk[d] == nd->chunks[d] ||
-              (x.g->chunk[d] == nd->shape[d] && nd->chunks[d] >= nd->shape[d]);
+        own = g->chunk[d] == nd->chunks[d] ||
+              (g->chunk[d] == nd->shape[d] && nd->chunks[d] >= nd->shape[d]);
     ck_stream_job job = {
-        .dst = dst,
+        .dst = op->dst,
         .produce = produce,
-        .ctx = &x,
-        .scratch = ck_exec_bytes(r, o->node, (size_t)x.g->chunk_nelem, -1, own),
+        .ctx = &op->x,
+        .scratch =
+            ck_exec_bytes(r, op->x.node, (size_t)g->chunk_nelem, -1, own),
         .budget = &r->budget,
         .threads = r->o->threads,
         .progress = r->o->progress,
     };
+    return job;
+}
+
+/* Writes output o into op's array, then closes it. */
+static ck_code write_output(xrun *r, const ck_output *o, ck_store *s,
+                            const char *name, out_prep *op, ck_err *err)
+{
+    const ck_node *nd = &r->p->node[o->node];
+    ck_stream_job job = output_job(r, op);
+    ck_code rc;
+
     /* several workers each compute their chunk (a matmul tile, U's rows):
      * BLAS then runs one thread per call, not a pool per worker whose
      * idle threads spin in sched_yield beside the others */
@@ -2290,13 +2317,64 @@ static ck_code write_output(xrun *r, const ck_output *o, ck_store *s,
     rc = ck_stream_run(&job, err);
     if (threads > 1)
         ck_be_set_threads(&r->be, 0);
-    ck_array_close(dst);
+    ck_array_close(op->dst);
+    op->dst = NULL;
     if (rc == CK_OK)
         rc = ck_cf_out_attrs(r, o->node, s, name, err);
     if (rc == CK_OK && (nd->kind == CK_NODE_HIST || nd->kind == CK_NODE_HIST2D))
-        rc = hist_edges(r, nd, s, name, &spec.codec, err);
+        rc = hist_edges(r, nd, s, name, &op->codec, err);
     if (rc == CK_OK && nd->kind == CK_NODE_PART && nd->part == CK_PART_COEF)
         rc = model_attrs(r, nd, s, name, err);
+    return rc;
+}
+
+/* A lower bound of what the folds will hold when the outputs are written:
+ * their results (not the states they keep beside them). */
+static int64_t folds_hold(const ck_plan *p)
+{
+    int64_t held = 0;
+
+    for (int i = 0; i < p->n; i++) {
+        const ck_node *nd = &p->node[i];
+        int known = 1;
+        for (int d = 0; d < nd->ndim; d++)
+            known &= nd->shape[d] >= 0;
+        if (is_fold(nd) && nd->kind != CK_NODE_MASK && known)
+            held += ck_exec_nelem(nd->ndim, nd->shape) *
+                    (int64_t)ck_dtype_size(nd->dtype);
+    }
+    return held;
+}
+
+/* Before any data is read: the outputs whose shapes are known are created,
+ * and each one's stream must fit beside what the folds will hold, or the
+ * run is refused now, not after its reductions read all of their input
+ * (center.json: a mean, then x - mean to Zarr at --memory 48M, was
+ * refused for the output's chunks after the mean's pass). */
+static ck_code open_outputs(xrun *r, ck_store *const *stores, const int *which,
+                            char names[][512], out_prep *prep, ck_err *err)
+{
+    const ck_plan *p = r->p;
+    int64_t held = folds_hold(p);
+    ck_code rc =
+        ck_budget_charge(&r->budget, held, "the reductions' results", err);
+    int64_t charged = rc == CK_OK ? held : 0;
+
+    for (int k = 0; rc == CK_OK && k < p->nout; k++) {
+        const ck_node *nd = &p->node[p->out[k].node];
+        int known = 1;
+        for (int d = 0; d < nd->ndim; d++)
+            known &= nd->shape[d] >= 0;
+        if (!known) /* a mask's length: after the folds */
+            continue;
+        rc = open_output(r, &p->out[k], stores[which[k]], names[k], &prep[k],
+                         err);
+        if (rc == CK_OK) {
+            ck_stream_job job = output_job(r, &prep[k]);
+            rc = ck_stream_fits(&job, err);
+        }
+    }
+    ck_budget_release(&r->budget, charged);
     return rc;
 }
 
@@ -2666,13 +2744,26 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
                 rc = ck_cf_check_dims(p, p->out[a].node, names[a],
                                       p->out[b].node, names[b], paths[which[a]],
                                       err);
+    out_prep *prep = calloc((size_t)(p->nout ? p->nout : 1), sizeof *prep);
+    if (!prep && rc == CK_OK)
+        rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+    if (rc == CK_OK)
+        rc = open_outputs(r, stores, which, names, prep, err);
     /* Folds and models, in dependency order. */
     if (rc == CK_OK)
         rc = run_folds_and_models(r, err);
     for (int k = 0; rc == CK_OK && k < p->nout; k++) {
-        rc = write_output(r, &p->out[k], stores[which[k]], names[k], err);
+        if (!prep[k].dst)
+            rc = open_output(r, &p->out[k], stores[which[k]], names[k],
+                             &prep[k], err);
+        if (rc == CK_OK)
+            rc = write_output(r, &p->out[k], stores[which[k]], names[k],
+                              &prep[k], err);
         ck_be_release(&r->be);
     }
+    for (int k = 0; prep && k < p->nout; k++)
+        ck_array_close(prep[k].dst);
+    free(prep);
     /* Coordinate variables of the dimensions outputs keep, once per store
      * and never over an output of the same name; then each store's
      * history. */

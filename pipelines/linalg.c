@@ -437,7 +437,7 @@ static ck_code rows_init(rows *w, xrun *r, int a, int transpose, int y,
             "'%s' need %s (raise --memory)",
             ck_size_str((double)r->budget.limit, have, sizeof have), what,
             (long long)minrows, an->name,
-            ck_size_str((double)(rows_need(w, 1, 1, minrows, per_row) + fixed +
+            ck_need_str((double)(rows_need(w, 1, 1, minrows, per_row) + fixed +
                                  r->budget.used),
                         need, sizeof need));
     }

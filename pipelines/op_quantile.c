@@ -1019,7 +1019,7 @@ static ck_code setup(qrun *x, ck_err *err)
             "--memory %s is too small: one worker needs %s (raise --memory "
             "or use smaller chunks)",
             ck_size_str((double)r->budget.limit, have, sizeof have),
-            ck_size_str((double)(arena + hist + r->budget.limit - left), need,
+            ck_need_str((double)(arena + hist + r->budget.limit - left), need,
                         sizeof need));
     }
     /* workers take at most half of what is left: the rest is for the

@@ -176,12 +176,33 @@ static ck_code take_parts(const run *r, ck_code rc, ck_err *err)
     return ck_comm_agree(rc, err);
 }
 
+ck_code ck_stream_fits(const ck_stream_job *j, ck_err *err)
+{
+    size_t worker;
+    int threads;
+    char need[32], have[32];
+
+    if (job_grid(j)->total_chunks == 0)
+        return CK_OK;
+    ck_stream_plan(j, &threads, &worker);
+    if (j->budget->limit - j->budget->used >= (int64_t)worker)
+        return CK_OK;
+    return ck_err_set(
+        err, CK_ENOMEM,
+        "--memory %s is too small: one worker needs %s for chunks of "
+        "%s%s%s (raise --memory%s)",
+        ck_size_str((double)j->budget->limit, have, sizeof have),
+        ck_need_str((double)worker + (double)j->budget->used, need,
+                    sizeof need),
+        j->dst ? ck_store_path(ck_array_store(j->dst)) : "the input",
+        j->dst ? ":" : "", j->dst ? ck_array_info_of(j->dst)->name : "",
+        j->chunks_opt ? " or use smaller --chunks" : " to that");
+}
+
 ck_code ck_stream_run(const ck_stream_job *j, ck_err *err)
 {
     run r = {0};
-    int64_t left;
     int threads;
-    char need[32], have[32];
 
     r.j = j;
     r.g = job_grid(j);
@@ -189,19 +210,8 @@ ck_code ck_stream_run(const ck_stream_job *j, ck_err *err)
     r.end = r.g->total_chunks;
     if (r.g->total_chunks == 0)
         return CK_OK;
+    CK_TRY(ck_stream_fits(j, err));
     ck_stream_plan(j, &threads, &r.arena_bytes);
-    left = j->budget->limit - j->budget->used;
-    if (left < (int64_t)r.arena_bytes)
-        return ck_err_set(
-            err, CK_ENOMEM,
-            "--memory %s is too small: one worker needs %s for chunks of "
-            "%s%s%s (raise --memory%s)",
-            ck_size_str((double)j->budget->limit, have, sizeof have),
-            ck_size_str((double)r.arena_bytes + (double)j->budget->used, need,
-                        sizeof need),
-            j->dst ? ck_store_path(ck_array_store(j->dst)) : "the input",
-            j->dst ? ":" : "", j->dst ? ck_array_info_of(j->dst)->name : "",
-            j->chunks_opt ? " or use smaller --chunks" : " to that");
     r.batch = r.g->total_chunks / (threads * 16);
     if (r.batch < 1)
         r.batch = 1;

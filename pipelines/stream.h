@@ -50,8 +50,12 @@ typedef struct ck_stream_job {
  * rest before running it). */
 void ck_stream_plan(const ck_stream_job *j, int *threads, size_t *worker_bytes);
 
+/* CK_ENOMEM naming the need when one worker of the job does not fit in
+ * what is left of its budget (a caller can ask before other work). */
+ck_code ck_stream_fits(const ck_stream_job *j, ck_err *err);
+
 /* Runs the job.  CK_ENOMEM before any work when one worker does not fit in
- * what is left of the budget. */
+ * what is left of the budget (ck_stream_fits). */
 ck_code ck_stream_run(const ck_stream_job *j, ck_err *err);
 
 /* Folds what of a compression spec decides an output's bytes (its codec,

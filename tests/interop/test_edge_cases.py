@@ -57,7 +57,9 @@ contract:
   h5py's maxshape None) growable;
 - a randomized svd refused for memory names all it needs at once: the
   first refusal counted the range matrices only ("raise --memory above
-  73.2 MiB"), and at that the row blocks were refused ("need 126.5 MiB").
+  73.2 MiB"), and at that the row blocks were refused ("need 126.5 MiB");
+- a pipeline whose output's chunks do not fit --memory is refused before
+  its reductions read their input, not after.
 """
 import math
 import json
@@ -613,6 +615,38 @@ class EdgeCases(C.InteropCase):
             np.testing.assert_allclose(
                 f["S"][...], np.linalg.svd(a, compute_uv=False)[:20],
                 rtol=1e-8)
+
+
+    def test_pipeline_refused_for_memory_before_its_reductions_run(self):
+        import re
+        # a damaged chunk: a run that reads the data stops on it, so the
+        # memory refusal must come first to be seen
+        store = self.path("dmg.zarr")
+        z = zarr.open(store, mode="w", shape=(2048, 2048),
+                      chunks=(1024, 1024), dtype="f8", compressor=None)
+        z[:] = np.arange(2048.0 * 2048).reshape(2048, 2048)
+        with open(os.path.join(store, "1.1"), "wb") as f:
+            f.write(b"not a chunk")
+        out = self.fresh("centered.zarr")
+        pj = self.path("center.json")
+        with open(pj, "w") as f:
+            json.dump({"inputs": {"x": store},
+                       "steps": [{"name": "m", "op": "mean", "args": ["x"],
+                                  "axis": 0},
+                                 {"name": "c", "op": "subtract",
+                                  "args": ["x", "m"]}],
+                       "outputs": {"c": out}}, f)
+        p = C.run("run", "--quiet", "--memory", "40M", pj, expect=1)
+        self.assertRegex(p.stderr, r"too small: one worker needs [0-9.]+ "
+                         r"MiB for chunks of .*centered\.zarr")
+        self.assertNotIn("1.1", p.stderr)
+        self.assertFalse(os.path.exists(out))
+        # the advice is enough to get to the data (and to its damage)
+        need = re.search(r"needs ([0-9.]+) MiB", p.stderr).group(1)
+        p = C.run("run", "--quiet", "--memory",
+                  "%dM" % math.ceil(float(need)), pj, expect=1)
+        self.assertIn("1.1", p.stderr)
+        self.assertNotIn("too small", p.stderr)
 
 
 if __name__ == "__main__":
