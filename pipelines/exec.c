@@ -2346,11 +2346,27 @@ static int64_t folds_hold(const ck_plan *p)
     return held;
 }
 
-/* Before any data is read: the outputs whose shapes are known are created,
- * and each one's stream must fit beside what the folds will hold, or the
- * run is refused now, not after its reductions read all of their input
- * (center.json: a mean, then x - mean to Zarr at --memory 48M, was
- * refused for the output's chunks after the mean's pass). */
+/* Does node i, or a step it reads, run as a whole (svd, glm_fit, ...: its
+ * run may still set the chunks of what it makes, as svd sets U's)?
+ * seen[]: 0 unknown, 1 no, 2 yes. */
+static int after_run(const ck_plan *p, int i, char *seen)
+{
+    const ck_node *nd = &p->node[i];
+    int yes = ck_optab_kind(nd->kind)->run != NULL;
+
+    if (seen[i])
+        return seen[i] == 2;
+    for (int k = 0; k < nd->nargs && !yes; k++)
+        yes = nd->arg[k] >= 0 && after_run(p, nd->arg[k], seen);
+    seen[i] = (char)(yes ? 2 : 1);
+    return yes;
+}
+
+/* Before any data is read: the outputs whose shapes and chunks are known
+ * are created, and each one's stream must fit beside what the folds will
+ * hold, or the run is refused now, not after its reductions read all of
+ * their input (center.json: a mean, then x - mean to Zarr at --memory
+ * 48M, was refused for the output's chunks after the mean's pass). */
 static ck_code open_outputs(xrun *r, ck_store *const *stores, const int *which,
                             char names[][512], out_prep *prep, ck_err *err)
 {
@@ -2359,13 +2375,15 @@ static ck_code open_outputs(xrun *r, ck_store *const *stores, const int *which,
     ck_code rc =
         ck_budget_charge(&r->budget, held, "the reductions' results", err);
     int64_t charged = rc == CK_OK ? held : 0;
+    char seen[CK_MAX_NODES] = {0};
 
     for (int k = 0; rc == CK_OK && k < p->nout; k++) {
         const ck_node *nd = &p->node[p->out[k].node];
         int known = 1;
         for (int d = 0; d < nd->ndim; d++)
             known &= nd->shape[d] >= 0;
-        if (!known) /* a mask's length: after the folds */
+        /* a mask's length, or what a whole run makes: after the folds */
+        if (!known || after_run(p, p->out[k].node, seen))
             continue;
         rc = open_output(r, &p->out[k], stores[which[k]], names[k], &prep[k],
                          err);
