@@ -359,6 +359,9 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
     raise(sig);
 }
 
+/* Kernel calls under way, in all threads. */
+static int armed;
+
 /* exit() runs this in the thread that called it */
 static void on_exit_call(void)
 {
@@ -368,6 +371,17 @@ static void on_exit_call(void)
     say("it called exit()); no output is written\n");
     ck_stream_abandon();
     _exit(1);
+}
+
+/* Run after on_exit_call: exit() takes its handlers one at a time, so a
+ * second thread whose kernel called exit() too went on through the rest
+ * and ended the process with its status (0) while the first was still
+ * cleaning up.  It waits for the first's _exit instead. */
+static void exit_gate(void)
+{
+    if (__atomic_load_n(&armed, __ATOMIC_SEQ_CST) > 0)
+        for (;;)
+            pause();
 }
 
 static void guard_install(void)
@@ -380,6 +394,7 @@ static void guard_install(void)
     sigemptyset(&sa.sa_mask);
     for (int k = 0; k < NGUARD; k++)
         sigaction(guard_sig[k], &sa, &guard_old[k]);
+    atexit(exit_gate);
     atexit(on_exit_call);
 }
 
@@ -428,7 +443,9 @@ ck_code ck_exec_kernel_eval(xrun *r, int i, const int64_t *start,
              nd->name, at);
     pthread_once(&guard_once, guard_install);
     guard_msg = msg;
+    __atomic_add_fetch(&armed, 1, __ATOMIC_SEQ_CST);
     rc = ck_kernel_call(nd->kernel, &out, args, na, params, np);
+    __atomic_sub_fetch(&armed, 1, __ATOMIC_SEQ_CST);
     guard_msg = NULL;
     if (rc != 0) {
         return ck_err_set(err, CK_EFORMAT,
