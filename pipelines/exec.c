@@ -2328,6 +2328,15 @@ static ck_code write_output(xrun *r, const ck_output *o, ck_store *s,
     return rc;
 }
 
+/* Is nd's shape known before the run (not a mask's length)? */
+static int shape_known(const ck_node *nd)
+{
+    for (int d = 0; d < nd->ndim; d++)
+        if (nd->shape[d] < 0)
+            return 0;
+    return 1;
+}
+
 /* A lower bound of what the folds will hold when the outputs are written:
  * their results (not the states they keep beside them). */
 static int64_t folds_hold(const ck_plan *p)
@@ -2336,10 +2345,7 @@ static int64_t folds_hold(const ck_plan *p)
 
     for (int i = 0; i < p->n; i++) {
         const ck_node *nd = &p->node[i];
-        int known = 1;
-        for (int d = 0; d < nd->ndim; d++)
-            known &= nd->shape[d] >= 0;
-        if (is_fold(nd) && nd->kind != CK_NODE_MASK && known)
+        if (is_fold(nd) && nd->kind != CK_NODE_MASK && shape_known(nd))
             held += ck_exec_nelem(nd->ndim, nd->shape) *
                     (int64_t)ck_dtype_size(nd->dtype);
     }
@@ -2378,12 +2384,9 @@ static ck_code open_outputs(xrun *r, ck_store *const *stores, const int *which,
     char seen[CK_MAX_NODES] = {0};
 
     for (int k = 0; rc == CK_OK && k < p->nout; k++) {
-        const ck_node *nd = &p->node[p->out[k].node];
-        int known = 1;
-        for (int d = 0; d < nd->ndim; d++)
-            known &= nd->shape[d] >= 0;
         /* a mask's length, or what a whole run makes: after the folds */
-        if (!known || after_run(p, p->out[k].node, seen))
+        if (!shape_known(&p->node[p->out[k].node]) ||
+            after_run(p, p->out[k].node, seen))
             continue;
         rc = open_output(r, &p->out[k], stores[which[k]], names[k], &prep[k],
                          err);
