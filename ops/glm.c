@@ -657,6 +657,104 @@ static ck_code rank_check(const glm *G, double *h, double *a, double *s,
     return CK_OK;
 }
 
+/* Quasi-complete separation: a direction u along which the mean loss f
+ * never rises, because every row it moves is fitted ever better (the
+ * classes separated there) while the other rows do not move: the
+ * coefficients grow along u without bound, the gradient underflows, and
+ * a solver stops "converged" (or newton meets a singular Hessian).
+ * h (the Hessian at b or near it) is nearly singular along such a u:
+ *  - where h's smallest singular value predicts a clear rise in every
+ *    direction (0.5 s_min |b|^2 above f / 1000, s_min above 1e-6 s_max:
+ *    the usual case) there is no u;
+ *  - else, with G = X^T X / n (the Hessian at b = 0 over its constant
+ *    weight, 1/4 for logistic and 1 for poisson; one pass) and D its
+ *    diagonal's inverse square root (the columns' scales), u is D times
+ *    the smallest singular vector of D h D, and u h u over u G u is the
+ *    mean variance weight of the rows u moves: near 0 where they are all
+ *    saturated (logistic: 4 p (1 - p) below 1e-5, past a margin of ~13;
+ *    poisson: mu below 1e-5 of the rows' mean), the usual weight where u
+ *    is merely weak (nearly collinear columns, whose optimum can lie far
+ *    out but is finite);
+ *  - and the loss, probed at b +- |D^-1 b| u, does not rise on one side
+ *    (within rounding).
+ * *lead gets the largest entry of u's scaled form. */
+static ck_code recession(const glm *G, ck_glm_family fam, const double *b,
+                         double f, const double *h, int *found, int64_t *lead,
+                         ck_err *err)
+{
+    int64_t d = G->d;
+    size_t mn = (size_t)(d * d);
+    double *a = calloc(4 * mn + 4 * (size_t)d, sizeof *a);
+    ck_code rc = CK_OK;
+
+    *found = 0;
+    if (!a)
+        return ck_err_set(err, CK_ENOMEM, "glm: out of memory");
+    double *vt = a + mn, *us = vt + mn, *g0 = us + mn, *s = g0 + mn;
+    double *bp = s + d, *u = bp + d, *dsc = u + d, f0;
+    ck_svd_args sa = {.m = d,
+                      .n = d,
+                      .a = a,
+                      .lda = d,
+                      .s = s,
+                      .u = us,
+                      .ldu = d,
+                      .vt = vt,
+                      .ldvt = d,
+                      .no_u = 1};
+    double sc = sqrt(dot(b, b, d));
+    sc = sc > 1 ? sc : 1;
+    memcpy(a, h, mn * sizeof *a);
+    if ((rc = ck_op_svd(G->be, &sa, err)) != CK_OK ||
+        (0.5 * s[d - 1] * sc * sc > 1e-3 * f && s[d - 1] > 1e-6 * s[0]))
+        goto out;
+    /* bp is all zeros here: the Hessian at 0, and the columns' scales */
+    if ((rc = G->pass(G->ctx, bp, &f0, NULL, g0, err)) != CK_OK)
+        goto out;
+    for (int64_t i = 0; i < d; i++)
+        dsc[i] = g0[i * d + i] > 0 ? 1 / sqrt(g0[i * d + i]) : 1;
+    for (int64_t i = 0; i < d; i++)
+        for (int64_t j = 0; j < d; j++)
+            a[i * d + j] = dsc[i] * h[i * d + j] * dsc[j];
+    if ((rc = ck_op_svd(G->be, &sa, err)) != CK_OK)
+        goto out;
+    /* vt is column-major: its last row is the smallest value's vector */
+    *lead = 0;
+    sc = 0;
+    for (int64_t j = 0; j < d; j++) {
+        u[j] = dsc[j] * vt[(d - 1) + j * d];
+        if (fabs(vt[(d - 1) + j * d]) > fabs(vt[(d - 1) + *lead * d]))
+            *lead = j;
+        sc += b[j] / dsc[j] * (b[j] / dsc[j]);
+    }
+    sc = sqrt(sc) > 1 ? sqrt(sc) : 1;
+    double uhu = 0, ugu = 0;
+    for (int64_t i = 0; i < d; i++) {
+        double hu = 0, gu = 0;
+        for (int64_t j = 0; j < d; j++) {
+            hu += h[i * d + j] * u[j];
+            gu += g0[i * d + j] * u[j];
+        }
+        uhu += u[i] * hu;
+        ugu += u[i] * gu;
+    }
+    /* the rows' mean weight, over G's: with an intercept its own entry */
+    double w_all = G->fi ? h[mn - 1] / g0[mn - 1] : 1;
+    double w_u = ugu > 0 ? uhu / ugu : 0;
+    if (!(fam == CK_GLM_LOGISTIC || !G->fi ? w_u < 1e-5 : w_u < 1e-5 * w_all))
+        goto out;
+    for (int side = -1; side <= 1 && !*found && rc == CK_OK; side += 2) {
+        double fp;
+        for (int64_t j = 0; j < d; j++)
+            bp[j] = b[j] + side * sc * u[j];
+        if ((rc = G->pass(G->ctx, bp, &fp, NULL, NULL, err)) == CK_OK)
+            *found = fp <= f + 1e-10 * f;
+    }
+out:
+    free(a);
+    return rc;
+}
+
 /* The solvers' common result: the iterate, and the objective there. */
 typedef struct outcome {
     int iterations, converged;
@@ -664,6 +762,7 @@ typedef struct outcome {
     double *h;     /* newton: the last Hessian, malloc'd */
     int h_exact;   /* ... computed at the b returned */
     int bad_start; /* the loss was not finite at the start */
+    int not_pd_it; /* newton: the Hessian was singular at this iteration */
 } outcome;
 
 static double *take(double **ws, size_t n)
@@ -743,16 +842,15 @@ static ck_code fit_newton(const glm *G, double *b, outcome *out, ck_err *err)
         rc = newton_dir(G, &q, cur.h, g, a, dir, &not_pd, err);
         if (rc != CK_OK)
             goto out;
-        if (not_pd) {
-            rc = it == 0 ? singular(err)
-                         : ck_err_set(err, CK_ENOTSUP,
-                                      "glm: newton: the hessian is not "
-                                      "positive definite at iteration %d "
-                                      "(x nearly rank deficient, or the "
-                                      "classes separable): add an l2 "
-                                      "penalty",
-                                      it);
+        if (not_pd && it == 0) {
+            rc = singular(err);
             goto out;
+        }
+        if (not_pd) {
+            /* rank was checked at the start: the weights of some rows
+             * underflowed, which ck_glm_fit looks into at b */
+            out->not_pd_it = it;
+            break;
         }
         /* with an l2 term the Hessian is positive definite whatever x.
          * dir is solved, and the search needs neither a, cur.h nor the
@@ -1375,6 +1473,38 @@ ck_code ck_glm_fit(const ck_be *be, const ck_glm_opts *o, int64_t p,
             free(oc.h);
             return rc;
         }
+    }
+    if (G.lam1 == 0 && G.lam2 == 0 && o->family != CK_GLM_NORMAL && !no_mle) {
+        /* the Hessian in hand, or one pass for it at b (which the
+         * standard errors then use) */
+        if (!oc.h) {
+            double f;
+            if (!(oc.h = malloc((size_t)(G.d * G.d) * sizeof *oc.h)))
+                rc = ck_err_set(err, CK_ENOMEM, "glm: out of memory");
+            if (rc == CK_OK &&
+                (rc = G.pass(G.ctx, b, &f, NULL, oc.h, err)) == CK_OK)
+                oc.h_exact = 1;
+        }
+        int found = 0;
+        if (rc == CK_OK &&
+            (rc = recession(&G, o->family, b, oc.objective, oc.h, &found,
+                            &res->lead, err)) == CK_OK &&
+            found)
+            no_mle = 2;
+        if (rc != CK_OK) {
+            free(b);
+            free(oc.h);
+            return rc;
+        }
+    }
+    if (oc.not_pd_it && !no_mle) {
+        free(b);
+        free(oc.h);
+        return ck_err_set(err, CK_ENOTSUP,
+                          "glm: newton: the hessian is not positive "
+                          "definite at iteration %d (x nearly rank "
+                          "deficient): add an l2 penalty",
+                          oc.not_pd_it);
     }
     res->b = b;
     res->d = G.d;

@@ -114,8 +114,15 @@ typedef struct ck_glm_result {
      * where the fitted means equal y on every row (the classes separated
      * by a hyperplane, or y all 0 or all 1): the coefficients grow without
      * bound, converged is 0 (statsmodels raises PerfectSeparationError).
-     * One pass more, only when the loss is that small. */
+     * One pass more, only when the loss is that small.  2: the same
+     * for some rows only (quasi-complete separation): along a direction
+     * u (lead: its largest entry, a column of x or p for the intercept)
+     * the loss does not rise, while the other rows pin the rest of b
+     * (unpenalised logistic or poisson, converged; the smallest singular
+     * vector of the Hessian, then two passes where it is nearly
+     * singular). */
     int no_mle;
+    int64_t lead;
     double objective; /* f(b), penalty included */
     /* newton: the last Hessian of the mean loss it computed (d x d), at
      * b or at an iterate near it, owned; NULL for the other solvers, and

@@ -1810,7 +1810,20 @@ ck_code ck_exec_run_glm(xrun *r, int i, ck_err *err)
         goto out_rows;
     /* warnings name the step, or a one-step command ("glm-fit") */
     const char *who = ck_exec_who(r, nd);
-    if (res.no_mle)
+    if (res.no_mle == 2) {
+        char col[32];
+        if (res.lead < p)
+            snprintf(col, sizeof col, "column %lld", (long long)res.lead);
+        else
+            snprintf(col, sizeof col, "the intercept");
+        ck_log(CK_LOG_WARN,
+               "%s: no maximum-likelihood fit exists: some rows are "
+               "separated (quasi-complete separation: the loss falls or "
+               "stays as the coefficients move along a direction led by "
+               "%s), and they grow without bound; fit with a penalty (l2 "
+               "and a lambda)",
+               who, col);
+    } else if (res.no_mle)
         ck_log(CK_LOG_WARN,
                "%s: no maximum-likelihood fit exists: the fitted means "
                "approach y on every row (mean loss %.3g; %s), and the "

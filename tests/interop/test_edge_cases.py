@@ -23,6 +23,9 @@ contract:
   warning) where statsmodels raises PerfectSeparationError: separated
   classes, y all 0 for logistic and poisson; not for data that overlap;
   --tol 0 is refused, not replaced by the default;
+- glm-fit says so too where only some rows are separated (quasi-complete
+  separation), for which statsmodels answers a coefficient in the
+  thousands as converged, and newton failed on a singular Hessian;
 - svd of data far from 1 in magnitude: randomized svd (whose passes
   square the magnitude) matches NumPy from 1e-250 to 1e300, where 1e155
   overflowed and 1e-200 gave zeros; values near the smallest doubles are
@@ -259,6 +262,60 @@ class EdgeCases(C.InteropCase):
         p = C.run("glm-fit", path + ":/X", path + ":/over", "--tol", "0",
                   expect=None)
         self.assertCleanError(p, 2, "tol must be a number in (0, 1]")
+
+    def test_glm_quasi_complete_separation(self):
+        import statsmodels.api as sm
+        # rows with x0 != 0 are separated by x0's sign (logistic), or are
+        # y = 0 where x0 < 0 (poisson); the rows with x0 = 0 overlap: the
+        # coefficient of x0 has no finite maximum-likelihood value.
+        # statsmodels does not say so (a "converged" coefficient in the
+        # thousands with a standard error a thousand times larger, or no
+        # convergence); chunkctl did the same.  Moving the overlap rows off
+        # x0 = 0 makes the fit exist: then no warning, statsmodels' fit.
+        import warnings
+        rng = np.random.default_rng(5)
+        x = rng.normal(size=(300, 2))
+        x[:60, 0] = 0.0
+        yl = (x[:, 0] > 0) * 1.0
+        yl[:60] = rng.integers(0, 2, 60)
+        xp = x.copy()
+        xp[60:, 0] = -np.abs(xp[60:, 0])
+        yp = np.zeros(300)
+        yp[:60] = rng.poisson(2.0, 60)
+        xn = x.copy()
+        xn[:60, 0] = rng.normal(size=60) * 0.05
+        path = self.fresh("q.h5")
+        with h5py.File(path, "w") as f:
+            for k, v in dict(x=x, yl=yl, xp=xp, yp=yp, xn=xn).items():
+                f[k] = v
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for X, y, fam in ((x, yl, sm.families.Binomial()),
+                              (xp, yp, sm.families.Poisson())):
+                r = sm.GLM(y, sm.add_constant(X), family=fam).fit()
+                self.assertTrue(not r.converged or
+                                r.bse[1] > 100 * abs(r.params[1]))
+        for X, y, fam in (("x", "yl", "logistic"), ("xp", "yp", "poisson")):
+            for solver in ("newton", "lbfgs", "admm", "proximal_grad"):
+                with self.subTest(family=fam, solver=solver):
+                    p = C.run("glm-fit", path + ":/" + X, path + ":/" + y,
+                              "--family", fam, "--solver", solver,
+                              "--std-errors")
+                    got = json.loads(p.stdout)
+                    self.assertFalse(got["converged"])
+                    self.assertIsNone(got["stderr"][0])
+                    self.assertIn("quasi-complete separation", p.stderr)
+                    self.assertIn("led by column 0", p.stderr)
+        ref = sm.GLM(yl, sm.add_constant(xn),
+                     family=sm.families.Binomial()).fit(tol=1e-12)
+        for solver in ("newton", "lbfgs"):
+            p = C.run("glm-fit", path + ":/xn", path + ":/yl", "--solver",
+                      solver, "--tol", "1e-10")
+            got = json.loads(p.stdout)
+            self.assertTrue(got["converged"])
+            self.assertEqual(p.stderr, "")
+            np.testing.assert_allclose([got["intercept"]] + got["coef"],
+                                       ref.params, rtol=1e-6)
 
     def test_svd_of_data_far_from_one(self):
         rng = np.random.default_rng(0)
