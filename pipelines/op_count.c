@@ -750,7 +750,9 @@ static ck_code charge_bins(bctx *b, int64_t n)
 static ck_code grow_to(bctx *b, int64_t hi, int by_minlength, ck_err *err)
 {
     const ck_node *nd = &b->r->p->node[b->i];
-    int64_t need = hi + 1, cap = b->cap + b->cap / 2;
+    /* (hi can be INT64_MAX: need is then past any budget, not hi + 1) */
+    int64_t need = hi < INT64_MAX / 16 ? hi + 1 : INT64_MAX / 16 + 1;
+    int64_t cap = b->cap + b->cap / 2;
     char lim[32];
     void *g;
 
@@ -766,17 +768,18 @@ static ck_code grow_to(bctx *b, int64_t hi, int by_minlength, ck_err *err)
             charge_bins(b, (cap - b->cap) * 8) != CK_OK) {
             char why[CK_NAME_MAX + 64];
             if (by_minlength)
-                snprintf(why, sizeof why, "minlength %" PRId64, need);
+                snprintf(why, sizeof why, "minlength %" PRIu64,
+                         (uint64_t)hi + 1);
             else
                 snprintf(why, sizeof why,
                          "the largest value of '%s' is %" PRId64,
                          label(&b->r->p->node[b->op]), hi);
             return ck_err_set(
                 err, CK_ENOMEM,
-                "%s: bincount needs %" PRId64 " bins (%s), more than "
+                "%s: bincount needs %" PRIu64 " bins (%s), more than "
                 "--memory %s holds (the bins are held in memory, 8 bytes "
                 "each)",
-                nd->where, need, why,
+                nd->where, (uint64_t)hi + 1, why,
                 ck_size_str((double)b->r->budget.limit, lim, sizeof lim));
         }
     }
