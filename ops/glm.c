@@ -623,22 +623,21 @@ static ck_code singular(ck_err *err)
                       "columns)");
 }
 
-/* Is h numerically singular?  Cholesky can succeed on an exactly
- * singular matrix with a pivot of rounding size, so the first Hessian is
- * also judged by its singular values after scaling to unit diagonal (so
- * that column scale does not count): smallest <= d * 64 * eps * largest,
- * numpy.linalg.matrix_rank's rule with some headroom.  At the start the
- * variance weights are constant across rows (mu is the same for every
- * row), so this is a statement about the columns of x.  h is
- * overwritten; s (d) and u (d x d) are scratch. */
-static ck_code rank_check(const glm *G, double *h, double *a, double *s,
-                          double *u, ck_err *err)
+/* Is h (d x d) numerically singular?  Cholesky can succeed on an
+ * exactly singular matrix with a pivot of rounding size, so h is judged
+ * by its singular values after scaling to unit diagonal (so that column
+ * scale does not count): smallest <= d * 64 * eps * largest,
+ * numpy.linalg.matrix_rank's rule with some headroom; a diagonal entry
+ * that is not positive is singular too.  a, u, vt (d x d) and s (d) are
+ * scratch; vt may be h itself, which is not read past the scaling. */
+static ck_code rank_deficient(const ck_be *be, int64_t d, const double *h,
+                              double *a, double *s, double *u, double *vt,
+                              int *def, ck_err *err)
 {
-    int64_t d = G->d;
-
+    *def = 1;
     for (int64_t i = 0; i < d; i++)
         if (!(h[i * d + i] > 0))
-            return singular(err);
+            return CK_OK;
     for (int64_t i = 0; i < d; i++)
         for (int64_t j = 0; j < d; j++)
             a[i * d + j] = h[i * d + j] / sqrt(h[i * d + i] * h[j * d + j]);
@@ -649,12 +648,23 @@ static ck_code rank_check(const glm *G, double *h, double *a, double *s,
                       .s = s,
                       .u = u,
                       .ldu = d,
-                      .vt = h, /* h is not needed past the scaling */
+                      .vt = vt,
                       .ldvt = d};
-    CK_TRY(ck_op_svd(G->be, &sa, err));
-    if (s[d - 1] <= s[0] * (double)d * 64 * DBL_EPSILON)
-        return singular(err);
+    CK_TRY(ck_op_svd(be, &sa, err));
+    *def = s[d - 1] <= s[0] * (double)d * 64 * DBL_EPSILON;
     return CK_OK;
+}
+
+/* newton's first Hessian: at the start the variance weights are constant
+ * across rows (mu is the same for every row), so its rank is that of the
+ * columns of x.  h is overwritten; s (d) and u (d x d) are scratch. */
+static ck_code rank_check(const glm *G, double *h, double *a, double *s,
+                          double *u, ck_err *err)
+{
+    int def;
+
+    CK_TRY(rank_deficient(G->be, G->d, h, a, s, u, h, &def, err));
+    return def ? singular(err) : CK_OK;
 }
 
 /* Quasi-complete separation: a direction u along which the mean loss f
@@ -674,7 +684,8 @@ static ck_code rank_check(const glm *G, double *h, double *a, double *s,
  *    saturated (logistic: 4 p (1 - p) below 1e-5, past a margin of ~13;
  *    poisson: mu below 1e-5 of the rows' mean), the usual weight where u
  *    is merely weak (nearly collinear columns, whose optimum can lie far
- *    out but is finite);
+ *    out but is finite); u G u itself (D G D has a unit diagonal) near 0
+ *    is x's columns dependent along u, which then moves no row;
  *  - and the loss, probed at b +- |D^-1 b| u, does not rise on one side
  *    (within rounding).
  * *lead gets the largest entry of u's scaled form. */
@@ -740,7 +751,12 @@ static ck_code recession(const glm *G, ck_glm_family fam, const double *b,
     }
     /* the rows' mean weight, over G's: with an intercept its own entry */
     double w_all = G->fi ? h[mn - 1] / g0[mn - 1] : 1;
-    double w_u = ugu > 0 ? uhu / ugu : 0;
+    /* u G u is below 1 by little where u moves rows; near 0 where x's
+     * columns are dependent along u, which moves no row: not separation
+     * (rank deficiency, a fault of its own) */
+    if (!(ugu > 1e-8))
+        goto out;
+    double w_u = uhu / ugu;
     if (!(fam == CK_GLM_LOGISTIC || !G->fi ? w_u < 1e-5 : w_u < 1e-5 * w_all))
         goto out;
     for (int side = -1; side <= 1 && !*found && rc == CK_OK; side += 2) {
@@ -1452,21 +1468,30 @@ ck_code ck_glm_fit(const ck_be *be, const ck_glm_opts *o, int64_t p,
         free(oc.h);
         return rc;
     }
-    int no_mle = 0;
-    if (G.lam1 == 0 && G.lam2 == 0 && o->family != CK_GLM_NORMAL &&
-        oc.objective >= 0 && oc.objective <= 1e-4) {
+    int no_mle = 0, pen = G.lam1 != 0 || G.lam2 != 0;
+    double loss = oc.objective;
+    if ((!pen || G.fi) && o->family != CK_GLM_NORMAL && oc.objective >= 0 &&
+        oc.objective <= 1e-4) {
         /* Logistic and poisson losses are >= 0 where y is 0 or 1 (all 0
          * for poisson), and 0 only in the limit: a small mean loss (it is
          * log 2 and 1 at b = 0) that doubling b cuts by half or more means
          * the loss keeps falling as b grows, where from a minimum the
-         * convex loss could only rise (within tol |b|). */
+         * convex loss could only rise (within tol |b|).  A penalty bounds
+         * w, not the intercept: there only the intercept is doubled (y
+         * all 0 or all 1, whose fit is an intercept growing without
+         * bound). */
         double *b2 = malloc((size_t)G.d * sizeof *b2), f2;
         if (!b2)
             rc = ck_err_set(err, CK_ENOMEM, "glm: out of memory");
         for (int64_t j = 0; b2 && j < G.d; j++)
-            b2[j] = 2 * b[j];
-        if (b2 && (rc = G.pass(G.ctx, b2, &f2, NULL, NULL, err)) == CK_OK)
-            no_mle = f2 < 0.5 * oc.objective;
+            b2[j] = pen && j < G.p ? b[j] : 2 * b[j];
+        /* (the loss without the penalty, which is as small) */
+        if (b2 && pen)
+            rc = G.pass(G.ctx, b, &loss, NULL, NULL, err);
+        if (b2 && rc == CK_OK &&
+            (rc = G.pass(G.ctx, b2, &f2, NULL, NULL, err)) == CK_OK &&
+            f2 <= 0.5 * loss)
+            no_mle = pen ? 3 : 1;
         free(b2);
         if (rc != CK_OK) {
             free(b);
@@ -1538,19 +1563,30 @@ ck_code ck_glm_std_errors(const ck_be *be, ck_glm_family f, int64_t n,
                           double *se, ck_err *err)
 {
     size_t mn = (size_t)(d * d);
-    double *a = malloc(2 * mn * sizeof *a + 8), *inv = a + mn, scale = 1;
+    double *a = malloc(4 * mn * sizeof *a + 8), *inv = a + mn, scale = 1;
 
     if (!a)
         return ck_err_set(err, CK_ENOMEM, "glm: out of memory");
     if (f == CK_GLM_NORMAL) /* the residual variance, statsmodels' scale */
         scale = n > d ? 2 * (double)n * mean_loss / (double)(n - d) : NAN;
+    /* a rank-deficient h has no inverse, though Cholesky may find one of
+     * rounding-size pivots (huge "standard errors", solver-dependent) */
+    int def;
+    ck_code rc =
+        rank_deficient(be, d, h, a, inv, inv + mn, inv + 2 * mn, &def, err);
+    if (rc != CK_OK || def) {
+        for (int64_t i = 0; i < d; i++)
+            se[i] = NAN;
+        free(a);
+        return rc;
+    }
     /* inv = h^-1 by Cholesky: h is symmetric, row-major is column-major */
     memcpy(a, h, mn * sizeof *a);
     memset(inv, 0, mn * sizeof *inv);
     for (int64_t i = 0; i < d; i++)
         inv[i * d + i] = 1;
     ck_posv_args pa = {.n = d, .nrhs = d, .a = a, .b = inv};
-    ck_code rc = ck_op_posv(be, &pa, err);
+    rc = ck_op_posv(be, &pa, err);
     for (int64_t i = 0; rc == CK_OK && i < d; i++) {
         double v = inv[i * d + i] * scale / (double)n;
         se[i] = !pa.not_pd && v >= 0 ? sqrt(v) : NAN;

@@ -120,7 +120,9 @@ typedef struct ck_glm_result {
      * the loss does not rise, while the other rows pin the rest of b
      * (unpenalised logistic or poisson, converged; the smallest singular
      * vector of the Hessian, then two passes where it is nearly
-     * singular). */
+     * singular).  3: a penalised fit with an intercept whose loss
+     * falls as the intercept alone doubles: y all 0 or all 1 (the
+     * intercept is not penalised). */
     int no_mle;
     int64_t lead;
     double objective; /* f(b), penalty included */

@@ -69,10 +69,10 @@ static ck_code svd_finite(const xrun *r, const ck_node *nd, int transpose,
     while (an->kind == CK_NODE_CF)
         an = &r->p->node[an->arg[0]];
     int64_t i = lo + at / n, j = at % n;
-    return ck_err_set(
-        err, CK_EFORMAT, "%s[%lld, %lld] is %g: the SVD needs finite values",
-        an->kind == CK_NODE_INPUT ? an->source : an->name,
-        (long long)(transpose ? j : i), (long long)(transpose ? i : j), x[at]);
+    return ck_err_set(err, CK_EFORMAT,
+                      "%s[%lld, %lld] is %g: the SVD needs finite values",
+                      ck_node_label(an), (long long)(transpose ? j : i),
+                      (long long)(transpose ? i : j), x[at]);
 }
 
 /* matmul's k blocking: gemm runs at full speed from k = 256 or so, and
@@ -1037,8 +1037,7 @@ static ck_code svd_exact(xrun *r, int i, int transpose, ck_err *err)
         rc = ck_err_set(err, CK_EFORMAT,
                         "%s: its largest singular value is %g, too close to "
                         "the smallest doubles for an SVD (scale it up first)",
-                        src->kind == CK_NODE_INPUT ? src->source : src->name,
-                        s[0]);
+                        ck_node_label(src), s[0]);
         goto out;
     }
     /* V[c][j] = vt[j + c*n] (col-major) */
@@ -1241,8 +1240,7 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
                             "%s: its largest |value| is %g, too close to "
                             "the smallest doubles for an SVD (scale it up "
                             "first)",
-                            an->kind == CK_NODE_INPUT ? an->source : an->name,
-                            big);
+                            ck_node_label(an), big);
         if (rc == CK_OK && (big > 0x1p200 || (big > 0 && big < 0x1p-200))) {
             /* far from 1: the first pass again, scaled (a power of two,
              * so the scaling itself rounds nothing) */
@@ -1550,13 +1548,13 @@ static ck_code glm_sums(gfit *g, int64_t base, int64_t ta, int64_t tb,
                     err, CK_EFORMAT,
                     "X ('%s') row %lld column %lld is %g: glm_fit needs "
                     "finite values",
-                    g->r->p->node[g->nd->arg[0]].name,
+                    ck_node_label(&g->r->p->node[g->nd->arg[0]]),
                     (long long)(at + bx / g->p), (long long)(bx % g->p),
                     x[(at - base) * g->p + bx]);
             if (by >= 0)
                 return ck_err_set(err, CK_EFORMAT,
                                   "y ('%s') value %lld is %g: %s",
-                                  g->r->p->node[g->nd->arg[1]].name,
+                                  ck_node_label(&g->r->p->node[g->nd->arg[1]]),
                                   (long long)(at + by), ys[by],
                                   !isfinite(ys[by]) ? "values must be finite"
                                   : g->nd->glm.family == CK_GLM_LOGISTIC
@@ -1823,7 +1821,13 @@ ck_code ck_exec_run_glm(xrun *r, int i, ck_err *err)
                "%s), and they grow without bound; fit with a penalty (l2 "
                "and a lambda)",
                who, col);
-    } else if (res.no_mle)
+    } else if (res.no_mle == 3)
+        ck_log(CK_LOG_WARN,
+               "%s: no fit exists: y is all %s, so the intercept (which is "
+               "not penalised) grows without bound; there is nothing to "
+               "fit",
+               who, nd->glm.family == CK_GLM_POISSON ? "0" : "0 or all 1");
+    else if (res.no_mle)
         ck_log(CK_LOG_WARN,
                "%s: no maximum-likelihood fit exists: the fitted means "
                "approach y on every row (mean loss %.3g; %s), and the "
@@ -1866,11 +1870,18 @@ ck_code ck_exec_run_glm(xrun *r, int i, ck_err *err)
             rc = ck_glm_std_errors(&r->be, nd->glm.family, n, d, res.h,
                                    res.objective, info + 3, err);
         if (rc == CK_OK && nd->glm.std_errors && res.converged &&
-            isnan(info[3]))
-            ck_log(CK_LOG_WARN,
-                   "%s: no standard errors: the information matrix is "
-                   "singular (X is rank deficient)",
-                   who);
+            isnan(info[3])) {
+            if (nd->glm.family == CK_GLM_NORMAL && n <= d)
+                ck_log(CK_LOG_WARN,
+                       "%s: no standard errors: no residual degrees of "
+                       "freedom (%lld rows for %lld parameters)",
+                       who, (long long)n, (long long)d);
+            else
+                ck_log(CK_LOG_WARN,
+                       "%s: no standard errors: the information matrix is "
+                       "singular (X is rank deficient)",
+                       who);
+        }
         r->x[i + 1].mem = coef;
         r->x[i + 2].mem = ic;
         r->x[i].mem = info;

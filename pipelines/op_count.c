@@ -62,11 +62,6 @@ static int find_node(const ck_plan *p, const char *name)
     return -1;
 }
 
-static const char *label(const ck_node *m)
-{
-    return m->kind == CK_NODE_INPUT ? m->source : m->name;
-}
-
 CK_PLAN_PARSE_FN(count)
 {
     const cJSON *w = cJSON_GetObjectItem(step, "weights");
@@ -335,7 +330,7 @@ static ck_code too_many(const uctx *u, int64_t len, ck_err *err)
                       "%s: the distinct values of '%s' (%" PRId64
                       " or more) do not fit in --memory %s (unique holds "
                       "them in memory, 16 bytes each while it runs)",
-                      nd->where, label(&u->r->p->node[u->op]), len,
+                      nd->where, ck_node_label(&u->r->p->node[u->op]), len,
                       ck_size_str((double)u->r->budget.limit, lim, sizeof lim));
 }
 
@@ -773,7 +768,7 @@ static ck_code grow_to(bctx *b, int64_t hi, int by_minlength, ck_err *err)
             else
                 snprintf(why, sizeof why,
                          "the largest value of '%s' is %" PRId64,
-                         label(&b->r->p->node[b->op]), hi);
+                         ck_node_label(&b->r->p->node[b->op]), hi);
             return ck_err_set(
                 err, CK_ENOMEM,
                 "%s: bincount needs %" PRIu64 " bins (%s), more than "
@@ -812,7 +807,7 @@ static ck_code add_box(bctx *b, const int64_t *x, const double *wv, size_t n,
         return ck_err_set(err, CK_EFORMAT,
                           "%s: '%s' holds the negative value %" PRId64
                           "; bincount counts non-negative integers only",
-                          nd->where, label(&b->r->p->node[b->op]), lo);
+                          nd->where, ck_node_label(&b->r->p->node[b->op]), lo);
     CK_TRY(grow(b, hi, err));
     if (wv) {
         double *bins = b->bins;
@@ -845,7 +840,7 @@ static ck_code read_box(bctx *b, ck_arena *a, const ck_chunk *c, size_t n,
                           "%s: '%s' holds %" PRIu64 ", too large a value to "
                           "count (bincount makes a bin for each value up to "
                           "the largest)",
-                          nd->where, label(m), big);
+                          nd->where, ck_node_label(m), big);
     *xo = x;
     *wo = NULL;
     if (b->w >= 0) {

@@ -552,8 +552,7 @@ static ck_code named_bins(ck_plan *p, const char *path, const char *where,
         return ck_plan_bad(err, path, where,
                            "bins '%s': '%s' has no values (or only NaN), so "
                            "there is nothing to take the bins from",
-                           rule,
-                           x->kind == CK_NODE_INPUT ? x->source : x->name);
+                           rule, ck_node_label(x));
     if (!isfinite(*lo) || !isfinite(*hi))
         return ck_plan_bad(err, path, where,
                            "bins '%s': the data's range [%g, %g] is not "
@@ -724,7 +723,7 @@ ck_code ck_plan_parse_hist(ck_plan *p, const char *path, const char *where,
                     err, path, where,
                     "range: '%s' is empty, so there is no range to "
                     "take the bins from; give one",
-                    m->kind == CK_NODE_INPUT ? m->source : m->name);
+                    ck_node_label(m));
             for (int k = 0; k < 2; k++)
                 CK_TRY(add_range_step(p, path, where, self, k, err));
         } else {
@@ -1725,10 +1724,13 @@ ck_code ck_plan_parse_glm(ck_plan *p, const char *path, const char *where,
         return ck_plan_bad(err, path, where, "args[1]: y must be a 1-D array");
     if (y->shape[0] != x->shape[0])
         return ck_plan_bad(err, path, where,
-                           "X has %lld rows but y has %lld values",
-                           (long long)x->shape[0], (long long)y->shape[0]);
+                           "X ('%s') has %lld rows but y ('%s') has %lld "
+                           "values",
+                           ck_node_label(x), (long long)x->shape[0],
+                           ck_node_label(y), (long long)y->shape[0]);
     if (x->shape[0] < 1 || x->shape[1] < 1)
-        return ck_plan_bad(err, path, where, "X is empty");
+        return ck_plan_bad(err, path, where, "X ('%s') is empty",
+                           ck_node_label(x));
     CK_TRY(glm_names(path, where, step, o, err));
     if (fi && !cJSON_IsBool(fi))
         return ck_plan_bad(err, path, where,
@@ -1876,8 +1878,9 @@ static ck_code parse_model(ck_plan *p, const char *path, const char *where,
     if (c->ndim != 1 || c->shape[0] != x->shape[1])
         return ck_plan_bad(
             err, path, where,
-            "X has %lld columns but the model has %lld coefficients",
-            (long long)x->shape[1],
+            "X ('%s') has %lld columns but the model (%s) has %lld "
+            "coefficients",
+            ck_node_label(x), (long long)x->shape[1], mj->valuestring,
             (long long)(c->ndim == 1 ? c->shape[0] : -1));
     n->nargs = 3;
     n->arg[1] = self;
@@ -2607,6 +2610,11 @@ int ck_plan_device_kernels(const char *backend)
 {
     const ck_backend *t = table_of(backend);
     return t && t->kernel_load;
+}
+
+const char *ck_node_label(const ck_node *n)
+{
+    return n->kind == CK_NODE_INPUT ? n->source : n->name;
 }
 
 const char *ck_plan_runs_on(const ck_plan *p, const ck_node *n,

@@ -259,6 +259,10 @@ ck_code ck_plan_load(const char *path, unsigned flags, int64_t memory,
 void ck_plan_print(const ck_plan *p, int threads, int64_t memory,
                    const char *backend, FILE *f);
 
+/* How messages name node n: an input's source as the user gave it
+ * ("data.h5:/x"), a step's or result's name. */
+const char *ck_node_label(const ck_node *n);
+
 /* Where step n runs under backend (a name ck_be_resolve gave): "host"
  * for an input, the backend when it implements the step's op (a kernel
  * step's CUDA C version: when it launches users' kernels), "cpu, its BLAS

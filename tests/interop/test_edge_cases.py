@@ -26,6 +26,11 @@ contract:
 - glm-fit says so too where only some rows are separated (quasi-complete
   separation), for which statsmodels answers a coefficient in the
   thousands as converged, and newton failed on a singular Hessian;
+- glm-fit's standard errors of a rank-deficient X are null with every
+  solver (three printed millions), a saturated normal fit says it has no
+  residual degrees of freedom (not "rank deficient"), a penalised fit of
+  y all 0 or all 1 says there is nothing to fit (its intercept grew), and
+  bad data is named by its file and dataset, not "X ('X')";
 - svd of data far from 1 in magnitude: randomized svd (whose passes
   square the magnitude) matches NumPy from 1e-250 to 1e300, where 1e155
   overflowed and 1e-200 gave zeros; values near the smallest doubles are
@@ -316,6 +321,102 @@ class EdgeCases(C.InteropCase):
             self.assertEqual(p.stderr, "")
             np.testing.assert_allclose([got["intercept"]] + got["coef"],
                                        ref.params, rtol=1e-6)
+
+    def test_glm_fits_without_standard_errors_or_without_a_fit(self):
+        import warnings
+        import statsmodels.api as sm
+        from sklearn.linear_model import LogisticRegression
+        rng = np.random.default_rng(3)
+        n = 200
+        x = rng.normal(size=(n, 3))
+        eta = x @ [1, -1, .5] + .2
+        yl = (rng.random(n) < 1 / (1 + np.exp(-eta))) * 1.0
+        yp = rng.poisson(np.exp(.3 * eta)) * 1.0
+        xconst = np.c_[x, np.full(n, 2.0)]
+        xdup = np.c_[x, x[:, 0]]
+        xsat = rng.normal(size=(n, n - 1))
+        yn = eta + rng.normal(size=n)
+        path = self.fresh("se.h5")
+        with h5py.File(path, "w") as f:
+            for k, v in dict(xconst=xconst, xdup=xdup, xsat=xsat, yn=yn,
+                             yl=yl, yp=yp, ones=np.ones(n),
+                             zeros=np.zeros(n)).items():
+                f[k] = v
+        # rank-deficient X (with the intercept): null standard errors
+        # whatever the solver (admm, proximal_grad and gradient_descent
+        # printed ones in the millions, Cholesky passing on pivots of
+        # rounding size)
+        for X in ("xconst", "xdup"):
+            self.assertLess(
+                np.linalg.matrix_rank(sm.add_constant(
+                    xconst if X == "xconst" else xdup, has_constant="add")),
+                5)
+            for y, fam in (("yl", "logistic"), ("yp", "poisson")):
+                for solver in ("lbfgs", "admm", "proximal_grad",
+                               "gradient_descent"):
+                    with self.subTest(X=X, family=fam, solver=solver):
+                        p = C.run("glm-fit", path + ":/" + X,
+                                  path + ":/" + y, "--family", fam,
+                                  "--solver", solver, "--std-errors")
+                        got = json.loads(p.stdout)
+                        self.assertEqual(got["stderr"], [None] * 4)
+                        self.assertIsNone(got["intercept_stderr"])
+                        self.assertIn("information matrix is singular",
+                                      p.stderr)
+        # a saturated normal fit (n = p + 1) has full rank but no residual
+        # degrees of freedom: statsmodels' df_resid is 0 and its bse not
+        # finite
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ref = sm.OLS(yn, sm.add_constant(xsat)).fit()
+        self.assertEqual(ref.df_resid, 0)
+        self.assertFalse(np.isfinite(ref.bse).all())
+        p = C.run("glm-fit", path + ":/xsat", path + ":/yn", "--family",
+                  "normal", "--std-errors")
+        self.assertIsNone(json.loads(p.stdout)["stderr"][0])
+        self.assertIn("no residual degrees of freedom (200 rows for 200 "
+                      "parameters)", p.stderr)
+        # y of one class has no fit even with a penalty, which does not
+        # reach the intercept (scikit-learn refuses such y)
+        with self.assertRaises(ValueError):
+            LogisticRegression().fit(x, np.ones(n))
+        for y, fam, solver in (("ones", "logistic", "newton"),
+                               ("ones", "logistic", "lbfgs"),
+                               ("zeros", "logistic", "newton"),
+                               ("zeros", "poisson", "admm")):
+            with self.subTest(y=y, family=fam, solver=solver):
+                p = C.run("glm-fit", path + ":/xconst", path + ":/" + y,
+                          "--family", fam, "--solver", solver,
+                          "--regularizer", "l2", "--lambda", "0.1")
+                self.assertFalse(json.loads(p.stdout)["converged"])
+                self.assertIn("no fit exists: y is all 0", p.stderr)
+        # and a penalised fit of two classes is no such thing
+        p = C.run("glm-fit", path + ":/xconst", path + ":/yl",
+                  "--regularizer", "l2", "--lambda", "0.1")
+        self.assertTrue(json.loads(p.stdout)["converged"])
+        self.assertEqual(p.stderr, "")
+
+    def test_glm_errors_name_the_data(self):
+        path = self.fresh("bad.h5")
+        x = np.random.default_rng(0).random((50, 3))
+        xnan = x.copy()
+        xnan[33, 1] = np.nan
+        with h5py.File(path, "w") as f:
+            f["x"], f["xnan"], f["x4"] = x, xnan, np.c_[x, x[:, 0]]
+            f["y"] = (x[:, 0] > .5) * 1.0
+            f["y40"], f["y2"] = np.zeros(40), np.full(50, 2.0)
+        model = self.fresh("m.h5")
+        C.run("glm-fit", path + ":/x", path + ":/y", "-o", model)
+        for args, code, needles in (
+                ((":/xnan", ":/y"), 1, ("bad.h5:/xnan", "row 33 column 1")),
+                ((":/x", ":/y2"), 1, ("bad.h5:/y2", "value 0 is 2")),
+                ((":/x", ":/y40"), 2, ("bad.h5:/x", "bad.h5:/y40"))):
+            with self.subTest(args=args):
+                p = C.run("glm-fit", *[path + a for a in args], expect=None)
+                self.assertCleanError(p, code, *needles)
+        p = C.run("glm-predict", model, path + ":/x4", "-o",
+                  self.fresh("p.h5") + ":/p", expect=None)
+        self.assertCleanError(p, 2, "bad.h5:/x4", "m.h5", "4 columns")
 
     def test_svd_of_data_far_from_one(self):
         rng = np.random.default_rng(0)
