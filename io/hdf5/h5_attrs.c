@@ -138,7 +138,10 @@ static cJSON *attr_json(hid_t attr, const char *name, const char *where)
         H5Aread(attr, mt, buf) < 0)
         goto skip;
     got = 1;
-    if (scls == H5S_SIMPLE && !(arr = cJSON_CreateArray()))
+    /* an array of one element is one value, as netCDF reads it (netCDF-C
+     * writes every attribute as a 1-D array; h5py writes scalars) */
+    if (scls == H5S_SIMPLE && !(nd == 1 && n == 1) &&
+        !(arr = cJSON_CreateArray()))
         goto skip;
     for (hssize_t i = 0; i < n; i++) {
         cJSON *item = NULL;

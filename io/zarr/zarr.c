@@ -1919,7 +1919,9 @@ static ck_code create_locked(ck_store *s, const ck_array_spec *spec,
         close(fd);
         return rc;
     }
-    if (m.zarr_format == 2 && spec->has_dims &&
+    /* a 0-d array's dimensions are known (none): xarray needs the empty
+     * list on every array of a store it opens */
+    if (m.zarr_format == 2 && (spec->has_dims || spec->ndim == 0) &&
         (rc = write_dims2(s, fd, spec, err)) != CK_OK) {
         close(fd);
         return rc;

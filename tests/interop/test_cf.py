@@ -732,10 +732,11 @@ class MissingValueForms(CfCase):
                 p = C.run("mean", back + ":/tas")
                 self.assertAlmostEqual(float(p.stdout), want, delta=1e-3)
         # v3's fill_value fills unwritten chunks only: the attribute says
-        # what is missing there, as xarray writes v3
+        # what is missing there, as xarray writes v3 (one value, as
+        # netCDF4 reads an attribute of one element)
         with open(self.path("c3.zarr", "tas", "zarr.json")) as f:
             self.assertEqual(json.load(f)["attributes"]["_FillValue"],
-                             [-999.0])
+                             -999.0)
 
     def test_plain_hdf5_fill_value_to_zarr_v2(self):
         # no dimension names: a v2 fill_value means nothing missing, so

@@ -31,6 +31,9 @@ contract:
   residual degrees of freedom (not "rank deficient"), a penalised fit of
   y all 0 or all 1 says there is nothing to fit (its intercept grew), and
   bad data is named by its file and dataset, not "X ('X')";
+- a netCDF attribute of one element copies to Zarr as one value, as
+  netCDF4 reads it, not a list of one (a listed _Unsigned was not seen),
+  and a 0-d array in a Zarr v2 store has _ARRAY_DIMENSIONS [];
 - svd of data far from 1 in magnitude: randomized svd (whose passes
   square the magnitude) matches NumPy from 1e-250 to 1e300, where 1e155
   overflowed and 1e-200 gave zeros; values near the smallest doubles are
@@ -417,6 +420,51 @@ class EdgeCases(C.InteropCase):
         p = C.run("glm-predict", model, path + ":/x4", "-o",
                   self.fresh("p.h5") + ":/p", expect=None)
         self.assertCleanError(p, 2, "bad.h5:/x4", "m.h5", "4 columns")
+
+    def test_netcdf_attributes_and_scalars_in_zarr(self):
+        # netCDF-C writes every attribute as a 1-D array: one of one
+        # element is one value to netCDF4 (and to xarray, which reads
+        # Zarr attributes as they are); a copy made them lists
+        # (["days since ..."], [0.5]), so that a Zarr _Unsigned ["true"]
+        # was not seen.  A 0-d variable's dimensions are () to netCDF4:
+        # xarray needs _ARRAY_DIMENSIONS [] on it too.
+        import netCDF4
+        src = self.fresh("a.nc")
+        d = netCDF4.Dataset(src, "w")
+        d.createDimension("x", 4)
+        b = d.createVariable("b", "i1", ("x",))
+        b.setncattr_string("_Unsigned", "true")
+        b.set_auto_maskandscale(False)
+        b[:] = [-2, 5, -128, 100]
+        t = d.createVariable("t", "f8", ("x",))
+        t.setncattr_string("units", "days since 2000-01-01")
+        t.scale_factor = 0.5
+        t.valid_range = np.array([0, 10.0])
+        t[:] = [1, 2, 3, 4]
+        crs = d.createVariable("crs", "i4", ())
+        crs.grid_mapping_name = "latitude_longitude"
+        d.close()
+        out = self.fresh("a.zarr")
+        C.run("copy", "--quiet", src, out)
+        g = zarr.open_group(out, mode="r")
+        with netCDF4.Dataset(src) as d:
+            for name in ("b", "t", "crs"):
+                v = d[name]
+                attrs = dict(g[name].attrs)
+                self.assertEqual(attrs.pop("_ARRAY_DIMENSIONS"),
+                                 list(v.dimensions))
+                self.assertEqual(sorted(attrs), sorted(v.ncattrs()))
+                for k in v.ncattrs():
+                    want = v.getncattr(k)
+                    if isinstance(want, np.ndarray):
+                        self.assertEqual(attrs[k], want.tolist(), k)
+                    else:
+                        self.assertEqual(attrs[k], want, k)
+                        self.assertNotIsInstance(attrs[k], list, k)
+            d.set_auto_maskandscale(False)
+            want = int(d["b"][:].astype("u1").sum())
+        self.assertEqual(C.run("sum", out + ":/b", "--quiet").stdout.strip(),
+                         str(want))
 
     def test_svd_of_data_far_from_one(self):
         rng = np.random.default_rng(0)
