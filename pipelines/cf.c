@@ -10,7 +10,8 @@
  * ones that describe the stored encoding (_FillValue, missing_value,
  * scale_factor, add_offset) or the file's structure (dimension lists,
  * _Netcdf4* and friends); valid_range, valid_min, valid_max, actual_range
- * and flag_* go once the values are computed rather than selected; units
+ * and flag_* go once the values are computed rather than selected, and
+ * the first three are unpacked where the values were (CF 8.1); units
  * and standard_name go unless every step keeps units (selections,
  * reshapes, sums, means, min/max, std, quantiles, cumsum, stencils,
  * coarsen, +, -, abs, negative, minimum, maximum, clip, where, rounding).
@@ -160,6 +161,7 @@ ck_code ck_cf_plan_input(ck_plan *p, const char *path, const char *where, int i,
 
     no_coords(n);
     n->attrs_from = i + 1;
+    n->attrs_cf = 0;
     n->keeps_units = 2;
     n->has_dims = ai->has_dims;
     memcpy(n->dims, ai->dims, sizeof n->dims);
@@ -241,6 +243,7 @@ ck_code ck_cf_plan_input(ck_plan *p, const char *path, const char *where, int i,
     c->cf_scale = hs ? scale : 1;
     c->cf_offset = ho ? offset : 0;
     c->missing = hf || hm;
+    c->attrs_cf = hs || ho || hu ? p->n + 1 : 0;
     if (!hf && !hm && !hs && !ho) /* _Unsigned alone: the values as such */
         c->dtype = unsigned_of(ai->dtype);
     else if (!ck_dtype_is_float(ai->dtype))
@@ -572,6 +575,7 @@ static void step_attrs(ck_plan *p, ck_node *n)
         return; /* histograms, counts, indices, linear algebra, kernels */
     }
     n->attrs_from = m->attrs_from;
+    n->attrs_cf = m->attrs_cf;
     n->keeps_units = keep < m->keeps_units ? keep : m->keeps_units;
     if (n->kind == CK_NODE_EW && n->ew >= CK_EW_LESS &&
         n->ew <= CK_EW_LOGICAL_OR)
@@ -589,6 +593,7 @@ ck_code ck_cf_plan_step(ck_plan *p, const char *path, const char *where, int i,
     n->has_dims = 0;
     memset(n->dims, 0, sizeof n->dims);
     n->attrs_from = 0;
+    n->attrs_cf = 0;
     n->keeps_units = 0;
     for (int a = 0; a < n->nargs; a++)
         if (n->arg[a] >= 0 && p->node[n->arg[a]].missing)
@@ -772,6 +777,62 @@ static int about_values(const char *k)
            strncmp(k, "flag_", 5) == 0;
 }
 
+/* The attributes that bound the stored values: CF 8.1 gives them in the
+ * packed type and units, so they are unpacked with the values. */
+static int bounds_stored(const char *k)
+{
+    return strcmp(k, "valid_range") == 0 || strcmp(k, "valid_min") == 0 ||
+           strcmp(k, "valid_max") == 0;
+}
+
+/* Stored value x as decode_cf step c decodes it into its dtype: read as
+ * unsigned where _Unsigned says so, then x * scale_factor + add_offset in
+ * the decoded type, as ck_cf_decode computes it. */
+static double unpack_one(const ck_node *c, const ck_node *in, double x)
+{
+    if (c->cf_unsigned && x < 0)
+        x += ldexp(1, 8 * (int)ck_dtype_size(in->dtype));
+    if (c->dtype == CK_F32)
+        return (double)((float)x * (float)c->cf_scale + (float)c->cf_offset);
+    if (c->dtype == CK_F64)
+        return x * c->cf_scale + c->cf_offset;
+    return x; /* _Unsigned alone: an unsigned integer */
+}
+
+/* A copy of attribute v (a number or a list of numbers) unpacked by
+ * decode_cf step c of input 'in' (NULL when out of memory); anything else
+ * is copied as it is. */
+static cJSON *unpack_attr(const ck_node *c, const ck_node *in, const cJSON *v)
+{
+    cJSON *out, *e, *u;
+    ck_attrs_num num;
+    char txt[48];
+
+    if (cJSON_IsArray(v)) {
+        if (!(out = cJSON_CreateArray()))
+            return NULL;
+        cJSON_ArrayForEach(e, v)
+        {
+            if (!(u = unpack_attr(c, in, e)) || !cJSON_AddItemToArray(out, u)) {
+                cJSON_Delete(u);
+                cJSON_Delete(out);
+                return NULL;
+            }
+        }
+        return out;
+    }
+    if (!ck_attrs_number(v, &num) || !isfinite(num.f))
+        return cJSON_Duplicate(v, 1);
+    double x = unpack_one(c, in, num.f);
+    if (!ck_dtype_is_float(c->dtype))
+        snprintf(txt, sizeof txt, "%.0f", x);
+    else if (snprintf(txt, sizeof txt, "%.*g", c->dtype == CK_F32 ? 9 : 17, x) >
+                 0 &&
+             txt[strspn(txt, "-0123456789")] == '\0')
+        strcat(txt, ".0"); /* a float, as JSON readers of attributes see */
+    return cJSON_CreateRaw(txt);
+}
+
 static int about_units(const char *k)
 {
     return strcmp(k, "units") == 0 || strcmp(k, "standard_name") == 0;
@@ -807,8 +868,15 @@ ck_code ck_cf_out_attrs(xrun *r, int i, ck_store *s, const char *name,
             (nd->keeps_units < 2 && about_values(v->string)) ||
             (nd->keeps_units < 1 && about_units(v->string)))
             continue;
-        if (!(c = cJSON_Duplicate(v, 1)) ||
-            !cJSON_AddItemToObject(out, v->string, c)) {
+        /* values unpacked by decode_cf have their bounds unpacked too:
+         * left in packed units they would mask every value */
+        if (nd->attrs_cf > 0 && bounds_stored(v->string)) {
+            const ck_node *cf = &r->p->node[nd->attrs_cf - 1];
+            c = unpack_attr(cf, &r->p->node[cf->arg[0]], v);
+        } else {
+            c = cJSON_Duplicate(v, 1);
+        }
+        if (!c || !cJSON_AddItemToObject(out, v->string, c)) {
             cJSON_Delete(c);
             rc = ck_err_set(err, CK_ENOMEM, "out of memory");
             break;

@@ -159,6 +159,8 @@ typedef struct ck_node {
     int missing;    /* NaN in its values means missing data (CF) */
     int attrs_from; /* 1 + the input whose attributes its values keep; 0:
                        none */
+    int attrs_cf;   /* 1 + the decode_cf step that unpacked those values
+                       (scale_factor, add_offset, _Unsigned); 0: none */
     int keeps_units;
     /* CK_NODE_CF: the stored values' _FillValue and missing_value (CF
      * allows a list), whether its integers are unsigned (_Unsigned

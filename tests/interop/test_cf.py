@@ -6,8 +6,9 @@ chunkctl.
 
 - CF decoding: `chunkctl mean F.nc:/tas --axis time` equals CDO's timmean,
   NCO's ncwa and netCDF4's masked mean; a packed int16 decodes as
-  netCDF4's auto mask-and-scale does; --raw and "decode": false see the
-  stored integers; reductions skip missing values;
+  netCDF4's auto mask-and-scale does, its valid_range, valid_min and
+  valid_max unpacked with it; --raw and "decode": false see the stored
+  integers; reductions skip missing values;
 - what the output keeps: dimensions, coordinate variables (sliced with the
   data), the attribute rule op by op, _FillValue NaN in the variable's
   type, history and provenance;
@@ -392,6 +393,51 @@ class PackedInt16(CfCase):
             got = f["m"][()]
         self.assertEqual(got.dtype, np.float32)
         self.assertLessEqual(float(np.max(ulps(got, ref))), 1.0)
+
+    def test_valid_range_unpacked_with_the_values(self):
+        # CF 8.1: valid_range, valid_min and valid_max of packed data are
+        # in the packed type.  Left so on the unpacked output they masked
+        # every value (98800..104000 against [-5000, 5000]).
+        src = self.fresh("vr.nc")
+        with netCDF4.Dataset(src, "w") as d:
+            d.createDimension("x", 4)
+            v = d.createVariable("psl", "i2", ("x",))
+            v.scale_factor = np.float32(1)
+            v.add_offset = np.float32(1e5)
+            v.valid_range = np.array([-5000, 5000], "i2")
+            v.set_auto_maskandscale(False)
+            v[:] = [-1200, 0, 300, 6000]
+            u = d.createVariable("u", "i1", ("x",))
+            u._Unsigned = "true"
+            u.scale_factor = np.float32(0.5)
+            u.valid_min = np.int8(1)
+            u.valid_max = np.int8(-3)
+            u.set_auto_maskandscale(False)
+            u[:] = [-1, 0, 1, -3]
+        for name in ("psl", "u"):
+            with self.subTest(name=name):
+                want, wa, _ = nc_read(src, name)
+                out = "vr_%s.nc" % name
+                self.ck(out + ":/" + name, "slice", src + ":/" + name,
+                        "--index", "[[null,null]]")
+                got, a, _ = nc_read(self.path(out), name)
+                # netCDF4 masks what is out of range in both, alike
+                self.assertSameArray(np.ma.getmaskarray(got),
+                                     np.ma.getmaskarray(want), "mask")
+                self.assertSameArray(filled(got), filled(want), "values")
+                self.assertGreater(np.ma.count(got), 0)
+                for k in ("valid_range", "valid_min", "valid_max"):
+                    if k not in wa:
+                        continue
+                    self.assertEqual(np.asarray(a[k]).dtype, np.float32, k)
+                    stored = np.asarray(wa[k])
+                    if name == "u":
+                        stored = stored.view(np.uint8)
+                    self.assertSameArray(
+                        np.asarray(a[k]),
+                        (stored.astype(np.float32) * np.float32(
+                            wa["scale_factor"]) +
+                         np.float32(wa.get("add_offset", 0))), k)
 
     def test_missing_value_alone(self):
         self.ck("mv.h5:/m", "mean", self.nc + ":/ts", "--axis", "lat")
