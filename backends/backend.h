@@ -94,6 +94,11 @@ typedef enum ck_red_op {
     CK_RED_NANMAX,
     CK_RED_NANVAR,
     CK_RED_NANSTD,
+    CK_RED_NANPROD,
+    CK_RED_NANARGMIN,
+    CK_RED_NANARGMAX,
+    CK_RED_NANCOUNT_NONZERO, /* count_nonzero with NaN left out (not NumPy's;
+                                what decoded data's count_nonzero means) */
     CK_RED_COUNT
 } ck_red_op;
 

@@ -18,15 +18,28 @@
 #include "ops/reduce.h"
 
 static const char *const names[CK_RED_COUNT] = {
-    [CK_RED_SUM] = "sum",       [CK_RED_PROD] = "prod",
-    [CK_RED_MIN] = "min",       [CK_RED_MAX] = "max",
-    [CK_RED_MEAN] = "mean",     [CK_RED_VAR] = "var",
-    [CK_RED_STD] = "std",       [CK_RED_ARGMIN] = "argmin",
-    [CK_RED_ARGMAX] = "argmax", [CK_RED_COUNT_NONZERO] = "count_nonzero",
-    [CK_RED_ANY] = "any",       [CK_RED_ALL] = "all",
-    [CK_RED_NANSUM] = "nansum", [CK_RED_NANMEAN] = "nanmean",
-    [CK_RED_NANMIN] = "nanmin", [CK_RED_NANMAX] = "nanmax",
-    [CK_RED_NANVAR] = "nanvar", [CK_RED_NANSTD] = "nanstd",
+    [CK_RED_SUM] = "sum",
+    [CK_RED_PROD] = "prod",
+    [CK_RED_MIN] = "min",
+    [CK_RED_MAX] = "max",
+    [CK_RED_MEAN] = "mean",
+    [CK_RED_VAR] = "var",
+    [CK_RED_STD] = "std",
+    [CK_RED_ARGMIN] = "argmin",
+    [CK_RED_ARGMAX] = "argmax",
+    [CK_RED_COUNT_NONZERO] = "count_nonzero",
+    [CK_RED_ANY] = "any",
+    [CK_RED_ALL] = "all",
+    [CK_RED_NANSUM] = "nansum",
+    [CK_RED_NANMEAN] = "nanmean",
+    [CK_RED_NANMIN] = "nanmin",
+    [CK_RED_NANMAX] = "nanmax",
+    [CK_RED_NANVAR] = "nanvar",
+    [CK_RED_NANSTD] = "nanstd",
+    [CK_RED_NANPROD] = "nanprod",
+    [CK_RED_NANARGMIN] = "nanargmin",
+    [CK_RED_NANARGMAX] = "nanargmax",
+    [CK_RED_NANCOUNT_NONZERO] = "nancount_nonzero",
 };
 
 const char *ck_red_name(ck_red_op op)
@@ -57,6 +70,7 @@ ck_dtype ck_red_result_dtype(ck_red_op op, ck_dtype in)
     case CK_RED_SUM:
     case CK_RED_PROD:
     case CK_RED_NANSUM:
+    case CK_RED_NANPROD:
         if (is_float)
             return in;
         return ck_dtype_is_signed(in) || in == CK_BOOL ? CK_I64 : CK_U64;
@@ -75,6 +89,9 @@ ck_dtype ck_red_result_dtype(ck_red_op op, ck_dtype in)
     case CK_RED_ARGMIN:
     case CK_RED_ARGMAX:
     case CK_RED_COUNT_NONZERO:
+    case CK_RED_NANARGMIN:
+    case CK_RED_NANARGMAX:
+    case CK_RED_NANCOUNT_NONZERO:
         return CK_I64;
     case CK_RED_ANY:
     case CK_RED_ALL:
@@ -102,15 +119,18 @@ void ck_red_init(ck_red_op op, void *state, size_t n)
 }
 
 /* Is a (value av at index ai) a better argmin (sign 1) or argmax (sign
- * -1) than b?  The first NaN wins; otherwise the smaller value, and on a
- * tie the smaller index (the first occurrence). */
-static int arg_better(int kind, int sign, const ck_red_state *a,
+ * -1) than b?  The first NaN wins (skip_nan: any number beats NaN);
+ * otherwise the smaller value, and on a tie the smaller index (the first
+ * occurrence). */
+static int arg_better(int kind, int sign, int skip_nan, const ck_red_state *a,
                       const ck_red_state *b)
 {
     if (kind == CK_RK_FLOAT) {
         int an = isnan(a->v.f), bn = isnan(b->v.f);
+        if (an && bn)
+            return a->idx < b->idx;
         if (an || bn)
-            return an && (!bn || a->idx < b->idx);
+            return skip_nan ? bn : an;
         if (a->v.f != b->v.f)
             return sign > 0 ? a->v.f < b->v.f : a->v.f > b->v.f;
     } else if (kind == CK_RK_SIGNED) {
@@ -167,6 +187,7 @@ static void combine_one(ck_red_op op, ck_red_state *d, const ck_red_state *s)
         d->k += s->k;
         break;
     case CK_RED_PROD:
+    case CK_RED_NANPROD:
         if (kind == CK_RK_FLOAT)
             d->v.f *= s->v.f;
         else
@@ -186,9 +207,13 @@ static void combine_one(ck_red_op op, ck_red_state *d, const ck_red_state *s)
         break;
     case CK_RED_ARGMIN:
     case CK_RED_ARGMAX:
+    case CK_RED_NANARGMIN:
+    case CK_RED_NANARGMAX:
         if (s->idx >= 0 &&
             (d->idx < 0 ||
-             arg_better(kind, op == CK_RED_ARGMIN ? 1 : -1, s, d))) {
+             arg_better(
+                 kind, op == CK_RED_ARGMIN || op == CK_RED_NANARGMIN ? 1 : -1,
+                 op == CK_RED_NANARGMIN || op == CK_RED_NANARGMAX, s, d))) {
             d->v = s->v;
             d->idx = s->idx;
         }
@@ -205,6 +230,7 @@ static void combine_one(ck_red_op op, ck_red_state *d, const ck_red_state *s)
         break;
     }
     case CK_RED_COUNT_NONZERO:
+    case CK_RED_NANCOUNT_NONZERO:
     case CK_RED_ANY:
     case CK_RED_ALL:
         d->k += s->k;
@@ -262,7 +288,8 @@ static ck_scalar ival(int64_t i)
     return v;
 }
 
-/* Finalises one state into result[i]; -1 when NumPy raises. */
+/* Finalises one state into result[i]; -1 when NumPy raises (-2 for a
+ * nanargmin or nanargmax of only NaN). */
 static int finalize_one(ck_red_op op, double ddof, const ck_red_state *s,
                         ck_dtype out, void *result, size_t i, int *empty)
 {
@@ -273,16 +300,19 @@ static int finalize_one(ck_red_op op, double ddof, const ck_red_state *s,
     case CK_RED_SUM:
     case CK_RED_NANSUM:
     case CK_RED_PROD:
+    case CK_RED_NANPROD: {
+        int prod = op == CK_RED_PROD || op == CK_RED_NANPROD;
         if (kind == CK_RK_NONE) /* no elements: the identity */
-            put(out, result, i, CK_RK_SIGNED, ival(op == CK_RED_PROD));
+            put(out, result, i, CK_RK_SIGNED, ival(prod));
         else if (kind == CK_RK_FLOAT)
             put(out, result, i, kind,
-                fval(op == CK_RED_PROD ? s->v.f : ck_red_sum_value(s)));
+                fval(prod ? s->v.f : ck_red_sum_value(s)));
         else {
             v.u = s->v.u;
             put(out, result, i, kind, v);
         }
         return 0;
+    }
     case CK_RED_MIN:
     case CK_RED_MAX:
     case CK_RED_NANMIN:
@@ -299,8 +329,13 @@ static int finalize_one(ck_red_op op, double ddof, const ck_red_state *s,
         return 0;
     case CK_RED_ARGMIN:
     case CK_RED_ARGMAX:
+    case CK_RED_NANARGMIN:
+    case CK_RED_NANARGMAX:
         if (s->n == 0 || s->idx < 0)
             return -1;
+        if ((op == CK_RED_NANARGMIN || op == CK_RED_NANARGMAX) &&
+            kind == CK_RK_FLOAT && isnan(s->v.f))
+            return -2; /* NumPy: "All-NaN slice encountered" */
         put(out, result, i, CK_RK_SIGNED, ival(s->idx));
         return 0;
     case CK_RED_MEAN:
@@ -335,6 +370,7 @@ static int finalize_one(ck_red_op op, double ddof, const ck_red_state *s,
         return 0;
     }
     case CK_RED_COUNT_NONZERO:
+    case CK_RED_NANCOUNT_NONZERO:
         put(out, result, i, CK_RK_SIGNED, ival(s->k));
         return 0;
     case CK_RED_ANY:
@@ -360,8 +396,14 @@ ck_code ck_red_finalize(ck_red_op op, double ddof, const void *state, size_t n,
         return ck_err_set(err, CK_EUSAGE, "%s: invalid result dtype",
                           names[op]);
     for (size_t i = 0; i < n; i++) {
-        if (finalize_one(op, ddof, &s[i], out, result, i, &e) != 0) {
-            if (op == CK_RED_ARGMIN || op == CK_RED_ARGMAX)
+        int bad = finalize_one(op, ddof, &s[i], out, result, i, &e);
+        if (bad == -2)
+            return ck_err_set(err, CK_EUSAGE,
+                              "%s of a slice of only NaN (missing) values",
+                              names[op]);
+        if (bad != 0) {
+            if (op == CK_RED_ARGMIN || op == CK_RED_ARGMAX ||
+                op == CK_RED_NANARGMIN || op == CK_RED_NANARGMAX)
                 return ck_err_set(err, CK_EUSAGE,
                                   "attempt to get %s of an empty sequence",
                                   names[op]);

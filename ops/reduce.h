@@ -38,7 +38,8 @@ void ck_red_combine(ck_red_op op, void *dst, const void *src, size_t n);
 /* Writes n results of dtype out (ck_red_result_dtype) from n states.
  * ddof for var/std.  *empty is set to 1 when a mean/var/std had no
  * elements (the result is NaN, and NumPy warns); min/max/argmin/argmax of
- * nothing is an error (CK_EUSAGE, as NumPy raises). */
+ * nothing, and nanargmin/nanargmax of only NaN, are errors (CK_EUSAGE, as
+ * NumPy raises). */
 ck_code ck_red_finalize(ck_red_op op, double ddof, const void *state, size_t n,
                         ck_dtype out, void *result, int *empty, ck_err *err);
 

@@ -409,7 +409,9 @@ static int red_keeps_units(ck_red_op op)
 }
 
 /* A reduction of data whose NaN means missing skips NaN, as NumPy's nan*
- * reductions (and NCO and CDO) do. */
+ * reductions (and NCO and CDO) do; so does coarsen's.  count_nonzero
+ * counts only values that are there (NaN is nonzero to NumPy); all needs
+ * no nan form: NaN counts as true there, as a missing value must. */
 static ck_red_op nan_form(ck_red_op op)
 {
     switch (op) {
@@ -425,6 +427,14 @@ static ck_red_op nan_form(ck_red_op op)
         return CK_RED_NANVAR;
     case CK_RED_STD:
         return CK_RED_NANSTD;
+    case CK_RED_PROD:
+        return CK_RED_NANPROD;
+    case CK_RED_ARGMIN:
+        return CK_RED_NANARGMIN;
+    case CK_RED_ARGMAX:
+        return CK_RED_NANARGMAX;
+    case CK_RED_COUNT_NONZERO:
+        return CK_RED_NANCOUNT_NONZERO;
     default:
         return op;
     }
@@ -598,7 +608,7 @@ ck_code ck_cf_plan_step(ck_plan *p, const char *path, const char *where, int i,
     for (int a = 0; a < n->nargs; a++)
         if (n->arg[a] >= 0 && p->node[n->arg[a]].missing)
             n->missing = 1;
-    if (n->kind == CK_NODE_REDUCE && n->missing)
+    if ((n->kind == CK_NODE_REDUCE || n->kind == CK_NODE_COARSEN) && n->missing)
         n->red = nan_form(n->red);
     if (n->kind == CK_NODE_QUANTILE && n->missing)
         n->sub |= CK_Q_NAN; /* median -> nanmedian, ... */

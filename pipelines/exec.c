@@ -1900,7 +1900,8 @@ static int is_fold(const ck_node *nd)
 static int shares(const ck_node *nd)
 {
     return (nd->kind == CK_NODE_REDUCE && nd->red != CK_RED_ARGMIN &&
-            nd->red != CK_RED_ARGMAX) ||
+            nd->red != CK_RED_ARGMAX && nd->red != CK_RED_NANARGMIN &&
+            nd->red != CK_RED_NANARGMAX) ||
            (nd->kind == CK_NODE_HIST && nd->weights < 0);
 }
 

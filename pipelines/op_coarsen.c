@@ -40,6 +40,7 @@ static int coarsen_op(ck_red_op op)
     case CK_RED_NANMEAN:
     case CK_RED_NANMIN:
     case CK_RED_NANMAX:
+    case CK_RED_NANPROD:
         return 1;
     default:
         return 0;
@@ -118,7 +119,7 @@ CK_PLAN_PARSE_FN(coarsen)
         !coarsen_op(op))
         return ck_plan_bad(err, path, where,
                            "reduction: expected one of sum, prod, mean, min, "
-                           "max, nansum, nanmean, nanmin, nanmax");
+                           "max, nansum, nanprod, nanmean, nanmin, nanmax");
     if (trim && !cJSON_IsBool(trim))
         return ck_plan_bad(err, path, where,
                            "trim_excess must be true or false");
@@ -233,7 +234,8 @@ static inline double neu_total(double s, double c)
         T *out = dst;                                                          \
         int64_t idx[CK_MAX_DIMS] = {0}, base = 0;                              \
         int nan_skip = c->op == CK_RED_NANSUM || c->op == CK_RED_NANMEAN ||    \
-                       c->op == CK_RED_NANMIN || c->op == CK_RED_NANMAX;       \
+                       c->op == CK_RED_NANMIN || c->op == CK_RED_NANMAX ||     \
+                       c->op == CK_RED_NANPROD;                                \
         for (int64_t o = 0; o < c->nout; o++, next_out(c, idx, &base)) {       \
             double s = 0, e = 0, pr = 1;                                       \
             int64_t k = 0;                                                     \
@@ -253,6 +255,7 @@ static inline double neu_total(double s, double c)
                     }                                                          \
                     switch (c->op) {                                           \
                     case CK_RED_PROD:                                          \
+                    case CK_RED_NANPROD:                                       \
                         pr *= (double)x;                                       \
                         break;                                                 \
                     case CK_RED_MIN:                                           \
@@ -275,6 +278,7 @@ static inline double neu_total(double s, double c)
             }                                                                  \
             switch (c->op) {                                                   \
             case CK_RED_PROD:                                                  \
+            case CK_RED_NANPROD:                                               \
                 out[o] = (T)pr;                                                \
                 break;                                                         \
             case CK_RED_MIN:                                                   \
@@ -302,7 +306,8 @@ static inline double neu_total(double s, double c)
         const T *in = src;                                                     \
         int64_t idx[CK_MAX_DIMS] = {0}, base = 0;                              \
         for (int64_t o = 0; o < c->nout; o++, next_out(c, idx, &base)) {       \
-            uint64_t acc = c->op == CK_RED_PROD ? 1 : 0;                       \
+            int prod = c->op == CK_RED_PROD || c->op == CK_RED_NANPROD;        \
+            uint64_t acc = prod ? 1 : 0;                                       \
             double s = 0, e = 0;                                               \
             T best = in[base];                                                 \
             for (int64_t r = 0; r < c->nrow; r++) {                            \
@@ -311,6 +316,7 @@ static inline double neu_total(double s, double c)
                     T x = v[j];                                                \
                     switch (c->op) {                                           \
                     case CK_RED_PROD:                                          \
+                    case CK_RED_NANPROD:                                       \
                         acc *= (uint64_t)(W)x;                                 \
                         break;                                                 \
                     case CK_RED_MIN:                                           \

@@ -351,7 +351,8 @@ ck_code ck_plan_parse_reduce(ck_plan *p, const char *path, const char *where,
     CK_TRY(ck_plan_one_array(p, path, where, n, &m, err));
     CK_TRY(ck_plan_axes(path, where, cJSON_GetObjectItem(step, "axis"), m->ndim,
                         &n->axes, err));
-    if ((op == CK_RED_ARGMIN || op == CK_RED_ARGMAX) &&
+    if ((op == CK_RED_ARGMIN || op == CK_RED_ARGMAX || op == CK_RED_NANARGMIN ||
+         op == CK_RED_NANARGMAX) &&
         __builtin_popcount(n->axes) > 1 &&
         n->axes != (uint32_t)((1ULL << m->ndim) - 1))
         return ck_plan_bad(err, path, where,

@@ -36,15 +36,19 @@ enum {
     C_FNANSUM, /* the same, NaN skipped and non-NaN counted */
     C_IPROD,
     C_FPROD,
-    C_MIN, /* NaN propagates */
+    C_FNANPROD, /* floats only; NaN skipped */
+    C_MIN,      /* NaN propagates */
     C_MAX,
     C_NANMIN, /* floats only; NaN skipped and non-NaN counted */
     C_NANMAX,
     C_ARGMIN,
     C_ARGMAX,
+    C_NANARGMIN, /* floats only; NaN loses to any number */
+    C_NANARGMAX,
     C_VAR,
     C_NANVAR,
-    C_NZ, /* count of nonzero values (NaN is nonzero) */
+    C_NZ,    /* count of nonzero values (NaN is nonzero) */
+    C_NANNZ, /* floats only; NaN not counted */
     C_COUNT
 };
 
@@ -128,6 +132,27 @@ static inline void arg_put_u(ck_red_state *st, uint64_t v, int64_t idx,
         }
     }
     st->v.u = v;
+    st->idx = idx;
+}
+
+/* nanargmin (sign 1) / nanargmax (sign -1): any number beats NaN, then
+ * as arg_put_f; between NaNs (a run of only NaN) the first stays. */
+static inline void arg_put_fn(ck_red_state *st, double v, int64_t idx, int sign)
+{
+    if (st->idx >= 0) {
+        int sn = isnan(st->v.f), vn = isnan(v);
+        if (vn && (!sn || idx > st->idx))
+            return;
+        if (!vn && !sn) {
+            if (v != st->v.f) {
+                if (sign > 0 ? !(v < st->v.f) : !(v > st->v.f))
+                    return;
+            } else if (idx > st->idx) {
+                return;
+            }
+        }
+    }
+    st->v.f = v;
     st->idx = idx;
 }
 
@@ -305,6 +330,29 @@ static inline void var_put(ck_red_state *st, int64_t k, double shift, double sd,
                 t->v.ACC[j] *= (AT)x[j];                                       \
     }
 
+/* Float products with NaN skipped (nanprod: NaN counts as 1). */
+#define DEF_FNANPROD(N, T)                                                     \
+    static void fnanprod_row_##N(ck_red_state *st, const void *xv,             \
+                                 int64_t len, int64_t ridx, int64_t rstep)     \
+    {                                                                          \
+        const T *x = xv;                                                       \
+        double p = st->v.f;                                                    \
+        (void)ridx, (void)rstep;                                               \
+        for (int64_t i = 0; i < len; i++)                                      \
+            p *= x[i] == x[i] ? (double)x[i] : 1.0;                            \
+        st->v.f = p;                                                           \
+    }                                                                          \
+    static void fnanprod_col_##N(tile *t, const void *xv, int64_t w,           \
+                                 int64_t rows, int64_t rs, int64_t ridx,       \
+                                 int64_t rstep)                                \
+    {                                                                          \
+        const T *x = xv;                                                       \
+        (void)ridx, (void)rstep;                                               \
+        for (int64_t r = 0; r < rows; r++, x += rs)                            \
+            for (int64_t j = 0; j < w; j++)                                    \
+                t->v.f[j] *= x[j] == x[j] ? (double)x[j] : 1.0;                \
+    }
+
 /* Integer min/max: AT is int64_t (ACC i) or uint64_t (ACC u); CMP is < for
  * min, > for max. */
 #define DEF_IMINMAX(N, T, NAME, AT, ACC, CMP)                                  \
@@ -411,6 +459,9 @@ static inline void var_put(ck_red_state *st, int64_t k, double shift, double sd,
 /* A NaN beats any number and loses to an earlier NaN. */
 #define FLESS(v, b) ((v) < (b) || ((v) != (v) && (b) == (b)))
 #define FMORE(v, b) ((v) > (b) || ((v) != (v) && (b) == (b)))
+/* Any number beats NaN. */
+#define NLESS(v, b) ((v) < (b) || ((b) != (b) && (v) == (v)))
+#define NMORE(v, b) ((v) > (b) || ((b) != (b) && (v) == (v)))
 
 /* Variance.  A run is taken in blocks of VAR_BLOCK values, each summed
  * twice while it is in cache (its mean, then the deviations from it and
@@ -621,6 +672,29 @@ static void sum_add_i128(ck_red_state *st, i128 s)
                 t->k[j] += x[j] != 0;                                          \
     }
 
+/* count_nonzero with NaN left out (floats). */
+#define DEF_NANNZ(N, T)                                                        \
+    static void nannz_row_##N(ck_red_state *st, const void *xv, int64_t len,   \
+                              int64_t ridx, int64_t rstep)                     \
+    {                                                                          \
+        const T *x = xv;                                                       \
+        int64_t cnt = 0;                                                       \
+        (void)ridx, (void)rstep;                                               \
+        for (int64_t i = 0; i < len; i++)                                      \
+            cnt += x[i] != 0 && x[i] == x[i];                                  \
+        st->k += cnt;                                                          \
+    }                                                                          \
+    static void nannz_col_##N(tile *t, const void *xv, int64_t w,              \
+                              int64_t rows, int64_t rs, int64_t ridx,          \
+                              int64_t rstep)                                   \
+    {                                                                          \
+        const T *x = xv;                                                       \
+        (void)ridx, (void)rstep;                                               \
+        for (int64_t r = 0; r < rows; r++, x += rs)                            \
+            for (int64_t j = 0; j < w; j++)                                    \
+                t->k[j] += x[j] != 0 && x[j] == x[j];                          \
+    }
+
 /* Kernels every type has (integers: see DEF_IFSUM_ROW and DEF_IVAR_ROW). */
 #define DEF_ALL(N, T)                                                          \
     DEF_FSUM(N, T, fsum, 0)                                                    \
@@ -664,6 +738,10 @@ static void sum_add_i128(ck_red_state *st, i128 s)
     DEF_FMINMAX(N, T, nanmax, >, -1, 1)                                        \
     DEF_ARG(N, T, argmin, double, f, arg_put_f, 1, FLESS)                      \
     DEF_ARG(N, T, argmax, double, f, arg_put_f, -1, FMORE)                     \
+    DEF_FNANPROD(N, T)                                                         \
+    DEF_ARG(N, T, nanargmin, double, f, arg_put_fn, 1, NLESS)                  \
+    DEF_ARG(N, T, nanargmax, double, f, arg_put_fn, -1, NMORE)                 \
+    DEF_NANNZ(N, T)                                                            \
     DEF_VAR(N, T, nanvar, 1)
 
 DEF_SIGNED(i8, int8_t)
@@ -715,23 +793,45 @@ DEF_FLOAT(f64, double)
     }
 
 static const row_fn rows_tab[C_COUNT][CK_DT_COUNT] = {
-    [C_ISUM] = INT_ROW(isum),       [C_FSUM] = ALL_ROW(fsum),
-    [C_FNANSUM] = FLT_ROW(fnansum), [C_IPROD] = INT_ROW(iprod),
-    [C_FPROD] = FLT_ROW(fprod),     [C_MIN] = ALL_ROW(min),
-    [C_MAX] = ALL_ROW(max),         [C_NANMIN] = FLT_ROW(nanmin),
-    [C_NANMAX] = FLT_ROW(nanmax),   [C_ARGMIN] = ALL_ROW(argmin),
-    [C_ARGMAX] = ALL_ROW(argmax),   [C_VAR] = ALL_ROW(var),
-    [C_NANVAR] = FLT_ROW(nanvar),   [C_NZ] = ALL_ROW(nz),
+    [C_ISUM] = INT_ROW(isum),
+    [C_FSUM] = ALL_ROW(fsum),
+    [C_FNANSUM] = FLT_ROW(fnansum),
+    [C_IPROD] = INT_ROW(iprod),
+    [C_FPROD] = FLT_ROW(fprod),
+    [C_MIN] = ALL_ROW(min),
+    [C_MAX] = ALL_ROW(max),
+    [C_NANMIN] = FLT_ROW(nanmin),
+    [C_NANMAX] = FLT_ROW(nanmax),
+    [C_ARGMIN] = ALL_ROW(argmin),
+    [C_ARGMAX] = ALL_ROW(argmax),
+    [C_VAR] = ALL_ROW(var),
+    [C_NANVAR] = FLT_ROW(nanvar),
+    [C_NZ] = ALL_ROW(nz),
+    [C_FNANPROD] = FLT_ROW(fnanprod),
+    [C_NANARGMIN] = FLT_ROW(nanargmin),
+    [C_NANARGMAX] = FLT_ROW(nanargmax),
+    [C_NANNZ] = FLT_ROW(nannz),
 };
 
 static const col_fn cols_tab[C_COUNT][CK_DT_COUNT] = {
-    [C_ISUM] = INT_COL(isum),       [C_FSUM] = ALL_COL(fsum),
-    [C_FNANSUM] = FLT_COL(fnansum), [C_IPROD] = INT_COL(iprod),
-    [C_FPROD] = FLT_COL(fprod),     [C_MIN] = ALL_COL(min),
-    [C_MAX] = ALL_COL(max),         [C_NANMIN] = FLT_COL(nanmin),
-    [C_NANMAX] = FLT_COL(nanmax),   [C_ARGMIN] = ALL_COL(argmin),
-    [C_ARGMAX] = ALL_COL(argmax),   [C_VAR] = ALL_COL(var),
-    [C_NANVAR] = FLT_COL(nanvar),   [C_NZ] = ALL_COL(nz),
+    [C_ISUM] = INT_COL(isum),
+    [C_FSUM] = ALL_COL(fsum),
+    [C_FNANSUM] = FLT_COL(fnansum),
+    [C_IPROD] = INT_COL(iprod),
+    [C_FPROD] = FLT_COL(fprod),
+    [C_MIN] = ALL_COL(min),
+    [C_MAX] = ALL_COL(max),
+    [C_NANMIN] = FLT_COL(nanmin),
+    [C_NANMAX] = FLT_COL(nanmax),
+    [C_ARGMIN] = ALL_COL(argmin),
+    [C_ARGMAX] = ALL_COL(argmax),
+    [C_VAR] = ALL_COL(var),
+    [C_NANVAR] = FLT_COL(nanvar),
+    [C_NZ] = ALL_COL(nz),
+    [C_FNANPROD] = FLT_COL(fnanprod),
+    [C_NANARGMIN] = FLT_COL(nanargmin),
+    [C_NANARGMAX] = FLT_COL(nanargmax),
+    [C_NANNZ] = FLT_COL(nannz),
 };
 
 static int kernel_class(ck_red_op op, int is_float)
@@ -747,6 +847,8 @@ static int kernel_class(ck_red_op op, int is_float)
         return is_float ? C_FNANSUM : C_FSUM;
     case CK_RED_PROD:
         return is_float ? C_FPROD : C_IPROD;
+    case CK_RED_NANPROD:
+        return is_float ? C_FNANPROD : C_IPROD;
     case CK_RED_MIN:
         return C_MIN;
     case CK_RED_MAX:
@@ -759,6 +861,10 @@ static int kernel_class(ck_red_op op, int is_float)
         return C_ARGMIN;
     case CK_RED_ARGMAX:
         return C_ARGMAX;
+    case CK_RED_NANARGMIN:
+        return is_float ? C_NANARGMIN : C_ARGMIN;
+    case CK_RED_NANARGMAX:
+        return is_float ? C_NANARGMAX : C_ARGMAX;
     case CK_RED_VAR:
     case CK_RED_STD:
         return C_VAR;
@@ -769,6 +875,8 @@ static int kernel_class(ck_red_op op, int is_float)
     case CK_RED_ANY:
     case CK_RED_ALL:
         return C_NZ;
+    case CK_RED_NANCOUNT_NONZERO:
+        return is_float ? C_NANNZ : C_NZ;
     default:
         return -1;
     }
@@ -795,6 +903,7 @@ static void start_state(ck_red_state *st, int cls, int kind)
         st->v.u = 1;
         break;
     case C_FPROD:
+    case C_FNANPROD:
         st->v.f = 1.0;
         break;
     case C_MIN:
@@ -862,6 +971,7 @@ static void tile_flush(const tile *t, ck_red_state *st, int64_t w, int cls,
             st->v.u *= t->v.u[j];
             break;
         case C_FPROD:
+        case C_FNANPROD:
             st->v.f *= t->v.f[j];
             break;
         case C_MIN:
@@ -890,11 +1000,15 @@ static void tile_flush(const tile *t, ck_red_state *st, int64_t w, int cls,
                 st->v.f = t->v.f[j];
             break;
         case C_ARGMIN:
-        case C_ARGMAX: {
-            int sign = cls == C_ARGMIN ? 1 : -1;
+        case C_ARGMAX:
+        case C_NANARGMIN:
+        case C_NANARGMAX: {
+            int sign = cls == C_ARGMIN || cls == C_NANARGMIN ? 1 : -1;
             if (t->idx[j] < 0)
                 break;
-            if (kind == CK_RK_FLOAT)
+            if (cls == C_NANARGMIN || cls == C_NANARGMAX)
+                arg_put_fn(st, t->v.f[j], t->idx[j], sign);
+            else if (kind == CK_RK_FLOAT)
                 arg_put_f(st, t->v.f[j], t->idx[j], sign);
             else if (kind == CK_RK_SIGNED)
                 arg_put_i(st, t->v.i[j], t->idx[j], sign);
@@ -909,6 +1023,7 @@ static void tile_flush(const tile *t, ck_red_state *st, int64_t w, int cls,
             var_put(st, t->k[j], t->v.f[j], t->b[j], t->c[j]);
             break;
         case C_NZ:
+        case C_NANNZ:
             st->k += t->k[j];
             break;
         default:
@@ -1010,7 +1125,8 @@ ck_code ck_cpu_reduce(ck_be_ctx *ctx, const ck_red_args *a, ck_err *err)
     int is_float = ck_dtype_is_float(a->in);
     int cls = kernel_class(a->op, is_float);
     int kind = value_kind(cls, a->in);
-    int is_arg = cls == C_ARGMIN || cls == C_ARGMAX;
+    int is_arg = cls == C_ARGMIN || cls == C_ARGMAX || cls == C_NANARGMIN ||
+                 cls == C_NANARGMAX;
     row_fn row = rows_tab[cls][a->in];
     col_fn col = cols_tab[cls][a->in];
     size_t esz = ck_dtype_size(a->in);

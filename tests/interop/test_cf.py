@@ -8,7 +8,8 @@ chunkctl.
   NCO's ncwa and netCDF4's masked mean; a packed int16 decodes as
   netCDF4's auto mask-and-scale does, its valid_range, valid_min and
   valid_max unpacked with it; --raw and "decode": false see the stored
-  integers; reductions skip missing values;
+  integers; reductions skip missing values (argmin, argmax, prod and
+  count_nonzero too, and coarsen's windows);
 - what the output keeps: dimensions, coordinate variables (sliced with the
   data), the attribute rule op by op, _FillValue NaN in the variable's
   type, history and provenance;
@@ -35,6 +36,7 @@ import re
 import shutil
 import subprocess
 import unittest
+import warnings
 
 import _common as C
 from _common import np, h5py, zarr
@@ -692,6 +694,51 @@ class MissingValues(CfCase):
                     self.assertTrue(np.isnan(got[DEAD]),
                                     "%s over only missing values: %r, not "
                                     "NaN" % (op, got[DEAD]))
+
+    def test_arg_prod_and_count_skip_missing(self):
+        # argmin/argmax gave the index of a missing value (NaN wins in
+        # NumPy's argmin), prod gave NaN and count_nonzero counted missing
+        # values (NaN is nonzero): decoded, they are NumPy's nanargmin,
+        # nanargmax, nanprod and a count of the values that are there.
+        x = self.tas.astype(np.float64)
+        have = ~np.isnan(x)
+        refs = {"argmin": np.nanargmin(x, 1), "argmax": np.nanargmax(x, 1),
+                "prod": np.nanprod(x, 1),
+                "count_nonzero": np.count_nonzero(have & (x != 0), 1)}
+        for op, ref in refs.items():
+            with self.subTest(op=op):
+                out = self.fresh("%s_lat.h5" % op)
+                C.run(op, self.nc + ":/tas", "--axis", "lat", "--quiet",
+                      "-o", out + ":/r")
+                with h5py.File(out, "r") as f:
+                    got = f["r"][()]
+                if op == "prod":
+                    self.assertEqual(got.dtype, np.float32)
+                    np.testing.assert_allclose(got, ref, rtol=1e-6)
+                else:
+                    self.assertSameArray(got, ref.astype(np.int64), op)
+        # NumPy's nanargmin raises on a slice of only NaN (DEAD, over time)
+        p = C.run("argmin", self.nc + ":/tas", "--axis", "time", expect=None)
+        self.assertCleanError(p, 2, "nanargmin", "only NaN")
+
+    def test_coarsen_skips_missing(self):
+        # coarsen's windows skip missing values as reductions do: an
+        # all-missing window (DEAD) gives NaN, 0 for sum, 1 for prod
+        x = self.tas.astype(np.float64).reshape(NT // 2, 2, NY, NX)
+        refs = {"mean": np.nanmean, "sum": np.nansum, "prod": np.nanprod,
+                "min": np.nanmin, "max": np.nanmax}
+        for op, fn in refs.items():
+            with self.subTest(op=op):
+                out = "co_%s.nc" % op
+                self.ck(out + ":/c", "coarsen", self.nc + ":/tas",
+                        "--reduction", op, "--window", "2,1,1")
+                with h5py.File(self.path(out), "r") as f:
+                    got = f["c"][()]
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    ref = fn(x, axis=1)
+                self.assertSameArray(np.isnan(got), np.isnan(ref), "missing")
+                np.testing.assert_allclose(got, ref, rtol=1e-6)
 
     def test_sum_matches_cdo_where_cdo_has_values(self):
         if CDO is None:

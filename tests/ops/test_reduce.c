@@ -732,6 +732,42 @@ Test(reduce, nan_is_nonzero)
     cr_assert_eq(t, 0);
 }
 
+/* np.nanargmin([nan, 3., nan, 1., 1.]) -> 3, np.nanargmax -> 1,
+ * np.nanprod -> 3., and 3 values there and nonzero; with chunks of 2 a
+ * chunk of only NaN folds first and must lose to any number; of only NaN
+ * nanargmin raises, as NumPy does. */
+Test(reduce, nan_forms_skip_nan)
+{
+    double v[5] = {NAN, 3., NAN, 1., 1.}, w[2] = {NAN, NAN};
+    int64_t s5[1] = {5}, s2[1] = {2}, c2[1] = {2}, c1[1] = {1};
+    arr a = mk(CK_F64, 1, s5, v), b = mk(CK_F64, 1, s2, w);
+    int64_t r;
+    double f;
+    ck_err err = {0};
+    const int64_t *chunks[3] = {s5, c2, c1};
+    for (int k = 0; k < 3; k++) {
+        cr_assert_eq(
+            run(CK_RED_NANARGMIN, &a, 1, 0, chunks[k], CK_I64, &r, NULL, &err),
+            CK_OK);
+        cr_assert_eq(r, 3, "chunk %d", k);
+        cr_assert_eq(
+            run(CK_RED_NANARGMAX, &a, 1, 0, chunks[k], CK_I64, &r, NULL, &err),
+            CK_OK);
+        cr_assert_eq(r, 1, "chunk %d", k);
+        cr_assert_eq(
+            run(CK_RED_NANPROD, &a, 1, 0, chunks[k], CK_F64, &f, NULL, &err),
+            CK_OK);
+        cr_assert_eq(f, 3.0, "chunk %d", k);
+        cr_assert_eq(run(CK_RED_NANCOUNT_NONZERO, &a, 1, 0, chunks[k], CK_I64,
+                         &r, NULL, &err),
+                     CK_OK);
+        cr_assert_eq(r, 3, "chunk %d", k);
+    }
+    cr_assert_eq(run1(CK_RED_NANARGMIN, &b, 1, 0, CK_I64, &r, NULL, &err),
+                 CK_EUSAGE);
+    cr_assert(strstr(err.msg, "only NaN"), "%s", err.msg);
+}
+
 /* ---- the backend slot's checks ---- */
 
 Test(reduce, bad_arguments_are_refused)
