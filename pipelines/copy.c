@@ -10,6 +10,7 @@
 #include "pipelines/copy.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,6 +164,75 @@ static ck_code zarr_layout(const ck_copy_opts *o, const ck_array_info *si,
     return CK_OK;
 }
 
+/* 1 when number v is exactly a value of dtype t: an integer type takes
+ * only whole numbers in its range (not NaN), a float one any number that
+ * does not overflow to infinity, as the HDF5 writer types _FillValue. */
+static int number_fits(const ck_attrs_num *v, ck_dtype t)
+{
+    unsigned char buf[8];
+
+    if (ck_dtype_is_float(t)) {
+        double back;
+        ck_dtype_convert(t, buf, CK_F64, &v->f, 1);
+        ck_dtype_convert(CK_F64, &back, t, buf, 1);
+        return !isfinite(v->f) || isfinite(back);
+    }
+    if (v->integer && v->fits && v->neg) {
+        int64_t i = (int64_t)(0 - v->mag), back;
+        ck_dtype_convert(t, buf, CK_I64, &i, 1);
+        ck_dtype_convert(CK_I64, &back, t, buf, 1);
+        return back == i;
+    }
+    if (v->integer && v->fits) {
+        uint64_t u = v->mag, back;
+        ck_dtype_convert(t, buf, CK_U64, &u, 1);
+        ck_dtype_convert(CK_U64, &back, t, buf, 1);
+        return back == u;
+    }
+    double back;
+    ck_dtype_convert(t, buf, CK_F64, &v->f, 1);
+    ck_dtype_convert(CK_F64, &back, t, buf, 1);
+    return back == v->f; /* NaN, a fraction, out of range: no */
+}
+
+/* --dtype t: netCDF wants _FillValue (and CF missing_value) in the
+ * variable's type, and a value that type cannot hold (NaN in an integer
+ * type, -999.5, 1e20 in int16) would mark nothing, or the wrong values,
+ * after the conversion: refused, as the typed attribute writers refuse
+ * one (CK_EUSAGE), before the array is written. */
+static ck_code check_fill_fits(ck_store *in, const ck_array_info *si,
+                               ck_dtype t, ck_err *err)
+{
+    static const char *const keys[] = {"_FillValue", "missing_value"};
+    char *json = NULL;
+    cJSON *root, *v, *e;
+    ck_code rc = CK_OK;
+
+    if (t == si->dtype || t == CK_BOOL)
+        return CK_OK;
+    CK_TRY(ck_store_get_attrs(in, si->name, &json, err));
+    root = json ? ck_attrs_parse(json, strlen(json)) : NULL;
+    free(json);
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0] && rc == CK_OK; k++) {
+        v = cJSON_GetObjectItemCaseSensitive(root, keys[k]);
+        for (e = cJSON_IsArray(v) ? v->child : v; e && rc == CK_OK;
+             e = cJSON_IsArray(v) ? e->next : NULL) {
+            ck_attrs_num num;
+            if (!ck_attrs_number(e, &num) || number_fits(&num, t))
+                continue;
+            rc = ck_err_set(err, CK_EUSAGE,
+                            "%s:%s: %s %.17g cannot be represented in %s "
+                            "(--dtype); netCDF needs it in the variable's "
+                            "type (chunkctl astype decodes the values and "
+                            "writes none)",
+                            ck_store_path(in), si->name, keys[k], num.f,
+                            ck_dtype_name(t));
+        }
+    }
+    cJSON_Delete(root);
+    return rc;
+}
+
 static ck_code copy_one(const ck_copy_opts *o, ck_store *in, const char *name,
                         ck_store *out, const char *oname, ck_budget *budget,
                         ck_err *err)
@@ -199,6 +269,8 @@ static ck_code copy_one(const ck_copy_opts *o, ck_store *in, const char *name,
         if (spec.chunks[d] > spec.shape[d] && spec.shape[d] > 0)
             spec.chunks[d] = spec.shape[d];
     spec.dtype = o->dtype != CK_DT_INVALID ? o->dtype : si->dtype;
+    if ((rc = check_fill_fits(in, si, spec.dtype, err)) != CK_OK)
+        goto out;
     spec.codec = o->has_codec ? o->codec : si->codec;
     spec.codec.nfilters = 0;
     memset(spec.codec.filters, 0, sizeof spec.codec.filters);

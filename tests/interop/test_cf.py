@@ -757,7 +757,8 @@ class MissingValueForms(CfCase):
     netCDF4-python decodes it: missing_value as a list, _Unsigned "true"
     on an int8 (with a _FillValue given in the stored type, and alone),
     and a _FillValue that copies to Zarr v2 and v3 keep (a v3 copy lost
-    it: -999 counted as data)."""
+    it: -999 counted as data), in the type copy --dtype gives (a NaN one
+    that int16 cannot hold is refused)."""
 
     @classmethod
     def make_fixtures(cls):
@@ -830,6 +831,30 @@ class MissingValueForms(CfCase):
         with open(self.path("c3.zarr", "tas", "zarr.json")) as f:
             self.assertEqual(json.load(f)["attributes"]["_FillValue"],
                              -999.0)
+
+    def test_copy_dtype_fill_value_in_the_new_type(self):
+        # netCDF wants _FillValue in the variable's type: -999 becomes
+        # int16 -999 with the data; NaN (a mean's) has no int16 value,
+        # and was written as a float64 NaN beside int16 data, which
+        # netCDF4 ignores with a warning: refused, nothing written
+        out = self.fresh("dt_ok.nc")
+        C.run("copy", "--quiet", self.nc + ":/tas", out, "--dtype", "int16")
+        got, a, _ = nc_read(out, "tas")
+        self.assertEqual(np.asarray(a["_FillValue"]).dtype, np.int16)
+        self.assertEqual(a["_FillValue"], -999)
+        self.assertSameArray(np.ma.getmaskarray(got), np.isnan(self.tas),
+                             "missing")
+        m = self.fresh("dt_mean.nc")
+        self.ck("dt_mean.nc:/tas", "mean", self.nc + ":/tas", "--axis",
+                "time")
+        for fmt in ("dt_nan.nc", "dt_nan.zarr"):
+            with self.subTest(out=fmt):
+                bad = self.fresh(fmt)
+                p = C.run("copy", m + ":/tas", bad, "--dtype", "int16",
+                          expect=None)
+                self.assertCleanError(p, 2, "_FillValue", "int16",
+                                      "dt_mean.nc:/tas")
+                self.assertFalse(os.path.exists(bad), "output left behind")
 
     def test_plain_hdf5_fill_value_to_zarr_v2(self):
         # no dimension names: a v2 fill_value means nothing missing, so
