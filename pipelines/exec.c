@@ -2415,7 +2415,9 @@ void ck_results_release(ck_results *res)
 /* A printed step that is streamed, not held: its values, evaluated in
  * slabs of its first axis (whole chunks of it; each slab is contiguous in
  * C order), so that the scratch charged to the budget is a slab's, not
- * the whole array's (values a parser asks for may be many). */
+ * the whole array's (values a parser asks for may be many).  They become
+ * r->x[i].mem only when all are there: a set .mem says "held", and an
+ * evaluator that finds it (an svd's streamed factor) copies from it. */
 static ck_code gather(xrun *r, int i, ck_err *err)
 {
     const ck_node *nd = &r->p->node[i];
@@ -2427,12 +2429,13 @@ static ck_code gather(xrun *r, int i, ck_err *err)
     int64_t per = rows > 0 ? (int64_t)n / rows : 0; /* values a row */
     char what[CK_NAME_MAX + 32];
     ck_arena a = {0};
+    char *vals;
     ck_code rc;
 
     snprintf(what, sizeof what, "the values of '%s'", nd->name);
     /* held until the run ends */
     CK_TRY(ck_budget_charge(&r->budget, (int64_t)bytes, what, err));
-    if (!(r->x[i].mem = malloc(bytes ? bytes : 1)))
+    if (!(vals = malloc(bytes ? bytes : 1)))
         return ck_err_set(err, CK_ENOMEM, "out of memory");
     if (step > rows)
         step = rows > 0 ? rows : 1;
@@ -2446,11 +2449,14 @@ static ck_code gather(xrun *r, int i, ck_err *err)
             box[0] = rows - r0 < step ? rows - r0 : step;
         }
         ck_arena_reset(&a);
-        rc = ck_exec_eval(r, i, start, box,
-                          (char *)r->x[i].mem + (size_t)(r0 * per) * esz, &a,
+        rc = ck_exec_eval(r, i, start, box, vals + (size_t)(r0 * per) * esz, &a,
                           err);
     }
     ck_arena_release(&a);
+    if (rc == CK_OK)
+        r->x[i].mem = vals;
+    else
+        free(vals);
     return rc;
 }
 
@@ -2478,7 +2484,7 @@ static ck_code take_results(xrun *r, const ck_plan *orig, ck_results *res,
                                     "the values handed back", err));
         memset(o, 0, sizeof *o);
         snprintf(o->name, sizeof o->name, "%s", orig->node[i].name);
-        o->array = !ck_plan_prints_whole(nd) && nd->kind != CK_NODE_PART;
+        o->array = !ck_plan_prints_lines(nd);
         o->is_hist = nd->kind == CK_NODE_HIST;
         o->dtype = nd->dtype;
         o->ndim = nd->ndim;

@@ -39,8 +39,8 @@ typedef struct ck_result {
     char name[CK_NAME_MAX]; /* the step's */
     int is_hist;
     int array; /* an array step's values, printed as NumPy prints them
-                  (reductions, histograms and svd/glm_fit results keep
-                  their one value per line) */
+                  (ck_plan_prints_lines: reductions, histograms and
+                  svd/glm_fit vectors keep their one value per line) */
     ck_dtype dtype;
     int ndim;
     int64_t shape[CK_MAX_DIMS];

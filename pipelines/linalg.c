@@ -94,6 +94,8 @@ enum { GLM_SAMPLE = 50000 };
 /* U's chunks (ck_exec_run_svd): cut to no fewer rows than U_MIN_ROWS so
  * that every worker can write one, and to no more than U_MAX_BYTES. */
 enum { U_MIN_ROWS = 4096, U_MAX_BYTES = 16 << 20 };
+/* Most lines of a streamed svd factor made by one gemm (factor_group). */
+enum { FACTOR_GROUP = 256 };
 
 /* A pass's row blocks (rows_init): about this many bytes each. */
 #define BLOCK_BYTES ((int64_t)64 << 20)
@@ -1947,8 +1949,31 @@ size_t ck_exec_matmul_bytes(const xrun *r, int i, size_t n, int known,
            (ea > eb ? ea : eb) + 512;
 }
 
-/* A result held in memory needs nothing; an exact svd's streamed factor
- * (U of a tall A, Vt of a wide one) needs A's rows or columns. */
+/* An exact svd's streamed factor (U of a tall A, Vt of a wide one) is made
+ * by gemms over groups of lines (U's rows, Vt's columns) at fixed places:
+ * multiples of factor_group() lines, a number that depends on A's shape
+ * alone.  OpenBLAS's bits for a row depend on the shape of the gemm it is
+ * in, so every line then has the same bits whichever box asks for it
+ * (the writer's chunks follow --memory; a matmul or a print reads other
+ * boxes).  A piece is read from A at a time: the factor's chunk rounded
+ * down to whole groups, at least one group. */
+static int64_t factor_group(const ck_node *an, int tall)
+{
+    int64_t len = an->shape[tall ? 1 : 0];
+    int64_t g = ((int64_t)1 << 22) / (len > 0 ? len : 1); /* 32 MiB */
+
+    return g < 1 ? 1 : g > FACTOR_GROUP ? FACTOR_GROUP : g;
+}
+
+static int64_t factor_piece(const ck_node *nd, const ck_node *an, int tall)
+{
+    int64_t g = factor_group(an, tall), p = nd->chunks[tall ? 0 : 1] / g * g;
+
+    return p > g ? p : g;
+}
+
+/* A result held in memory needs nothing; a streamed factor needs a piece
+ * of A's lines and the piece of the factor they make. */
 size_t ck_exec_part_bytes(const xrun *r, int i, size_t n, int known,
                           int aligned)
 {
@@ -1962,7 +1987,8 @@ size_t ck_exec_part_bytes(const xrun *r, int i, size_t n, int known,
     int tall = a->shape[0] >= a->shape[1];
     if ((tall && nd->part != CK_PART_U) || (!tall && nd->part != CK_PART_VT))
         return 0;
-    return factor_bytes(r, s, tall, tall ? nd->chunks[0] : nd->chunks[1]);
+    int64_t lines = factor_piece(nd, a, tall);
+    return factor_bytes(r, s, tall, lines) + al((size_t)(lines * s->k) * 8);
 }
 
 /* X's rows and their float64 copy, the coefficients, the intercept. */
@@ -2131,24 +2157,44 @@ ck_code ck_exec_part_eval(xrun *r, int i, const int64_t *start,
     const ck_node *s = &r->p->node[nd->arg[0]];
     const ck_node *an = &r->p->node[s->arg[0]];
     const double *wm = r->x[nd->arg[0]].mem;
-    int64_t k = s->k;
-    double *x;
+    int tall = nd->part == CK_PART_U, ax = tall ? 0 : 1;
+    int64_t k = s->k, len = an->shape[1 - ax], all = an->shape[ax];
+    int64_t g = factor_group(an, tall), pc = factor_piece(nd, an, tall);
+    int64_t end = start[ax] + shape[ax];
+    size_t mark = a->used;
+    double *x, *blk = ck_arena_alloc(a, (size_t)(pc * k) * 8);
+
     if (!wm)
         return ck_err_set(err, CK_ENOTSUP, "run: %s evaluated before its svd",
                           nd->name);
-    if (nd->part == CK_PART_U) {
-        /* U rows = A rows W, W = V S^-1 (n x k) */
-        int64_t as[2] = {start[0], 0}, ash[2] = {shape[0], an->shape[1]};
+    if (!blk)
+        return no_room(err);
+    /* the pieces that hold the box, whole (all k components; see
+     * factor_group) */
+    for (int64_t p0 = start[ax] / g * g; p0 < end; p0 += pc) {
+        int64_t pn = all - p0 < pc ? all - p0 : pc;
+        int64_t as[2], ash[2], bsh[2], boff[2], doff[2], cnt[2];
+        int64_t lo = p0 > start[ax] ? p0 : start[ax];
+        int64_t hi = p0 + pn < end ? p0 + pn : end;
+        a->used = mark + al((size_t)(pc * k) * 8);
+        as[ax] = p0, ash[ax] = pn, as[1 - ax] = 0, ash[1 - ax] = len;
         CK_TRY(eval_f64(r, s->arg[0], as, ash, &x, a, err));
-        /* W is the same for every box: a device may keep it */
-        return gemm(r, 0, 0, shape[0], shape[1], an->shape[1], x, an->shape[1],
-                    wm + start[1], k, 0, dst, shape[1], 0,
-                    ck_be_key(nd->arg[0], 2, start[1], 0), err);
+        for (int64_t q = 0; q < pn; q += g) {
+            int64_t gb = pn - q < g ? pn - q : g;
+            if (tall) /* U rows = A rows W, W = V S^-1 (n x k) */
+                CK_TRY(gemm(r, 0, 0, gb, k, len, x + q * len, len, wm, k, 0,
+                            blk + q * k, k, 0, ck_be_key(nd->arg[0], 2, 0, 0),
+                            err));
+            else /* Vt columns = W^T A columns, W = U S^-1 (m x k) */
+                CK_TRY(gemm(r, 1, 0, k, gb, len, wm, k, x + q, pn, 0, blk + q,
+                            pn, ck_be_key(nd->arg[0], 2, 0, 0), 0, err));
+        }
+        bsh[ax] = pn, bsh[1 - ax] = k;
+        boff[ax] = lo - p0, boff[1 - ax] = start[1 - ax];
+        doff[ax] = lo - start[ax], doff[1 - ax] = 0;
+        cnt[ax] = hi - lo, cnt[1 - ax] = shape[1 - ax];
+        ck_box_copy(2, 8, dst, shape, doff, blk, bsh, boff, NULL, cnt);
     }
-    /* Vt columns = W^T A columns, W = U S^-1 (m x k) */
-    int64_t as[2] = {0, start[1]}, ash[2] = {an->shape[0], shape[1]};
-    CK_TRY(eval_f64(r, s->arg[0], as, ash, &x, a, err));
-    return gemm(r, 1, 0, shape[0], shape[1], an->shape[0], wm + start[0], k, x,
-                shape[1], 0, dst, shape[1],
-                ck_be_key(nd->arg[0], 2, start[0], 0), 0, err);
+    a->used = mark;
+    return CK_OK;
 }

@@ -1594,18 +1594,19 @@ ck_code ck_plan_add_part(ck_plan *p, const char *path, const char *where,
                     chunks, err);
 }
 
-/* Rows per block of a 2-D operand streamed whole-row: its row chunks, cut
- * so that a block of 'width' float64 columns stays near 32 MiB. */
-static int64_t row_block(const ck_node *m, int64_t width)
+/* Lines (rows, axis 0; columns, axis 1) per block of a 2-D operand streamed
+ * whole-line: its chunks along that axis, cut so that a block of lines
+ * 'width' float64 values long stays near 32 MiB. */
+static int64_t line_block(const ck_node *m, int axis, int64_t width)
 {
-    int64_t r = m->chunks[0] > 0 ? m->chunks[0] : 1;
+    int64_t r = m->chunks[axis] > 0 ? m->chunks[axis] : 1;
     int64_t most = ((int64_t)32 << 20) / (8 * (width > 0 ? width : 1));
 
     if (most < 1)
         most = 1;
     if (r > most)
         r = (r + ((r + most - 1) / most) - 1) / ((r + most - 1) / most);
-    return r < m->shape[0] ? r : (m->shape[0] > 0 ? m->shape[0] : 1);
+    return r < m->shape[axis] ? r : (m->shape[axis] > 0 ? m->shape[axis] : 1);
 }
 
 ck_code ck_plan_parse_svd(ck_plan *p, const char *path, const char *where,
@@ -1660,7 +1661,7 @@ ck_code ck_plan_parse_svd(ck_plan *p, const char *path, const char *where,
     int tall = mm >= nn;
     sh[0] = mm;
     sh[1] = n->k;
-    ch[0] = tall ? row_block(m, nn) : mm;
+    ch[0] = tall ? line_block(m, 0, nn) : mm;
     ch[1] = n->k;
     CK_TRY(
         add_part(p, path, where, self, "U", CK_PART_U, CK_F64, 2, sh, ch, err));
@@ -1669,7 +1670,7 @@ ck_code ck_plan_parse_svd(ck_plan *p, const char *path, const char *where,
     sh[0] = n->k;
     sh[1] = nn;
     ch[0] = n->k;
-    ch[1] = tall ? nn : (m->chunks[1] > 0 ? m->chunks[1] : nn);
+    ch[1] = tall ? nn : line_block(m, 1, mm);
     return add_part(p, path, where, self, "Vt", CK_PART_VT, CK_F64, 2, sh, ch,
                     err);
 }
@@ -1890,7 +1891,7 @@ static ck_code parse_model(ck_plan *p, const char *path, const char *where,
     n->dtype = CK_F64;
     n->ndim = 1;
     n->shape[0] = x->shape[0];
-    n->chunks[0] = row_block(x, x->shape[1]);
+    n->chunks[0] = line_block(x, 0, x->shape[1]);
     return CK_OK;
 }
 
@@ -1962,7 +1963,7 @@ ck_code ck_plan_parse_predict(ck_plan *p, const char *path, const char *where,
     n->dtype = CK_F64;
     n->ndim = 1;
     n->shape[0] = x->shape[0];
-    n->chunks[0] = row_block(x, x->shape[1]);
+    n->chunks[0] = line_block(x, 0, x->shape[1]);
     return CK_OK;
 }
 
@@ -2968,6 +2969,15 @@ int ck_plan_prints(const char *name)
 int ck_plan_prints_whole(const ck_node *n)
 {
     return (ck_optab_kind(n->kind)->flags & CK_OP_PRINTS) != 0;
+}
+
+int ck_plan_prints_lines(const ck_node *n)
+{
+    /* a fit's vectors are listed like a reduction's values; its factor
+     * matrices are arrays like any other */
+    if (n->kind == CK_NODE_PART)
+        return n->part != CK_PART_U && n->part != CK_PART_VT;
+    return ck_plan_prints_whole(n);
 }
 
 int ck_plan_op_known(const char *name)

@@ -244,6 +244,10 @@ int ck_plan_prints(const char *name);
  * has run. */
 enum { CK_PRINT_MAX = 100000 };
 int ck_plan_prints_whole(const ck_node *n);
+/* 1 if a printed step shows one value per line (reductions, histograms,
+ * unique's counts, svd's S, glm_fit's coef and intercept), 0 if it prints
+ * as NumPy's str() (every other array, svd's U and Vt included). */
+int ck_plan_prints_lines(const ck_node *n);
 /* Lists the ops a step can use, one line each (families: their members),
  * for `chunkctl --help`. */
 void ck_plan_ops_help(FILE *f);

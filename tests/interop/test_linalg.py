@@ -158,6 +158,9 @@ class ExactSvd(SvdCase):
             f.create_dataset("wide_f4", data=cls.w.astype(np.float32),
                              chunks=(37, 100))
             f.create_dataset("big", data=cls.big, chunks=(500, 50))
+            # chunks that do not divide the rows: U's are the plan's, cut
+            # to what --memory leaves
+            f.create_dataset("big7001", data=cls.big, chunks=(7001, 50))
         z = zarr.open_group(cls.path("tall.zarr"), "w")
         z.create_dataset("c100", data=cls.a, chunks=(100, 37))
         z.create_dataset("c333x7", data=cls.a, chunks=(333, 7),
@@ -168,6 +171,9 @@ class ExactSvd(SvdCase):
         zarr.save_array(cls.path("bare.zarr"), cls.a, chunks=(250, 10))
         with h5py.File(cls.path("data.h5"), "w") as f:
             f.create_dataset("x", data=cls.a, chunks=(300, 20))
+        with h5py.File(cls.path("small.h5"), "w") as f:
+            f.create_dataset("tall", data=cls.a[:12, :5], chunks=(5, 5))
+            f.create_dataset("wide", data=cls.w[:6, :30], chunks=(6, 7))
 
     def test_h5py_tall_on_each_chunking(self):
         for ds in ("c100", "c48", "c250x10", "c1003x5", "contig"):
@@ -268,15 +274,20 @@ class ExactSvd(SvdCase):
                                    rtol=1e-10, atol=0)
 
     def test_small_memory_gives_the_same_factors(self):
-        src = self.path("tall.h5") + ":/big"
-        whole = self.svd(src, self.fresh("o_big.h5"))
-        self.check_exact(self.big, whole, what="default --memory")
-        for t in ("1", "2"):
-            with self.subTest(threads=t):
+        for ds, t in (("big", "1"), ("big", "2"), ("big7001", "1"),
+                      ("big7001", "2")):
+            src = self.path("tall.h5") + ":/" + ds
+            whole = self.svd(src, self.fresh("o_big.h5"))
+            self.check_exact(self.big, whole, what="default --memory")
+            with self.subTest(ds=ds, threads=t):
                 # 8 MB of input, 32M budget: several row blocks
                 got = self.svd(src, self.fresh("o_small.h5"), "--memory",
                                "32M", "--threads", t)
                 self.check_exact(self.big, got, what="--memory 32M")
+                # svd(1) promises the same bits (U's chunks differ: they
+                # follow --memory)
+                for name, x, y in zip("pUSV", whole, got):
+                    np.testing.assert_array_equal(x, y, err_msg=name)
 
     def test_pipeline_svd_results_by_name(self):
         out = self.fresh("pipe_svd.zarr")
@@ -293,6 +304,59 @@ class ExactSvd(SvdCase):
         self.check_exact(self.a, got, k=4, what="pipeline d")
         np.testing.assert_allclose(read(out + ":/s2"), 2 * got[0],
                                    rtol=1e-15)
+
+    def test_pipeline_prints_the_factors(self):
+        # the streamed factor (U of a tall A, Vt of a wide one) is made
+        # when printed, not copied from a buffer not yet filled; U and Vt
+        # print as NumPy's str() and --json nests them, S one per line
+        for ds, a in (("tall", self.a[:12, :5]), ("wide", self.w[:6, :30])):
+            with self.subTest(ds=ds):
+                p = pipeline(self, "print_" + ds, {
+                    "inputs": {"a": self.path("small.h5") + ":/" + ds},
+                    "steps": [{"name": "d", "op": "svd", "args": ["a"]}],
+                    "print": ["d.U", "d.S", "d.Vt"]})
+                got = json.loads(C.run("run", "--quiet", "--json",
+                                       p).stdout)
+                u = np.array(got["d.U"]["values"], dtype=np.float64)
+                s = np.array(got["d.S"]["values"], dtype=np.float64)
+                vt = np.array(got["d.Vt"]["values"], dtype=np.float64)
+                r = min(a.shape)
+                self.assertEqual(got["d.U"]["shape"], [a.shape[0], r])
+                self.assertEqual(u.shape, (a.shape[0], r))
+                self.assertEqual(vt.shape, (r, a.shape[1]))
+                self.check_exact(a, (s, u, s, vt), what="printed " + ds)
+                text = C.run("run", "--quiet", p).stdout
+                self.assertEqual(text, "# d.U\n%s\n# d.S\n%s\n# d.Vt\n%s\n"
+                                 % (u, "\n".join(repr(x) for x in s), vt))
+
+    def test_pipeline_factors_feed_other_steps(self):
+        # the streamed factor read by matmul in boxes that are not its
+        # chunks: U S Vt rebuilds A, and a slice of U is U's rows
+        for ds, a in (("c100", self.a),
+                      ("wide_f4", self.w.astype(np.float32).astype(float))):
+            with self.subTest(ds=ds):
+                out = self.fresh("feed_%s.h5" % ds)
+                p = pipeline(self, "feed_" + ds, {
+                    "inputs": {"a": self.path("tall.h5") + ":/" + ds},
+                    "steps": [
+                        {"name": "d", "op": "svd", "args": ["a"]},
+                        {"name": "us", "op": "multiply",
+                         "args": ["d.U", "d.S"]},
+                        {"name": "m", "op": "matmul", "args": ["us", "d.Vt"]},
+                        {"name": "m2", "op": "matmul",
+                         "args": ["d.U", "d.Vt"]},
+                        {"name": "u2", "op": "slice", "args": ["d.U"],
+                         "index": [[1, 4]]}],
+                    "outputs": {"m": out + ":/m", "m2": out + ":/m2",
+                                "u2": out + ":/u2", "d.U": out + ":/u",
+                                "d.Vt": out + ":/vt"}})
+                C.run("run", "--quiet", p)
+                u, vt = read(out + ":/u"), read(out + ":/vt")
+                np.testing.assert_allclose(read(out + ":/m"), a, rtol=0,
+                                           atol=1e-12 * np.abs(a).max())
+                np.testing.assert_allclose(read(out + ":/m2"), u @ vt,
+                                           rtol=0, atol=1e-14)
+                np.testing.assert_array_equal(read(out + ":/u2"), u[1:4])
 
     def test_bad_svd_requests_are_refused(self):
         src = self.path("tall.h5") + ":/c100"
