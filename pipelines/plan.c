@@ -1225,10 +1225,10 @@ ck_code ck_plan_parse_concat(ck_plan *p, const char *path, const char *where,
                     "%lld",
                     k, (long long)m->shape[d], d, (long long)m0->shape[d]);
     }
-    /* numpy.concatenate's result dtype: the operands' promotion. */
-    CK_TRY(ck_ew_types(CK_EW_MAXIMUM, n->nargs > 1 ? 2 : 1, in, &compute,
-                       &n->dtype, err));
-    for (int k = 2; k < n->nargs; k++) {
+    /* numpy.concatenate's result dtype: the operands' promotion (one
+     * operand: its own dtype). */
+    n->dtype = m0->dtype;
+    for (int k = 1; k < n->nargs; k++) {
         ck_ew_operand two[2] = {{n->dtype, 0, 0}, in[k]};
         CK_TRY(ck_ew_types(CK_EW_MAXIMUM, 2, two, &compute, &n->dtype, err));
     }

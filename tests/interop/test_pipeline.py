@@ -318,9 +318,13 @@ class Pipeline(C.InteropCase):
                  "axis": -1},
                 {"name": "s", "op": "stack", "args": ["u", "f", "x"],
                  "axis": 1},
+                # one array: NumPy's copy of it (and a new axis)
+                {"name": "c2", "op": "concatenate", "args": ["u"]},
+                {"name": "s2", "op": "stack", "args": ["f"], "axis": -1},
             ],
             "outputs": {"r": out + ":/r", "c0": out + ":/c0",
-                        "c1": out + ":/c1", "s": out + ":/s"}})
+                        "c1": out + ":/c1", "s": out + ":/s",
+                        "c2": out + ":/c2", "s2": out + ":/s2"}})
         z = zarr.open(out, "r")
         self.assertEqual(z["r"].chunks, (7, 5))
         self.assertSameArray(z["r"][...], self.f8_clean)
@@ -330,6 +334,8 @@ class Pipeline(C.InteropCase):
             z["c1"][...], np.concatenate([self.u1, self.f8_clean], axis=-1))
         self.assertSameArray(
             z["s"][...], np.stack([self.u1, self.f4, self.f8_clean], axis=1))
+        self.assertSameArray(z["c2"][...], np.concatenate([self.u1]))
+        self.assertSameArray(z["s2"][...], np.stack([self.f4], axis=-1))
 
     def test_random_source_is_reproducible(self):
         out = self.out("rnd.h5")
