@@ -75,7 +75,8 @@ done:
 typedef struct svd_opts {
     cli_step *s;
     const char *dst;
-    int no_u, json;
+    const char *rnd_only; /* a randomized svd's option given, or NULL */
+    int no_u, json, randomized;
 } svd_opts;
 
 static ck_code svd_opt(void *ctx, int opt, const char *arg, ck_err *err)
@@ -92,15 +93,16 @@ static ck_code svd_opt(void *ctx, int opt, const char *arg, ck_err *err)
         key = "k";
         break;
     case 'O':
-        key = "oversample";
+        key = o->rnd_only = "oversample";
         break;
     case 'P':
-        key = "power_iters", flag = "power-iters";
+        key = "power_iters", flag = o->rnd_only = "power-iters";
         break;
     case 'S':
-        key = "seed";
+        key = o->rnd_only = "seed";
         break;
     case 'r':
+        o->randomized = 1;
         cli_step_key(o->s, "method", cJSON_CreateString("randomized"));
         return CK_OK;
     case 'U':
@@ -138,7 +140,7 @@ ck_code cmd_svd(int argc, char **argv, cli_common *c, ck_err *err)
         "svd", svd_help, "o:k:", longs, svd_opt, .computes = 1};
     static const char *const parts[] = {"U", "S", "Vt"};
     cli_step s;
-    svd_opts o = {&s, NULL, 0, 0};
+    svd_opts o = {&s, NULL, NULL, 0, 0, 0};
     char *dflt = NULL, *dp = NULL, *dn = NULL;
     ck_results res = {0};
     ck_code rc;
@@ -153,6 +155,11 @@ ck_code cmd_svd(int argc, char **argv, cli_common *c, ck_err *err)
         rc = ck_err_set(err, CK_EUSAGE,
                         "svd: expected one SRC[:DATASET] (run 'chunkctl svd "
                         "--help')");
+        goto out;
+    }
+    if (o.rnd_only && !o.randomized) {
+        rc = ck_err_set(err, CK_EUSAGE,
+                        "svd: --%s applies only with --randomized", o.rnd_only);
         goto out;
     }
     if ((rc = cli_check_path("svd", "SRC", argv[first], err)) != CK_OK)

@@ -1643,6 +1643,13 @@ ck_code ck_plan_parse_svd(ck_plan *p, const char *path, const char *where,
     if (v == 0)
         return ck_plan_bad(err, path, where, "a randomized svd needs k");
     n->k = v;
+    /* an exact svd has no random range: its options would be ignored */
+    static const char *const rnd_only[] = {"oversample", "power_iters", "seed"};
+    for (size_t o = 0; !n->randomized && o < 3; o++)
+        if (cJSON_GetObjectItem(step, rnd_only[o]))
+            return ck_plan_bad(err, path, where,
+                               "%s applies to method \"randomized\" only",
+                               rnd_only[o]);
     CK_TRY(
         ck_plan_opt_int(path, where, step, "oversample", 0, 1000, 10, &v, err));
     n->oversample = (int)v;
