@@ -1623,8 +1623,13 @@ ck_code ck_plan_parse_svd(ck_plan *p, const char *path, const char *where,
     mm = m->shape[0];
     nn = m->shape[1];
     r = mm < nn ? mm : nn;
-    if (r < 1)
-        return ck_plan_bad(err, path, where, "svd of an empty array");
+    if (r < 1) {
+        char txt[128];
+        return ck_plan_bad(
+            err, path, where, "svd of an empty array: %s has shape %s",
+            ck_node_label(m),
+            ck_plan_shape_str(m->ndim, m->shape, txt, sizeof txt));
+    }
     if (meth && (!cJSON_IsString(meth) ||
                  (strcmp(meth->valuestring, "exact") != 0 &&
                   strcmp(meth->valuestring, "randomized") != 0)))
