@@ -39,26 +39,13 @@ static double attr_num(const ck_attr *v)
     return v->kind == CK_ATTR_I64 ? (double)v->i64 : v->f64;
 }
 
-/* 1 with *x set when the array has a numeric attribute 'key'. */
-static int num_attr(ck_store *s, const char *dataset, const char *key,
-                    double *x)
-{
-    ck_attr v;
-    ck_err e = {0};
-
-    if (ck_store_get_attr(s, dataset, key, &v, &e) != CK_OK ||
-        v.kind == CK_ATTR_STR)
-        return 0;
-    *x = attr_num(&v);
-    return 1;
-}
-
 /* The numbers of attribute 'key' (one, or a list, as CF allows for
  * missing_value) into v[0, *nv): 0 when it is absent or not numbers, -1
- * (with err set) when it has more than max. */
+ * (with err set) when it has more than max (CF's one-value attributes:
+ * max 1; the data would otherwise be read undecoded, silently). */
 static int num_list_attr(ck_store *s, const char *dataset, const char *key,
-                         double *v, int max, int *nv, const char *path,
-                         const char *where, ck_err *err)
+                         double *v, int max, int *nv, const char *label,
+                         ck_err *err)
 {
     ck_attr a;
     ck_err e = {0};
@@ -89,11 +76,18 @@ static int num_list_attr(ck_store *s, const char *dataset, const char *key,
                 break;
             }
             if (n == max) {
+                int all = cJSON_GetArraySize(x);
                 cJSON_Delete(root);
-                ck_plan_bad(err, path, where,
-                            "%s: %s has more than %d values; chunkctl "
-                            "decodes at most %d (--raw reads it stored)",
-                            dataset, key, max, max);
+                if (max == 1)
+                    ck_err_set(err, CK_EFORMAT,
+                               "%s: %s has %d values; CF gives it one "
+                               "(--raw reads the data as stored)",
+                               label, key, all);
+                else
+                    ck_err_set(err, CK_EFORMAT,
+                               "%s: %s has more than %d values; chunkctl "
+                               "decodes at most %d (--raw reads it stored)",
+                               label, key, max, max);
                 return -1;
             }
             v[n++] = num.f;
@@ -157,7 +151,7 @@ ck_code ck_cf_plan_input(ck_plan *p, const char *path, const char *where, int i,
     ck_node *n = &p->node[i];
     char group[512], cname[600];
     double fill = 0, miss[CK_CF_MAX_MISSING], scale = 1, offset = 0;
-    int hf, hm, hs, ho, hu, nmiss = 0;
+    int hf, hm, hs, ho, hu, nmiss = 0, k1;
 
     no_coords(n);
     n->attrs_from = i + 1;
@@ -190,7 +184,16 @@ ck_code ck_cf_plan_input(ck_plan *p, const char *path, const char *where, int i,
     if (ck_store_kind_of(s) == CK_KIND_ZARR && ai->has_fill &&
         ck_dtype_is_float(ai->dtype) && isnan(ai->fill.f))
         n->missing = 1;
-    hf = num_attr(s, dataset, "_FillValue", &fill);
+    /* a Zarr .zattrs that is not a JSON object is an error, not "no
+     * attributes": decoding would be skipped (HDF5's are read one by one) */
+    char *all = NULL;
+    if (ck_store_kind_of(s) == CK_KIND_ZARR &&
+        ck_store_get_attrs(s, dataset, &all, err) != CK_OK)
+        return err->code;
+    free(all);
+    hf = num_list_attr(s, dataset, "_FillValue", &fill, 1, &k1, n->source, err);
+    if (hf < 0)
+        return err->code;
     /* ... and any other fill_value too where xarray reads the array so: a
      * Zarr v2 array that names its dimensions (_ARRAY_DIMENSIONS), as
      * xarray and chunkctl write netCDF variables to Zarr (xarray's
@@ -205,11 +208,15 @@ ck_code ck_cf_plan_input(ck_plan *p, const char *path, const char *where, int i,
         hf = 1;
     }
     hm = num_list_attr(s, dataset, "missing_value", miss, CK_CF_MAX_MISSING,
-                       &nmiss, path, where, err);
+                       &nmiss, n->source, err);
     if (hm < 0)
         return err->code;
-    hs = num_attr(s, dataset, "scale_factor", &scale);
-    ho = num_attr(s, dataset, "add_offset", &offset);
+    hs = num_list_attr(s, dataset, "scale_factor", &scale, 1, &k1, n->source,
+                       err);
+    ho = num_list_attr(s, dataset, "add_offset", &offset, 1, &k1, n->source,
+                       err);
+    if (hs < 0 || ho < 0)
+        return err->code;
     hu = ck_dtype_is_signed(ai->dtype) && unsigned_attr(s, dataset);
     if (!hf && !hm && !hs && !ho && !hu)
         return CK_OK;
