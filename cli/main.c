@@ -176,6 +176,18 @@ static void on_signal(int sig)
     die_of(caught ? caught : sig);
 }
 
+/* Stops the run cleanly on sig, unless sig was ignored when chunkctl
+ * started: nohup's SIGHUP, a background job's SIGINT stay ignored, as the
+ * shell meant. */
+static void catch_signal(int sig)
+{
+    struct sigaction old;
+
+    if (sigaction(sig, NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+        return;
+    signal(sig, on_signal);
+}
+
 /* Starts this program again with env (NULL: the current environment).
  * By its own path, not /proc/self/exe: the process's name (ps, pkill,
  * top) is the file name exec is given.  Returns only when it failed. */
@@ -342,9 +354,9 @@ int main(int argc, char **argv)
         return 2;
     }
     tune_blas(argv);
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
-    signal(SIGHUP, on_signal);
+    catch_signal(SIGINT);
+    catch_signal(SIGTERM);
+    catch_signal(SIGHUP);
     signal(SIGALRM, on_signal);
     common.memory = cli_default_memory();
     /* Under mpirun every rank runs the command on its share; rank 0 alone

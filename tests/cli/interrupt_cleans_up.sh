@@ -3,7 +3,10 @@
 # (unless it had already finished: then the output is whole, exit 0).
 for d in 0.1 0.3 0.5 0.7 0.9; do
     for sig in INT TERM; do
-        $CHUNKCTL gen --quiet --shape 4000,4000 --chunks 250,500 out.zarr &
+        # (a shell starts background jobs with SIGINT ignored, which
+        # chunkctl keeps, as nohup's SIGHUP: give it back its default)
+        env --default-signal=INT $CHUNKCTL gen --quiet --shape 4000,4000 \
+            --chunks 250,500 out.zarr &
         pid=$!
         sleep $d
         kill -$sig $pid 2>/dev/null
