@@ -239,6 +239,14 @@ static ck_code resolve(ck_filter *f, ck_dtype *cur, ck_err *err)
             return ck_err_set(err, CK_EFORMAT,
                               "filter quantize: digits %d out of range",
                               f->digits);
+        if (f->id == CK_FILTER_DELTA &&
+            (f->dtype == CK_BOOL || f->astype == CK_BOOL))
+            return ck_err_set(err, CK_EFORMAT,
+                              "filter delta: dtype %s, astype %s (booleans "
+                              "have no differences: numcodecs' delta of them "
+                              "loses the values)",
+                              ck_dtype_name(f->dtype),
+                              ck_dtype_name(f->astype));
         if (f->id == CK_FILTER_CATEGORIZE && ck_dtype_is_float(f->astype))
             return ck_err_set(err, CK_EFORMAT,
                               "filter categorize: astype %s is not an "
@@ -322,6 +330,13 @@ ck_code ck_filter_chain_init(ck_filter_chain *ch, const ck_filter *f, int n,
                               "multiple of its %s elements",
                               ck_filter_name(c.f[i].id), c.size[i],
                               ck_dtype_name(c.f[i].dtype));
+        if (c.f[i].id == CK_FILTER_SHUFFLE && c.f[i].elementsize &&
+            c.size[i] % (size_t)c.f[i].elementsize)
+            return ck_err_set(err, CK_EFORMAT,
+                              "filter shuffle: %zu bytes reach it, not a "
+                              "multiple of its elementsize %d (numcodecs "
+                              "refuses them)",
+                              c.size[i], c.f[i].elementsize);
         c.size[i + 1] = encoded_size(&c.f[i], c.size[i]);
     }
     c.out_dtype = cur;

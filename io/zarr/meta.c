@@ -1395,6 +1395,17 @@ static unsigned utf8_next(const unsigned char **p)
     return cp;
 }
 
+/* Code point cp as a JSON \\uXXXX escape at o (a surrogate pair past
+ * U+FFFF); returns the end. */
+static char *put_escape(char *o, unsigned cp)
+{
+    if (cp < 0x10000)
+        return o + sprintf(o, "\\u%04x", cp);
+    cp -= 0x10000;
+    return o + sprintf(o, "\\u%04x\\u%04x", 0xd800 + (cp >> 10),
+                       0xdc00 + (cp & 0x3ff));
+}
+
 /* s as a JSON string in ASCII (malloc'd): zarr-python 2 decodes .zattrs
  * as ASCII and fails on any other byte, so everything past U+007F is a
  * \uXXXX escape (a surrogate pair past U+FFFF), as json.dumps with
@@ -1422,15 +1433,27 @@ static char *json_str(const char *s)
             o += 2;
         } else if (cp >= 0x20 && cp < 0x7f) {
             *o++ = (char)cp;
-        } else if (cp < 0x10000) {
-            o += sprintf(o, "\\u%04x", cp);
         } else {
-            cp -= 0x10000;
-            o += sprintf(o, "\\u%04x\\u%04x", 0xd800 + (cp >> 10),
-                         0xdc00 + (cp & 0x3ff));
+            o = put_escape(o, cp);
         }
     }
     *o++ = '"';
+    *o = '\0';
+    return out;
+}
+
+char *ck_zarr_json_ascii(const char *text)
+{
+    const unsigned char *p = (const unsigned char *)text;
+    char *out = malloc(strlen(text) * 6 + 1), *o = out;
+
+    if (!out)
+        return NULL;
+    while (*p)
+        if (*p < 0x80)
+            *o++ = (char)*p++;
+        else
+            o = put_escape(o, utf8_next(&p));
     *o = '\0';
     return out;
 }

@@ -139,6 +139,10 @@ const char *ck_zarr_dtype_str(ck_dtype t, int big_endian, char *buf);
 
 /* Checks that text ('len' bytes) is one JSON object, as .zattrs must be.
  * CK_EFORMAT naming 'where' otherwise (with line and column). */
+/* JSON text (valid, UTF-8) in ASCII, malloc'd (NULL when out of memory):
+ * every character past U+007F, which only a string can hold, as a \uXXXX
+ * escape, as zarr-python 2 (which reads metadata as ASCII) writes it. */
+char *ck_zarr_json_ascii(const char *text);
 ck_code ck_zarr_attrs_check(const char *text, size_t len, const char *where,
                             ck_err *err);
 

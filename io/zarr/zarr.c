@@ -2438,8 +2438,13 @@ static ck_code write_attrs_as_is(const ck_store *s, int fd, const char *json,
     size_t n = 0;
     ck_code rc;
 
-    if (((const zstore *)s->impl)->fmt != 3)
-        return write_file_at(fd, ".zattrs", json, strlen(json), s->path, err);
+    if (((const zstore *)s->impl)->fmt != 3) {
+        if (!(out = ck_zarr_json_ascii(json)))
+            return ck_err_set(err, CK_ENOMEM, "out of memory");
+        rc = write_file_at(fd, ".zattrs", out, strlen(out), s->path, err);
+        free(out);
+        return rc;
+    }
     snprintf(where, sizeof where, "%s: zarr.json", s->path);
     CK_TRY(read_small(fd, "zarr.json", where, &txt, &n, err));
     if (!txt)

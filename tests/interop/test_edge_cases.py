@@ -70,7 +70,12 @@ contract:
   first refusal counted the range matrices only ("raise --memory above
   73.2 MiB"), and at that the row blocks were refused ("need 126.5 MiB");
 - a pipeline whose output's chunks do not fit --memory is refused before
-  its reductions read their input, not after.
+  its reductions read their input, not after;
+- Zarr v2 attributes past ASCII (units in micrometres) are written as \\u
+  escapes, which zarr-python 2 (reading metadata as ASCII) can open;
+- --filters delta on booleans (whose numcodecs decoding loses the values:
+  all came back True) and shuffle with an element size that does not
+  divide the chunk (which zarr-python cannot decode) are refused.
 """
 import math
 import json
@@ -853,6 +858,40 @@ class EdgeCases(C.InteropCase):
                   "%dM" % math.ceil(float(need)), pj, expect=1)
         self.assertIn("1.1", p.stderr)
         self.assertNotIn("too small", p.stderr)
+
+    def test_zarr_attributes_past_ascii_open_in_zarr_python(self):
+        src = self.fresh("u8.h5")
+        with h5py.File(src, "w") as f:
+            d = f.create_dataset("x", data=np.arange(4.0))
+            d.attrs["units"] = "\u00b5m"
+            d.attrs["long_name"] = "\U0001d6c2 \u00e9t\u00e9"
+        out = self.fresh("u8.zarr")
+        C.copy(src, out)
+        z = zarr.open(out, "r")
+        self.assertEqual(dict(z.attrs), {"units": "\u00b5m",
+                                         "long_name": "\U0001d6c2 \u00e9t\u00e9"})
+        with open(os.path.join(out, ".zattrs"), "rb") as f:
+            self.assertTrue(f.read().isascii())
+
+    def test_filters_that_lose_or_cannot_be_decoded_are_refused(self):
+        src = self.fresh("fb.h5")
+        with h5py.File(src, "w") as f:
+            f.create_dataset("b", data=np.array([True, False, True, False]))
+            f.create_dataset("x", data=np.arange(10.0), chunks=(5,))
+        for ds, flt in (("b", "delta"), ("b", "delta:int8"),
+                        ("x", "shuffle:3")):
+            with self.subTest(filters=flt):
+                out = self.fresh("fb.zarr")
+                p = C.run("copy", "--quiet", src + ":/" + ds, out,
+                          "--filters", flt, "--compress", "none", expect=1)
+                self.assertIn("filter " + flt.split(":")[0], p.stderr)
+                self.assertEqual(len(p.stderr.strip().splitlines()), 1)
+                self.assertFalse(os.path.exists(out))
+        # a divisor of the chunk's bytes is what numcodecs takes
+        out = self.fresh("fb.zarr")
+        C.copy(src + ":/x", out, "--filters", "shuffle:4", "--chunks", "5")
+        np.testing.assert_array_equal(zarr.open(out, "r")[...],
+                                      np.arange(10.0))
 
 
 if __name__ == "__main__":
