@@ -336,6 +336,13 @@ ck_code ck_glm_block(const ck_be *be, const ck_glm_opts *o, const double *x,
 
 /* ---- predictions and responses ---- */
 
+void ck_glm_col_squares(const double *x, int64_t rows, int64_t p, double *sq)
+{
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < p; j++)
+            sq[j] += x[i * p + j] * x[i * p + j];
+}
+
 int64_t ck_glm_bad_y(ck_glm_family f, const double *y, int64_t n)
 {
     for (int64_t i = 0; i < n; i++) {
@@ -450,7 +457,7 @@ static double noise(double f)
 
 static ck_code eval(const glm *G, point *pt, ck_err *err)
 {
-    return G->pass(G->ctx, pt->b, &pt->loss, pt->g, pt->h, err);
+    return G->pass(G->ctx, pt->b, &pt->loss, pt->g, pt->h, NULL, err);
 }
 
 static double penalty(const glm *G, const double *b)
@@ -720,7 +727,7 @@ static ck_code recession(const glm *G, ck_glm_family fam, const double *b,
         (0.5 * s[d - 1] * sc * sc > 1e-3 * f && s[d - 1] > 1e-6 * s[0]))
         goto out;
     /* bp is all zeros here: the Hessian at 0, and the columns' scales */
-    if ((rc = G->pass(G->ctx, bp, &f0, NULL, g0, err)) != CK_OK)
+    if ((rc = G->pass(G->ctx, bp, &f0, NULL, g0, NULL, err)) != CK_OK)
         goto out;
     for (int64_t i = 0; i < d; i++)
         dsc[i] = g0[i * d + i] > 0 ? 1 / sqrt(g0[i * d + i]) : 1;
@@ -763,7 +770,7 @@ static ck_code recession(const glm *G, ck_glm_family fam, const double *b,
         double fp;
         for (int64_t j = 0; j < d; j++)
             bp[j] = b[j] + side * sc * u[j];
-        if ((rc = G->pass(G->ctx, bp, &fp, NULL, NULL, err)) == CK_OK)
+        if ((rc = G->pass(G->ctx, bp, &fp, NULL, NULL, NULL, err)) == CK_OK)
             *found = fp <= f + 1e-10 * f;
     }
 out:
@@ -1487,9 +1494,9 @@ ck_code ck_glm_fit(const ck_be *be, const ck_glm_opts *o, int64_t p,
             b2[j] = pen && j < G.p ? b[j] : 2 * b[j];
         /* (the loss without the penalty, which is as small) */
         if (b2 && pen)
-            rc = G.pass(G.ctx, b, &loss, NULL, NULL, err);
+            rc = G.pass(G.ctx, b, &loss, NULL, NULL, NULL, err);
         if (b2 && rc == CK_OK &&
-            (rc = G.pass(G.ctx, b2, &f2, NULL, NULL, err)) == CK_OK &&
+            (rc = G.pass(G.ctx, b2, &f2, NULL, NULL, NULL, err)) == CK_OK &&
             f2 <= 0.5 * loss)
             no_mle = pen ? 3 : 1;
         free(b2);
@@ -1507,7 +1514,7 @@ ck_code ck_glm_fit(const ck_be *be, const ck_glm_opts *o, int64_t p,
             if (!(oc.h = malloc((size_t)(G.d * G.d) * sizeof *oc.h)))
                 rc = ck_err_set(err, CK_ENOMEM, "glm: out of memory");
             if (rc == CK_OK &&
-                (rc = G.pass(G.ctx, b, &f, NULL, oc.h, err)) == CK_OK)
+                (rc = G.pass(G.ctx, b, &f, NULL, oc.h, NULL, err)) == CK_OK)
                 oc.h_exact = 1;
         }
         int found = 0;
@@ -1548,7 +1555,7 @@ ck_code ck_glm_fit(const ck_be *be, const ck_glm_opts *o, int64_t p,
         if (!res->h && !(res->h = malloc(mn * sizeof *res->h)))
             rc = ck_err_set(err, CK_ENOMEM, "glm: out of memory");
         if (rc == CK_OK &&
-            (rc = G.pass(G.ctx, b, &f, NULL, res->h, err)) == CK_OK)
+            (rc = G.pass(G.ctx, b, &f, NULL, res->h, NULL, err)) == CK_OK)
             res->h_exact = 1;
         if (rc != CK_OK) {
             ck_glm_result_release(res);

@@ -98,10 +98,13 @@ int ck_glm_reg_lookup(const char *name, ck_glm_reg *r);
 ck_code ck_glm_check(const ck_glm_opts *o, ck_err *err);
 
 /* One pass over all n rows at parameters b (d entries): *loss gets the
- * mean loss (unpenalised); grad (d entries) its gradient and hess (d x d,
- * row-major) its Hessian, each when not NULL.  Supplied by the caller. */
+ * mean loss (unpenalised); grad (d entries) its gradient, hess (d x d,
+ * row-major) its Hessian and sq (p entries) the mean square of each of
+ * x's columns (ck_glm_col_squares, summed over the rows, over n), each
+ * when not NULL.  Supplied by the caller. */
 typedef ck_code (*ck_glm_pass_fn)(void *ctx, const double *b, double *loss,
-                                  double *grad, double *hess, ck_err *err);
+                                  double *grad, double *hess, double *sq,
+                                  ck_err *err);
 
 typedef struct ck_glm_result {
     double *b; /* d entries, owned: ck_glm_result_release */
@@ -196,6 +199,10 @@ ck_code ck_glm_block(const ck_be *be, const ck_glm_opts *o, const double *x,
                      const double *y, int64_t rows, int64_t p, uint64_t key,
                      const double *b, double *loss, double *grad, double *hess,
                      double *scratch, ck_err *err);
+
+/* Adds the squares of x's entries (rows x p row-major) to sq, column by
+ * column (p sums): what a pass sums for its sq. */
+void ck_glm_col_squares(const double *x, int64_t rows, int64_t p, double *sq);
 
 /* Index of the first y outside the family's domain (logistic: 0 or 1;
  * poisson: >= 0; any family: finite), or -1. */

@@ -1478,16 +1478,19 @@ typedef struct gfit {
      * that glm_fit refuses, or -1 */
     int64_t bad_x[GLM_GROUP], bad_y[GLM_GROUP];
     const double *b; /* the pass's parameters */
-    int64_t plen;    /* doubles of the pass's parts: loss[, grad[, hess]] */
-    ck_tree tree;    /* the pass's */
-    double *grad, *hess;
+    /* doubles of the pass's parts: loss[, grad[, hess]], then from sq_off
+     * the columns' sums of squares (sq) */
+    int64_t plen, sq_off;
+    ck_tree tree; /* the pass's */
+    double *grad, *hess, *sq;
 } gfit;
 
-/* Doubles of one task's partial sums: loss, grad (d), hess (d x d). */
+/* Doubles of one task's partial sums at most: loss, grad (d), hess (d x
+ * d), the columns' squares (p). */
 static int64_t part_len(const gfit *g)
 {
     int64_t d = g->p + (g->nd->glm.fit_intercept ? 1 : 0);
-    return 1 + d + d * d;
+    return 1 + d + d * d + g->p;
 }
 
 /* A worker: takes tasks of the group in turn and sums each into its own
@@ -1521,6 +1524,8 @@ static ck_code glm_task_worker(void *ctx, int id, ck_par *par, ck_err *err)
         CK_TRY(ck_glm_block(&g->r->be, &g->nd->glm, g->gx + i * g->p, g->gy + i,
                             m, g->p, key, g->b, pt, g->grad ? pt + 1 : NULL,
                             g->hess ? pt + 1 + d : NULL, scratch, err));
+        if (g->sq)
+            ck_glm_col_squares(g->gx + i * g->p, m, g->p, pt + g->sq_off);
     }
     return CK_OK;
 }
@@ -1588,7 +1593,7 @@ static ck_code glm_block_fn(void *ctx, int64_t r0, int64_t nr, int64_t ta,
  * rows, the tasks' sums combined along the tree (under MPI, every rank's:
  * each gets the same bits). */
 static ck_code glm_pass(void *ctx, const double *b, double *loss, double *grad,
-                        double *hess, ck_err *err)
+                        double *hess, double *sq, ck_err *err)
 {
     gfit *g = ctx;
     int64_t d = g->p + (g->nd->glm.fit_intercept ? 1 : 0);
@@ -1598,7 +1603,9 @@ static ck_code glm_pass(void *ctx, const double *b, double *loss, double *grad,
     g->b = b;
     g->grad = grad;
     g->hess = hess;
-    g->plen = hess ? 1 + d + d * d : grad ? 1 + d : 1;
+    g->sq = sq;
+    g->sq_off = hess ? 1 + d + d * d : grad ? 1 + d : 1;
+    g->plen = g->sq_off + (sq ? g->p : 0);
     memset(acc, 0, (size_t)g->plen * 8);
     /* (its stack is allocated as it grows: init fails only on a few
      * hundred bytes, as the whole process does) */
@@ -1623,6 +1630,8 @@ static ck_code glm_pass(void *ctx, const double *b, double *loss, double *grad,
         grad[j] = acc[1 + j] / (double)g->n;
     for (int64_t j = 0; hess && j < d * d; j++)
         hess[j] = acc[1 + d + j] / (double)g->n;
+    for (int64_t j = 0; sq && j < g->p; j++)
+        sq[j] = acc[g->sq_off + j] / (double)g->n;
     return CK_OK;
 }
 
@@ -1747,10 +1756,10 @@ ck_code ck_exec_run_glm(xrun *r, int i, ck_err *err)
     }
     mine = hi - g.lo;
     /* the solver's own state: a few d x d matrices and d vectors (its
-     * own, ck_glm_fit's 4 d^2 + 32 d, and a sample start's point and
+     * own, ck_glm_fit's 4 d^2 + 35 d, and a sample start's point and
      * Hessian); a kernel scratch per thread, the tasks' partial sums and
      * the pass's result, the tree's parts */
-    int64_t fixed = (6 * d * d + 64 * d) * 8;
+    int64_t fixed = (6 * d * d + 80 * d) * 8;
     g.nt = r->o->threads > 0 ? r->o->threads : ck_ncpus();
     g.nt = g.nt < GLM_GROUP ? g.nt : GLM_GROUP;
     g.scratch_n = ck_glm_block_scratch(&r->be, GLM_SLICE, p);

@@ -62,10 +62,11 @@ int ck_rowtasks_of_node(const ck_plan *p, const ck_node *nd, ck_rowtasks *k,
         return 0;
     an = &p->node[nd->arg[0]];
     if (nd->kind == CK_NODE_GLM) {
-        /* a task's loss, gradient and Hessian */
+        /* a task's loss, gradient and Hessian, and in the first pass
+         * the columns' squares */
         int64_t d = an->shape[1] + (nd->glm.fit_intercept ? 1 : 0);
         ck_rowtasks_init(k, an->shape[0], an->chunks[0], CK_GLM_SLICE);
-        part = 1 + d + d * d;
+        part = 1 + d + d * d + an->shape[1];
     } else {
         /* L = A, or A^T for a wide A: m x n, n <= m */
         int t = an->shape[0] < an->shape[1];

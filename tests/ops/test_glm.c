@@ -175,12 +175,18 @@ typedef struct passctx {
 } passctx;
 
 static ck_code pass_fn(void *vc, const double *b, double *loss, double *grad,
-                       double *hess, ck_err *err)
+                       double *hess, double *sq, ck_err *err)
 {
     passctx *c = vc;
     int64_t d = c->p + (c->o->fit_intercept != 0);
 
     *loss = 0;
+    if (sq) {
+        memset(sq, 0, (size_t)c->p * sizeof *sq);
+        ck_glm_col_squares(c->x, c->n, c->p, sq);
+        for (int64_t j = 0; j < c->p; j++)
+            sq[j] /= (double)c->n;
+    }
     if (grad)
         memset(grad, 0, (size_t)d * sizeof *grad);
     if (hess)
@@ -336,7 +342,7 @@ static void solve_all(ck_glm_solver s)
         worst_b = fmax(worst_b, berr);
 
         double loss, g[MAX_D];
-        cr_assert_eq(pass_fn(&pc, res.b, &loss, g, NULL, &err), CK_OK);
+        cr_assert_eq(pass_fn(&pc, res.b, &loss, g, NULL, NULL, &err), CK_OK);
         double m = kkt(&o, ds->p, res.b, g);
         cr_assert(m <= 1e-6, "%s: subgradient residual %.3g", what, m);
         worst_kkt = fmax(worst_kkt, m);
@@ -558,7 +564,7 @@ Test(glm, pass_matches_numpy_for_any_blocking)
             ck_err err = {0};
             passctx pc = mkpass(&be, &o, T.main.x, T.main.y[o.family], T.main.n,
                                 T.main.p, blocks[m]);
-            cr_assert_eq(pass_fn(&pc, b, &gl, gg, gh, &err), CK_OK, "%s",
+            cr_assert_eq(pass_fn(&pc, b, &gl, gg, gh, NULL, &err), CK_OK, "%s",
                          err.msg);
             assert_close("loss", &gl, &loss, 1, 1e-13);
             assert_close("grad", gg, g, d, 1e-13);
@@ -568,7 +574,7 @@ Test(glm, pass_matches_numpy_for_any_blocking)
                     cr_assert_eq(gh[i * d + j], gh[j * d + i],
                                  "hessian not symmetric");
             /* loss alone: grad and hess may be NULL */
-            cr_assert_eq(pass_fn(&pc, b, &gl, NULL, NULL, &err), CK_OK);
+            cr_assert_eq(pass_fn(&pc, b, &gl, NULL, NULL, NULL, &err), CK_OK);
             assert_close("loss alone", &gl, &loss, 1, 1e-13);
             free(pc.scratch);
         }
@@ -717,7 +723,8 @@ Test(glm, max_iter_reached_is_not_an_error)
                 cr_assert(isfinite(res.b[j]));
             /* the last iterate, with its objective */
             double loss;
-            cr_assert_eq(pass_fn(&pc, res.b, &loss, NULL, NULL, &err), CK_OK);
+            cr_assert_eq(pass_fn(&pc, res.b, &loss, NULL, NULL, NULL, &err),
+                         CK_OK);
             double f = loss + penalty(&o, T.main.p, res.b);
             cr_assert(fabs(res.objective - f) <= 1e-12 * (1 + f));
             cr_assert_lt(res.objective, log(2.0), "moved downhill from 0");
@@ -755,7 +762,7 @@ Test(glm, tol_is_honoured)
         cr_assert_lt(loose.iterations, tight.iterations, "%s",
                      ck_glm_solver_name(SOLVERS[s]));
         double loss, g[MAX_D];
-        cr_assert_eq(pass_fn(&pc, loose.b, &loss, g, NULL, &err), CK_OK);
+        cr_assert_eq(pass_fn(&pc, loose.b, &loss, g, NULL, NULL, &err), CK_OK);
         cr_assert_leq(kkt(&o, T.main.p, loose.b, g), 1e-3);
         ck_glm_result_release(&loose);
         ck_glm_result_release(&tight);
@@ -796,12 +803,13 @@ Test(glm, poisson_large_counts_intercept_only)
 }
 
 static ck_code failing_pass(void *ctx, const double *b, double *loss,
-                            double *grad, double *hess, ck_err *err)
+                            double *grad, double *hess, double *sq, ck_err *err)
 {
     int *left = ctx;
     (void)b;
     (void)grad;
     (void)hess;
+    (void)sq;
     *loss = 1;
     if ((*left)-- > 0)
         return CK_OK;
@@ -956,7 +964,8 @@ Test(glm, moderately_conditioned_data)
                       ck_glm_family_name(c->fam), ck_glm_reg_name(c->reg),
                       res.iterations);
             double loss, g[MAX_D];
-            cr_assert_eq(pass_fn(&pc, res.b, &loss, g, NULL, &err), CK_OK);
+            cr_assert_eq(pass_fn(&pc, res.b, &loss, g, NULL, NULL, &err),
+                         CK_OK);
             cr_assert_leq(kkt(&o, p, res.b, g), 1e-8, "%s", what);
             for (int64_t j = 0; c->reg == CK_GLM_REG_NONE && j < c->d; j++)
                 cr_assert(fabs(res.b[j] - c->b[j] / (j < p ? sc[j] : 1)) <=
@@ -1049,7 +1058,7 @@ Test(glm, a_sample_start_changes_the_path_not_the_optimum)
             "%s", err.msg);
         cr_assert(half.converged && half.h);
         double loss, g[MAX_D], h[MAX_D * MAX_D];
-        cr_assert_eq(pass_fn(&ph, half.b, &loss, g, h, &err), CK_OK);
+        cr_assert_eq(pass_fn(&ph, half.b, &loss, g, h, NULL, &err), CK_OK);
         for (int64_t j = 0; j < c->d * c->d; j++)
             cr_assert(fabs(half.h[j] - h[j]) <= 3e-2 * (1 + fabs(h[j])),
                       "newton's Hessian [%lld]: %g, at b %g", (long long)j,
