@@ -401,6 +401,22 @@ static const double MAX_STEP = 1e20;
  * has no such cancellation (Hager and Zhang's approximate Wolfe test). */
 static const double NOISE = 1e-10;
 
+/* The solvers work on x's columns scaled to unit mean square, so that
+ * nothing they do (the convergence test above all) depends on the units
+ * of x: a column of values near 1e-8 whose coefficient is near 1e8 is
+ * fitted as a column near 1 with a coefficient near 1.  With s_j the
+ * root mean square of column j (1 for the intercept, and for a column
+ * whose mean square is 0 or not finite), the solvers' parameters are
+ * b'_j = s_j b_j, their gradient g_j / s_j and their Hessian
+ * h_ij / (s_i s_j); the penalty stays the user's, lam1 |b'_j| / s_j and
+ * lam2 (b'_j / s_j)^2 / 2.  The mean squares come with the first pass
+ * (start), so scaling costs no pass. */
+typedef struct colscale {
+    int known;
+    double *s, *is; /* d: s_j and 1 / s_j */
+    double *ub;     /* d: a pass's parameters in the user's units */
+} colscale;
+
 typedef struct glm {
     const ck_be *be;
     ck_glm_pass_fn pass;
@@ -410,7 +426,10 @@ typedef struct glm {
     double lam1, lam2;
     double tol;
     int max_iter;
-    const double *h0; /* lbfgs: the start's Hessian estimate, or NULL */
+    /* newton, lbfgs: the start's Hessian estimate, or NULL (the user's
+     * units: scaled where it is used) */
+    const double *h0;
+    colscale *sc;
 } glm;
 
 /* A smooth objective built on S: S(b) + l2 |w|^2 / 2 + rho |b - v|^2 / 2.
@@ -455,17 +474,52 @@ static double noise(double f)
     return NOISE * (1 + fabs(f));
 }
 
+/* h (d x d) = D h D, D = diag(v): the Hessian between the units. */
+static void scale_h(int64_t d, const double *v, double *h)
+{
+    for (int64_t i = 0; i < d; i++)
+        for (int64_t j = 0; j < d; j++)
+            h[i * d + j] *= v[i] * v[j];
+}
+
+/* One pass at b (scaled), its results scaled. */
+static ck_code look(const glm *G, const double *b, double *loss, double *grad,
+                    double *hess, ck_err *err)
+{
+    const colscale *sc = G->sc;
+
+    for (int64_t j = 0; j < G->d; j++)
+        sc->ub[j] = b[j] * sc->is[j];
+    CK_TRY(G->pass(G->ctx, sc->ub, loss, grad, hess, NULL, err));
+    for (int64_t j = 0; grad && j < G->d; j++)
+        grad[j] *= sc->is[j];
+    if (hess)
+        scale_h(G->d, sc->is, hess);
+    return CK_OK;
+}
+
 static ck_code eval(const glm *G, point *pt, ck_err *err)
 {
-    return G->pass(G->ctx, pt->b, &pt->loss, pt->g, pt->h, NULL, err);
+    return look(G, pt->b, &pt->loss, pt->g, pt->h, err);
+}
+
+/* The penalty's weights on b'_j: lam1 and lam2 times these. */
+static double w1(const glm *G, int64_t j)
+{
+    return G->sc->is[j];
+}
+
+static double w2(const glm *G, int64_t j)
+{
+    return G->sc->is[j] * G->sc->is[j];
 }
 
 static double penalty(const glm *G, const double *b)
 {
     double a = 0, q = 0;
     for (int64_t j = 0; j < G->p; j++) {
-        a += fabs(b[j]);
-        q += b[j] * b[j];
+        a += fabs(b[j]) * w1(G, j);
+        q += b[j] * b[j] * w2(G, j);
     }
     return G->lam1 * a + 0.5 * G->lam2 * q;
 }
@@ -473,15 +527,15 @@ static double penalty(const glm *G, const double *b)
 /* g = the gradient of the smooth objective q at pt; returns its value. */
 static double compose(const glm *G, const smooth *q, const point *pt, double *g)
 {
-    double f = pt->loss, w2 = 0, r2 = 0;
+    double f = pt->loss, ww = 0, r2 = 0;
 
     memcpy(g, pt->g, (size_t)G->d * sizeof *g);
     if (q->l2 != 0) {
         for (int64_t j = 0; j < G->p; j++) {
-            w2 += pt->b[j] * pt->b[j];
-            g[j] += q->l2 * pt->b[j];
+            ww += pt->b[j] * pt->b[j] * w2(G, j);
+            g[j] += q->l2 * pt->b[j] * w2(G, j);
         }
-        f += 0.5 * q->l2 * w2;
+        f += 0.5 * q->l2 * ww;
     }
     if (q->rho != 0) {
         for (int64_t i = 0; i < G->d; i++) {
@@ -495,10 +549,11 @@ static double compose(const glm *G, const smooth *q, const point *pt, double *g)
 }
 
 /* The optimality measure of ops/glm.h at b, given the loss gradient gl
- * there: the largest entry of the subdifferential's element of least
- * norm.  For a coefficient at 0 that is max(|g_j| - lam1, 0); elsewhere
- * |g_j + lam1 sign(w_j)|; the intercept is not penalised.  With lam1 = 0
- * it is the gradient's largest entry. */
+ * there (both scaled): the largest entry of the subdifferential's element
+ * of least norm.  For a coefficient at 0 that is max(|g_j| - lam1, 0);
+ * elsewhere |g_j + lam1 sign(w_j)|, lam1 with coefficient j's weight; the
+ * intercept is not penalised.  With lam1 = 0 it is the gradient's largest
+ * entry. */
 static double opt_measure(const glm *G, const double *b, const double *gl)
 {
     double m = 0;
@@ -506,13 +561,14 @@ static double opt_measure(const glm *G, const double *b, const double *gl)
     for (int64_t j = 0; j < G->d; j++) {
         double g = gl[j];
         if (j < G->p) {
-            g += G->lam2 * b[j];
+            double l1 = G->lam1 * w1(G, j);
+            g += G->lam2 * w2(G, j) * b[j];
             if (b[j] > 0)
-                g += G->lam1;
+                g += l1;
             else if (b[j] < 0)
-                g -= G->lam1;
+                g -= l1;
             else
-                g = fabs(g) > G->lam1 ? fabs(g) - G->lam1 : 0;
+                g = fabs(g) > l1 ? fabs(g) - l1 : 0;
         }
         if (!(fabs(g) <= m))
             m = fabs(g);
@@ -521,15 +577,16 @@ static double opt_measure(const glm *G, const double *b, const double *gl)
 }
 
 /* The proximal operator of t * R, in place: soft-threshold by t * lam1,
- * then shrink by 1 / (1 + t * lam2).  (Dask-GLM's elastic-net prox
- * returns beta unchanged; this one is the prox of the sum, which for
- * these two separable terms is the composition above.)  The intercept is
- * left alone. */
+ * then shrink by 1 / (1 + t * lam2), each with coefficient j's weights
+ * (w1, w2: R is the user's penalty, in the scaled parameters).
+ * (Dask-GLM's elastic-net prox returns beta unchanged; this one is the
+ * prox of the sum, which for these two separable terms is the
+ * composition above.)  The intercept is left alone. */
 static void prox(const glm *G, double t, double *b)
 {
-    double a = t * G->lam1, s = 1 / (1 + t * G->lam2);
-
     for (int64_t j = 0; j < G->p; j++) {
+        double a = t * G->lam1 * w1(G, j);
+        double s = 1 / (1 + t * G->lam2 * w2(G, j));
         double v = b[j];
         v = v > a ? v - a : v < -a ? v + a : 0;
         b[j] = v * s;
@@ -613,7 +670,7 @@ static ck_code newton_dir(const glm *G, const smooth *q, const double *h,
     for (int64_t i = 0; i < d; i++) {
         a[i * d + i] += q->rho;
         if (i < G->p)
-            a[i * d + i] += q->l2;
+            a[i * d + i] += q->l2 * w2(G, i);
         dir[i] = -g[i];
     }
     ck_posv_args pa = {.n = d, .nrhs = 1, .a = a, .b = dir};
@@ -727,7 +784,7 @@ static ck_code recession(const glm *G, ck_glm_family fam, const double *b,
         (0.5 * s[d - 1] * sc * sc > 1e-3 * f && s[d - 1] > 1e-6 * s[0]))
         goto out;
     /* bp is all zeros here: the Hessian at 0, and the columns' scales */
-    if ((rc = G->pass(G->ctx, bp, &f0, NULL, g0, NULL, err)) != CK_OK)
+    if ((rc = look(G, bp, &f0, NULL, g0, err)) != CK_OK)
         goto out;
     for (int64_t i = 0; i < d; i++)
         dsc[i] = g0[i * d + i] > 0 ? 1 / sqrt(g0[i * d + i]) : 1;
@@ -770,7 +827,7 @@ static ck_code recession(const glm *G, ck_glm_family fam, const double *b,
         double fp;
         for (int64_t j = 0; j < d; j++)
             bp[j] = b[j] + side * sc * u[j];
-        if ((rc = G->pass(G->ctx, bp, &fp, NULL, NULL, NULL, err)) == CK_OK)
+        if ((rc = look(G, bp, &fp, NULL, NULL, err)) == CK_OK)
             *found = fp <= f + 1e-10 * f;
     }
 out:
@@ -795,12 +852,40 @@ static double *take(double **ws, size_t n)
     return r;
 }
 
-/* Evaluates the starting point; a loss that is not finite there is the
- * data's fault (inf or nan in x, or y outside the family's domain) or,
- * from a given start, a start too far out (poisson's exp overflowing). */
+/* Evaluates the starting point pt->b, given in the user's units, and
+ * leaves it in the scaled ones.  The fit's first pass also sums the
+ * columns' squares, which set the scale (struct colscale).  A loss that is
+ * not finite there is the data's fault (inf or nan in x, or y outside the
+ * family's domain) or, from a given start, a start too far out
+ * (poisson's exp overflowing). */
 static ck_code start(const glm *G, point *pt, outcome *out, ck_err *err)
 {
-    CK_TRY(eval(G, pt, err));
+    colscale *sc = G->sc;
+
+    if (!sc->known) {
+        /* ub holds the p mean squares here */
+        CK_TRY(G->pass(G->ctx, pt->b, &pt->loss, pt->g, pt->h, sc->ub, err));
+        for (int64_t j = 0; j < G->d; j++) {
+            double r = j < G->p ? sqrt(sc->ub[j]) : 1;
+            /* an empty, underflowing or non-finite column keeps its
+             * units */
+            if (!(r > 0 && isfinite(r) && isfinite(1 / r)))
+                r = 1;
+            sc->s[j] = r;
+            sc->is[j] = 1 / r;
+        }
+        sc->known = 1;
+        for (int64_t j = 0; j < G->d; j++) {
+            pt->b[j] *= sc->s[j];
+            pt->g[j] *= sc->is[j];
+        }
+        if (pt->h)
+            scale_h(G->d, sc->is, pt->h);
+    } else {
+        for (int64_t j = 0; j < G->d; j++)
+            pt->b[j] *= sc->s[j];
+        CK_TRY(eval(G, pt, err));
+    }
     out->bad_start = !isfinite(pt->loss) || !isfinite(inf_norm(pt->g, G->d));
     if (out->bad_start)
         return ck_err_set(err, CK_EUSAGE,
@@ -852,6 +937,8 @@ static ck_code fit_newton(const glm *G, double *b, outcome *out, ck_err *err)
     memcpy(cur.b, b, vn * sizeof *b);
     if ((rc = start(G, &cur, out, err)) != CK_OK)
         goto out;
+    if (G->h0)
+        scale_h(G->d, G->sc->is, hb[0]);
     cur.h = hb[0];
     f = compose(G, &q, &cur, g);
     gn = inf_norm(g, G->d);
@@ -946,8 +1033,9 @@ static ck_code h0_solve(const glm *G, const smooth *q, double *a, double *dir,
     int64_t d = G->d;
 
     memcpy(a, G->h0, (size_t)(d * d) * sizeof *a);
+    scale_h(d, G->sc->is, a);
     for (int64_t i = 0; i < G->p; i++)
-        a[i * d + i] += q->l2;
+        a[i * d + i] += q->l2 * w2(G, i);
     ck_posv_args pa = {.n = d, .nrhs = 1, .a = a, .b = dir};
     CK_TRY(ck_op_posv(G->be, &pa, err));
     *not_pd = pa.not_pd;
@@ -1293,10 +1381,10 @@ static ck_code fit_admm(const glm *G, double *b, outcome *out, ck_err *err)
     v = take(&w, vn);
     a = take(&w, mn);
     memcpy(cur.b, b, vn * sizeof *b);
-    memcpy(pz.b, b, vn * sizeof *b);
     memset(u, 0, vn * sizeof *u);
     if ((rc = start(G, &cur, out, err)) != CK_OK)
         goto out;
+    memcpy(pz.b, cur.b, vn * sizeof *b);
     for (int64_t e = 0; e < d; e++)
         rho0 += cur.h[e * d + e] / (double)d;
     if (!(rho0 > 0 && isfinite(rho0)))
@@ -1394,45 +1482,16 @@ static int default_max_iter(ck_glm_solver s)
     return 1000;
 }
 
-ck_code ck_glm_fit(const ck_be *be, const ck_glm_opts *o, int64_t p,
-                   ck_glm_pass_fn pass, void *ctx, const ck_glm_start *start,
-                   ck_glm_result *res, ck_err *err)
+/* ck_glm_fit, once G is set up: the solver, then the looks at its result
+ * (all in the scaled parameters), then res in the user's units. */
+static ck_code fit(const glm *Gp, const ck_glm_opts *o,
+                   const ck_glm_start *start, ck_glm_result *res, ck_err *err)
 {
-    glm G = {.be = be, .pass = pass, .ctx = ctx, .p = p};
+    glm G = *Gp;
     outcome oc = {0};
     double *b;
     ck_code rc;
 
-    CK_TRY(ck_glm_check(o, err));
-    if (p < 0)
-        return ck_err_set(err, CK_EUSAGE, "glm: %lld features", (long long)p);
-    G.fi = o->fit_intercept != 0;
-    G.d = p + G.fi;
-    if (G.d == 0)
-        return ck_err_set(err, CK_EUSAGE,
-                          "glm: nothing to fit: no features and no "
-                          "intercept");
-    /* d x d Hessians (several of them) must be addressable */
-    if ((uint64_t)G.d > ((uint64_t)1 << 26) ||
-        (size_t)G.d > SIZE_MAX / sizeof(double) / 16 / (size_t)G.d)
-        return ck_err_set(err, CK_ENOMEM, "glm: %lld parameters is too many",
-                          (long long)G.d);
-    switch (o->reg) {
-    case CK_GLM_REG_NONE:
-        break;
-    case CK_GLM_REG_L1:
-        G.lam1 = o->lambda;
-        break;
-    case CK_GLM_REG_L2:
-        G.lam2 = o->lambda;
-        break;
-    case CK_GLM_REG_ELASTIC_NET:
-        G.lam1 = o->lambda * o->l1_ratio;
-        G.lam2 = o->lambda * (1 - o->l1_ratio);
-        break;
-    }
-    G.tol = o->tol > 0 ? o->tol : 1e-8;
-    G.max_iter = o->max_iter > 0 ? o->max_iter : default_max_iter(o->solver);
     if (!(b = calloc((size_t)G.d, sizeof *b)))
         return ck_err_set(err, CK_ENOMEM, "glm: out of memory");
     if (start && (o->solver == CK_GLM_NEWTON || o->solver == CK_GLM_LBFGS)) {
@@ -1494,9 +1553,9 @@ ck_code ck_glm_fit(const ck_be *be, const ck_glm_opts *o, int64_t p,
             b2[j] = pen && j < G.p ? b[j] : 2 * b[j];
         /* (the loss without the penalty, which is as small) */
         if (b2 && pen)
-            rc = G.pass(G.ctx, b, &loss, NULL, NULL, NULL, err);
+            rc = look(&G, b, &loss, NULL, NULL, err);
         if (b2 && rc == CK_OK &&
-            (rc = G.pass(G.ctx, b2, &f2, NULL, NULL, NULL, err)) == CK_OK &&
+            (rc = look(&G, b2, &f2, NULL, NULL, err)) == CK_OK &&
             f2 <= 0.5 * loss)
             no_mle = pen ? 3 : 1;
         free(b2);
@@ -1513,8 +1572,7 @@ ck_code ck_glm_fit(const ck_be *be, const ck_glm_opts *o, int64_t p,
             double f;
             if (!(oc.h = malloc((size_t)(G.d * G.d) * sizeof *oc.h)))
                 rc = ck_err_set(err, CK_ENOMEM, "glm: out of memory");
-            if (rc == CK_OK &&
-                (rc = G.pass(G.ctx, b, &f, NULL, oc.h, NULL, err)) == CK_OK)
+            if (rc == CK_OK && (rc = look(&G, b, &f, NULL, oc.h, err)) == CK_OK)
                 oc.h_exact = 1;
         }
         int found = 0;
@@ -1554,17 +1612,67 @@ ck_code ck_glm_fit(const ck_be *be, const ck_glm_opts *o, int64_t p,
         double f;
         if (!res->h && !(res->h = malloc(mn * sizeof *res->h)))
             rc = ck_err_set(err, CK_ENOMEM, "glm: out of memory");
-        if (rc == CK_OK &&
-            (rc = G.pass(G.ctx, b, &f, NULL, res->h, NULL, err)) == CK_OK)
+        if (rc == CK_OK && (rc = look(&G, b, &f, NULL, res->h, err)) == CK_OK)
             res->h_exact = 1;
         if (rc != CK_OK) {
             ck_glm_result_release(res);
             return rc;
         }
     }
+    for (int64_t j = 0; j < G.d; j++)
+        b[j] *= G.sc->is[j];
+    if (res->h)
+        scale_h(G.d, G.sc->s, res->h);
     return CK_OK;
 }
 
+ck_code ck_glm_fit(const ck_be *be, const ck_glm_opts *o, int64_t p,
+                   ck_glm_pass_fn pass, void *ctx, const ck_glm_start *start,
+                   ck_glm_result *res, ck_err *err)
+{
+    glm G = {.be = be, .pass = pass, .ctx = ctx, .p = p};
+    colscale sc = {0};
+    ck_code rc;
+
+    CK_TRY(ck_glm_check(o, err));
+    if (p < 0)
+        return ck_err_set(err, CK_EUSAGE, "glm: %lld features", (long long)p);
+    G.fi = o->fit_intercept != 0;
+    G.d = p + G.fi;
+    if (G.d == 0)
+        return ck_err_set(err, CK_EUSAGE,
+                          "glm: nothing to fit: no features and no "
+                          "intercept");
+    /* d x d Hessians (several of them) must be addressable */
+    if ((uint64_t)G.d > ((uint64_t)1 << 26) ||
+        (size_t)G.d > SIZE_MAX / sizeof(double) / 16 / (size_t)G.d)
+        return ck_err_set(err, CK_ENOMEM, "glm: %lld parameters is too many",
+                          (long long)G.d);
+    switch (o->reg) {
+    case CK_GLM_REG_NONE:
+        break;
+    case CK_GLM_REG_L1:
+        G.lam1 = o->lambda;
+        break;
+    case CK_GLM_REG_L2:
+        G.lam2 = o->lambda;
+        break;
+    case CK_GLM_REG_ELASTIC_NET:
+        G.lam1 = o->lambda * o->l1_ratio;
+        G.lam2 = o->lambda * (1 - o->l1_ratio);
+        break;
+    }
+    G.tol = o->tol > 0 ? o->tol : 1e-8;
+    G.max_iter = o->max_iter > 0 ? o->max_iter : default_max_iter(o->solver);
+    if (!(sc.s = malloc(3 * (size_t)G.d * sizeof *sc.s)))
+        return ck_err_set(err, CK_ENOMEM, "glm: out of memory");
+    sc.is = sc.s + G.d;
+    sc.ub = sc.is + G.d;
+    G.sc = &sc;
+    rc = fit(&G, o, start, res, err);
+    free(sc.s);
+    return rc;
+}
 ck_code ck_glm_std_errors(const ck_be *be, ck_glm_family f, int64_t n,
                           int64_t d, const double *h, double mean_loss,
                           double *se, ck_err *err)

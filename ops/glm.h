@@ -101,7 +101,8 @@ ck_code ck_glm_check(const ck_glm_opts *o, ck_err *err);
  * mean loss (unpenalised); grad (d entries) its gradient, hess (d x d,
  * row-major) its Hessian and sq (p entries) the mean square of each of
  * x's columns (ck_glm_col_squares, summed over the rows, over n), each
- * when not NULL.  Supplied by the caller. */
+ * when not NULL.  Supplied by the caller.  ck_glm_fit asks for sq on its
+ * first pass only. */
 typedef ck_code (*ck_glm_pass_fn)(void *ctx, const double *b, double *loss,
                                   double *grad, double *hess, double *sq,
                                   ck_err *err);
@@ -158,15 +159,21 @@ typedef struct ck_glm_start {
  * elastic net the distance to the subdifferential's zero, largest entry)
  * fell below tol (default 1e-8) within max_iter; otherwise converged = 0
  * and the last iterate is returned, CK_OK (the caller warns).  The
+ * measure is scale-free: entry j is taken with x's column j scaled to
+ * unit mean square, i.e. divided by the column's root mean square (the
+ * first pass's sq; 1 for the intercept, and for a column whose mean
+ * square is 0 or not finite), and the solvers work in those units
+ * throughout, so that the fit does not depend on the units of x's
+ * columns; the penalty is on the coefficients as given.  The scaled
  * coefficients are then within about tol / (the smallest eigenvalue of
- * f's Hessian) of the optimum.  admm returns z, the prox's side of the
- * split, so l1 zeros are exact zeros.  CK_ENOTSUP with a clear message
- * when the Hessian is singular (rank-deficient X under newton with no l2
- * term); CK_EUSAGE as ck_glm_check, when p + fit_intercept is 0, or when
- * the loss is not finite at the start (inf or nan in x); a pass's error is
- * returned as it is.  *res is written only on success.  Besides what the
- * passes use, the solver allocates at most 4 d^2 + 32 d doubles, once
- * (newton's include the Hessian it returns). */
+ * the scaled Hessian of f) of the optimum.  admm returns z, the prox's side of
+ * the split, so l1 zeros are exact zeros.  CK_ENOTSUP with a clear message when
+ * the Hessian is singular (rank-deficient X under newton with no l2 term);
+ * CK_EUSAGE as ck_glm_check, when p + fit_intercept is 0, or when the loss is
+ * not finite at the start (inf or nan in x); a pass's error is returned as it
+ * is.  *res is written only on success.  Besides what the passes use, the
+ * solver allocates at most 4 d^2 + 35 d doubles, once (newton's include the
+ * Hessian it returns). */
 ck_code ck_glm_fit(const ck_be *be, const ck_glm_opts *o, int64_t p,
                    ck_glm_pass_fn pass, void *ctx, const ck_glm_start *start,
                    ck_glm_result *res, ck_err *err);

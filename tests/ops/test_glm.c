@@ -241,8 +241,10 @@ static ck_glm_opts opts_of(const gcase *c, ck_glm_solver s)
 
 /* The optimality measure of ops/glm.h, written out again here: the
  * largest entry of the least-norm subgradient of f at b. */
-static double kkt(const ck_glm_opts *o, int64_t p, const double *b,
-                  const double *g)
+/* The optimality measure as ck_glm_fit takes it, each entry over its
+ * column's root mean square rms[j] (NULL: all 1). */
+static double kkt_rms(const ck_glm_opts *o, int64_t p, const double *b,
+                      const double *g, const double *rms)
 {
     double l1 = 0, l2 = 0, m = 0;
     int64_t d = p + (o->fit_intercept != 0);
@@ -263,10 +265,28 @@ static double kkt(const ck_glm_opts *o, int64_t p, const double *b,
                 v += b[j] > 0 ? l1 : -l1;
             else
                 v = fmax(fabs(v) - l1, 0);
+            if (rms)
+                v /= rms[j];
         }
         m = fmax(m, fabs(v));
     }
     return m;
+}
+
+static double kkt(const ck_glm_opts *o, int64_t p, const double *b,
+                  const double *g)
+{
+    return kkt_rms(o, p, b, g, NULL);
+}
+
+/* The root mean square of each of x's p columns (n rows). */
+static void col_rms(const double *x, int64_t n, int64_t p, double *rms)
+{
+    for (int64_t j = 0; j < p; j++)
+        rms[j] = 0;
+    ck_glm_col_squares(x, n, p, rms);
+    for (int64_t j = 0; j < p; j++)
+        rms[j] = sqrt(rms[j] / (double)n);
 }
 
 static double penalty(const ck_glm_opts *o, int64_t p, const double *b)
@@ -931,12 +951,14 @@ Test(glm, result_release_accepts_zeroed_and_twice)
  * 256, to some 1e3.  The first-order solvers must still reach tol within
  * their default max_iter.  The unpenalised optimum rescales exactly (w_j
  * / s_j); the l1 one does not, so there the subgradient conditions,
- * computed here, are the check.  Coefficients are held to 1e-5 only: with
- * the gradient below tol = 1e-8 they are within tol / (smallest Hessian
- * eigenvalue, here ~5e-3) of the optimum. */
+ * computed here (each entry over its column's root mean square, as
+ * ck_glm_fit measures them), are the check.  Coefficients are held to
+ * 1e-5 only: with the gradient below tol = 1e-8 they are within tol /
+ * (smallest Hessian eigenvalue, here ~5e-3) of the optimum. */
 Test(glm, moderately_conditioned_data)
 {
     static const double sc[5] = {1, 4, 0.25, 2, 1};
+    double rms[MAX_D];
     ck_be be = be_open();
 
     load();
@@ -945,6 +967,7 @@ Test(glm, moderately_conditioned_data)
     for (int64_t i = 0; i < n; i++)
         for (int64_t j = 0; j < p; j++)
             xs[i * p + j] = T.main.x[i * p + j] * sc[j];
+    col_rms(xs, n, p, rms);
     for (int k = 0; k < T.ncases; k++) {
         const gcase *c = &T.cases[k];
         if (c->dup || !c->fi ||
@@ -966,7 +989,7 @@ Test(glm, moderately_conditioned_data)
             double loss, g[MAX_D];
             cr_assert_eq(pass_fn(&pc, res.b, &loss, g, NULL, NULL, &err),
                          CK_OK);
-            cr_assert_leq(kkt(&o, p, res.b, g), 1e-8, "%s", what);
+            cr_assert_leq(kkt_rms(&o, p, res.b, g, rms), 1e-8, "%s", what);
             for (int64_t j = 0; c->reg == CK_GLM_REG_NONE && j < c->d; j++)
                 cr_assert(fabs(res.b[j] - c->b[j] / (j < p ? sc[j] : 1)) <=
                               1e-5,
@@ -975,6 +998,76 @@ Test(glm, moderately_conditioned_data)
             ck_glm_result_release(&res);
             free(pc.scratch);
         }
+    }
+    free(xs);
+    ck_be_close(&be);
+}
+
+/* ck_glm_fit's measure is taken, and its solvers work, with x's columns
+ * scaled to unit mean square, so x's units do not matter: with a column
+ * in units of 1e-8 (the gradient's entry 1e-8 times smaller, below tol
+ * at the start) and one in 1e10 (rounding alone keeps the entry above
+ * tol), every solver converges to the unpenalised optimum over those
+ * units, as on moderately conditioned data, from 0 and (newton, lbfgs)
+ * from a start whose point and Hessian are in the same units; the
+ * Hessian newton hands back is in them too. */
+Test(glm, column_units_do_not_matter)
+{
+    ck_be be = be_open();
+
+    load();
+    int64_t n = T.main.n, p = T.main.p;
+    double u[MAX_D], *xs = malloc((size_t)(n * p) * sizeof *xs);
+    for (int64_t j = 0; j < MAX_D; j++)
+        u[j] = j == 0 ? 1e-8 : j == 1 ? 1e10 : 1;
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < p; j++)
+            xs[i * p + j] = T.main.x[i * p + j] * u[j];
+    for (int k = 0; k < T.ncases; k++) {
+        const gcase *c = &T.cases[k];
+        if (c->dup || c->reg != CK_GLM_REG_NONE)
+            continue;
+        ck_glm_opts o = opts_of(c, CK_GLM_NEWTON);
+        ck_err err = {0};
+        ck_glm_result half = {0};
+        passctx ph = mkpass(&be, &o, xs, T.main.y[c->fam], n / 2, p, BLOCK);
+        cr_assert_eq(ck_glm_fit(&be, &o, p, pass_fn, &ph, NULL, &half, &err),
+                     CK_OK, "%s", err.msg);
+        cr_assert(half.converged && half.h);
+        double loss, g[MAX_D], h[MAX_D * MAX_D];
+        cr_assert_eq(pass_fn(&ph, half.b, &loss, g, h, NULL, &err), CK_OK);
+        for (int64_t i = 0; i < c->d; i++)
+            for (int64_t j = 0; j < c->d; j++) {
+                double si = i < p ? u[i] : 1, sj = j < p ? u[j] : 1;
+                double a = half.h[i * c->d + j] / (si * sj);
+                double e = h[i * c->d + j] / (si * sj);
+                cr_assert(fabs(a - e) <= 3e-2 * (1 + fabs(e)),
+                          "newton's Hessian [%lld, %lld]: %g, at b %g",
+                          (long long)i, (long long)j, a, e);
+            }
+        ck_glm_start st = {.b = half.b, .h = half.h};
+        for (int s = 0; s < 7; s++) {
+            const ck_glm_start *from = s < 5 ? NULL : &st;
+            o.solver = s < 5    ? SOLVERS[s]
+                       : s == 5 ? CK_GLM_NEWTON
+                                : CK_GLM_LBFGS;
+            const char *what = ck_glm_solver_name(o.solver);
+            passctx pc = mkpass(&be, &o, xs, T.main.y[c->fam], n, p, BLOCK);
+            ck_glm_result res = {0};
+            cr_assert_eq(ck_glm_fit(&be, &o, p, pass_fn, &pc, from, &res, &err),
+                         CK_OK, "%s: %s", what, err.msg);
+            cr_assert(res.converged, "%s %s: not converged in %d", what,
+                      ck_glm_family_name(c->fam), res.iterations);
+            for (int64_t j = 0; j < c->d; j++)
+                cr_assert(fabs(res.b[j] * (j < p ? u[j] : 1) - c->b[j]) <= 1e-5,
+                          "%s %s%s: b[%lld] = %.17g", what,
+                          ck_glm_family_name(c->fam), from ? " (start)" : "",
+                          (long long)j, res.b[j]);
+            ck_glm_result_release(&res);
+            free(pc.scratch);
+        }
+        ck_glm_result_release(&half);
+        free(ph.scratch);
     }
     free(xs);
     ck_be_close(&be);
