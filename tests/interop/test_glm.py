@@ -33,6 +33,10 @@ SOLVERS = ("newton", "lbfgs", "gradient_descent", "proximal_grad", "admm")
 N, P = 2000, 5
 W_TRUE = np.array([0.8, -0.5, 0.25, 0.0, 0.05])
 C_TRUE = -0.3
+# X's columns in other units: tiny and huge values (coefficients near 1e8
+# and 1e-6), and a milder spread for the penalised fits
+UNITS = np.array([1e-8, 1, 1e6, 1, 1])
+UNITS2 = np.array([1e-2, 1, 1e2, 1, 1])
 
 
 # ---- the objective, in NumPy ----
@@ -203,16 +207,22 @@ def sklearn_reference(reg, lam, a, x, y):
     return m.coef_.copy(), float(m.intercept_)
 
 
-def subgradient_gap(family, reg, lam, a, x, y, w, c, intercept=True):
-    """The largest violation of the optimality conditions at (w, c): the
-    intercept's gradient, and for each coefficient the distance from 0 to
-    its subdifferential."""
+def subgradient_gaps(family, reg, lam, a, x, y, w, c):
+    """The violations of the optimality conditions at (w, c): for each
+    coefficient the distance from 0 to its subdifferential, and the
+    intercept's gradient."""
     if reg == "l1":
         a = 1.0
     gw, gc = smooth_grad(family, x, y, w, c)
     gw = gw + lam * (1 - a) * w
     viol = np.where(w != 0, np.abs(gw + lam * a * np.sign(w)),
                     np.maximum(np.abs(gw) - lam * a, 0))
+    return viol, gc
+
+
+def subgradient_gap(family, reg, lam, a, x, y, w, c, intercept=True):
+    """The largest violation of the optimality conditions at (w, c)."""
+    viol, gc = subgradient_gaps(family, reg, lam, a, x, y, w, c)
     return max(float(np.max(viol)), abs(gc) if intercept else 0.0)
 
 
@@ -246,6 +256,9 @@ class Glm(C.InteropCase):
             xn[1234, 2] = np.nan
             f.create_dataset("Xnan", data=xn, chunks=(300, P))
             f.create_dataset("yshort", data=cls.y["normal"][:N - 1])
+            # the same columns in other units
+            f.create_dataset("Xunits", data=x * UNITS, chunks=(300, P))
+            f.create_dataset("Xunits2", data=x * UNITS2, chunks=(300, P))
         z = zarr.open_group(cls.path("glm.zarr"), "w")
         z.create_dataset("X", data=x, chunks=(512, 3))
         for k, v in cls.y.items():
@@ -601,6 +614,81 @@ class Glm(C.InteropCase):
         self.assertIn("standard errors are the maximum-likelihood fit's",
                       p.stderr)
 
+    def test_column_units_do_not_matter(self):
+        # the convergence test is scale-free: a column of values near 1e-8
+        # is fitted as well as one near 1 (an absolute gradient test
+        # passes near the start there), and every solver reaches
+        # statsmodels' fit to 1e-6 in the units where the columns are
+        # near 1, as on the unscaled X
+        x = self.x * UNITS
+        for family in FAMILIES:
+            w, c = statsmodels_fit(family, x, self.y[family])
+            for solver in SOLVERS:
+                what = "%s/%s" % (family, solver)
+                with self.subTest(family=family, solver=solver):
+                    doc = self.fit(family, "--solver", solver, x="Xunits")
+                    self.assertTrue(doc["converged"], what)
+                    self.assertEqual(doc["stderr"], "", what)
+                    np.testing.assert_allclose(
+                        doc["coef"] * UNITS, w * UNITS, rtol=0, atol=1e-6,
+                        err_msg=what)
+                    self.assertLessEqual(abs(doc["intercept"] - c), 1e-6,
+                                         what)
+
+    def test_std_errors_in_other_units(self):
+        # statsmodels' bse on the unscaled X, over the columns' units
+        # (on X in those units statsmodels finds X's rank by absolute
+        # singular values and takes the tiny column as dependent: its
+        # residual degrees of freedom for normal are then one too many)
+        for family in FAMILIES:
+            want = statsmodels_bse(family, self.x, self.y[family]) / \
+                np.r_[UNITS, 1]
+            for solver in ("newton", "lbfgs"):
+                with self.subTest(family=family, solver=solver):
+                    p = C.run("glm-fit", "--quiet", self.src("Xunits"),
+                              self.src(family), "--family", family,
+                              "--solver", solver, "--std-errors")
+                    doc = json.loads(p.stdout)
+                    got = doc["stderr"] + [doc["intercept_stderr"]]
+                    np.testing.assert_allclose(got, want, rtol=1e-5)
+
+    def test_penalty_is_on_the_coefficients_as_given(self):
+        # the solvers work on scaled columns, but lambda weighs the
+        # user's coefficients (chunkctl-glm-fit(1), the objective): the
+        # l2 fit of X in other units is SciPy's of that X, and l1 and
+        # elastic-net fits meet their optimality conditions there, each
+        # entry over its column's root mean square (--tol's measure)
+        x = self.x * UNITS2
+        y = self.y["logistic"]
+        rms = np.sqrt(np.mean(x * x, axis=0))
+        lam = 0.01
+        w, c = scipy_l2_fit("logistic", lam, x, y)
+        for solver in ("newton", "lbfgs", "proximal_grad", "admm"):
+            with self.subTest(reg="l2", solver=solver):
+                doc = self.fit("logistic", "--solver", solver,
+                               "--regularizer", "l2", "--lambda", str(lam),
+                               x="Xunits2")
+                self.assertTrue(doc["converged"], solver)
+                np.testing.assert_allclose(doc["coef"] * UNITS2, w * UNITS2,
+                                           rtol=0, atol=1e-6, err_msg=solver)
+                self.assertLessEqual(abs(doc["intercept"] - c), 1e-6)
+                self.assertAlmostEqual(
+                    doc["objective"],
+                    objective("logistic", "l2", lam, 0, x, y, doc["coef"],
+                              doc["intercept"]), delta=1e-12)
+        for reg in ("l1", "elastic_net"):
+            for solver in ("proximal_grad", "admm"):
+                with self.subTest(reg=reg, solver=solver):
+                    doc = self.fit("logistic", "--solver", solver,
+                                   "--regularizer", reg, "--lambda", "0.02",
+                                   x="Xunits2")
+                    self.assertTrue(doc["converged"], solver)
+                    wv, gc = subgradient_gaps("logistic", reg, 0.02, 0.5,
+                                              x, y, doc["coef"],
+                                              doc["intercept"])
+                    gap = max(np.max(wv / rms), abs(gc))
+                    self.assertLessEqual(gap, 1e-8, (reg, solver, wv, gc))
+
     def test_non_convergence_warns(self):
         out = self.fresh("nc.h5")
         doc = self.fit("logistic", "--solver", "gradient_descent",
@@ -634,6 +722,7 @@ class GlmFromDisk(C.InteropCase):
 
     N, P = 240000, 8
     MEMORY = "32M"  # X is 15 MB: read on every pass, one chunk a block
+    UNITS = np.array([1e-8, 1, 1e10, 1, 1, 1, 1, 1])
 
     @classmethod
     def make_fixtures(cls):
@@ -658,6 +747,8 @@ class GlmFromDisk(C.InteropCase):
                              compression="gzip")
             f.create_dataset("X4", data=x.astype(np.float32),
                              chunks=(40000, p))
+            f.create_dataset("Xunits", data=x * cls.UNITS,
+                             chunks=(40000, p))
             # NaN outside the sample (chunk 4, row 10000 of it) and inside
             # it (chunk 1, its row 10)
             for name, row in (("Xnan_late", 170000), ("Xnan_sample", 40010)):
@@ -681,6 +772,22 @@ class GlmFromDisk(C.InteropCase):
                     self.assertTrue(doc["converged"])
                     np.testing.assert_allclose(doc["coef"], w, rtol=0,
                                                atol=1e-6)
+                    self.assertLessEqual(abs(doc["intercept"] - c), 1e-6)
+
+    def test_column_units_from_disk(self):
+        # the sample's fit, its start and its Hessian, in other units (a
+        # column near 1e10, where rounding alone keeps the gradient's
+        # entry above an absolute 1e-8): statsmodels' fit of the unscaled
+        # X over the units, to 1e-6 where the columns are near 1
+        for family in FAMILIES:
+            w, c = self.ref[family]
+            for solver in ("newton", "lbfgs"):
+                with self.subTest(family=family, solver=solver):
+                    doc = self.fit(family, "--solver", solver, x="Xunits")
+                    self.assertTrue(doc["converged"])
+                    np.testing.assert_allclose(
+                        np.array(doc["coef"]) * self.UNITS, w, rtol=0,
+                        atol=1e-6)
                     self.assertLessEqual(abs(doc["intercept"] - c), 1e-6)
 
     def test_std_errors_from_disk(self):
