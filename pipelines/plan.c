@@ -2316,6 +2316,52 @@ static void raw_counts(const char *t, long *values, long *steps)
     }
 }
 
+static int key_cmp(const void *a, const void *b)
+{
+    return strcmp((*(const cJSON *const *)a)->string,
+                  (*(const cJSON *const *)b)->string);
+}
+
+/* A key given twice in one object (cJSON keeps both and finds the first:
+ * the second would be ignored silently, as an unknown key is not) is an
+ * error naming where it is, e.g. "steps[2]: \"op\" given twice". */
+static ck_code dup_keys(const char *path, const cJSON *j, const char *where,
+                        ck_err *err)
+{
+    char sub[160];
+    const cJSON *it;
+    int n = cJSON_IsObject(j) ? cJSON_GetArraySize(j) : 0, k = 0;
+
+    if (n > 1) {
+        const cJSON **v = malloc(sizeof *v * (size_t)n);
+        if (!v)
+            return ck_err_set(err, CK_ENOMEM, "out of memory");
+        cJSON_ArrayForEach(it, j) v[k++] = it;
+        qsort(v, (size_t)n, sizeof *v, key_cmp);
+        for (k = 1; k < n && strcmp(v[k - 1]->string, v[k]->string) != 0; k++)
+            ;
+        if (k < n)
+            snprintf(sub, sizeof sub, "\"%.60s\" given twice", v[k]->string);
+        free(v);
+        if (k < n)
+            return where[0] ? ck_plan_bad(err, path, where, "%s", sub)
+                            : ck_err_set(err, CK_EUSAGE, "%s: %s", path, sub);
+    }
+    if (!cJSON_IsObject(j) && !cJSON_IsArray(j))
+        return CK_OK;
+    k = 0;
+    cJSON_ArrayForEach(it, j)
+    {
+        if (cJSON_IsArray(j))
+            snprintf(sub, sizeof sub, "%s[%d]", where, k++);
+        else
+            snprintf(sub, sizeof sub, "%s%s%.60s", where, where[0] ? "." : "",
+                     it->string);
+        CK_TRY(dup_keys(path, it, sub, err));
+    }
+    return CK_OK;
+}
+
 ck_code ck_plan_parse(const char *path, const char *text, unsigned flags,
                       int64_t memory, ck_plan **out, ck_err *err)
 {
@@ -2354,7 +2400,9 @@ ck_code ck_plan_parse(const char *path, const char *text, unsigned flags,
         return ck_err_set(err, CK_EUSAGE, "%s: line %d column %d: invalid JSON",
                           path, line, col);
     }
-    rc = ck_plan_build(path, root, flags, memory, out, err);
+    rc = dup_keys(path, root, "", err);
+    if (rc == CK_OK)
+        rc = ck_plan_build(path, root, flags, memory, out, err);
     cJSON_Delete(root);
     return rc;
 }
