@@ -1992,7 +1992,9 @@ ck_code ck_plan_parse_astype(ck_plan *p, const char *path, const char *where,
     if (!cJSON_IsString(dt) ||
         ck_dtype_parse(dt->valuestring, &n->dtype, &local) != CK_OK)
         return ck_plan_bad(err, path, where, "dtype: %s",
-                           local.msg[0] ? local.msg : "missing");
+                           local.msg[0] ? local.msg
+                           : dt         ? "expected a NumPy name (\"int16\")"
+                                        : "missing");
     n->ndim = m->ndim;
     memcpy(n->shape, m->shape, sizeof n->shape);
     memcpy(n->chunks, m->chunks, sizeof n->chunks);
@@ -2436,6 +2438,9 @@ ck_code ck_plan_build(const char *path, const cJSON *root, unsigned flags,
     else if (outputs && !cJSON_IsObject(outputs))
         rc = ck_plan_bad(err, path, "outputs",
                          "expected {\"step\": \"PATH[:DATASET]\"}");
+    else if (cJSON_GetObjectItem(root, "print") &&
+             !cJSON_IsArray(cJSON_GetObjectItem(root, "print")))
+        rc = ck_plan_bad(err, path, "print", "expected a list of step names");
     else if (!(outputs && outputs->child) &&
              !cJSON_GetArraySize(cJSON_GetObjectItem(root, "print")))
         rc = ck_plan_bad(
@@ -2500,11 +2505,13 @@ ck_code ck_plan_build(const char *path, const cJSON *root, unsigned flags,
                 it->string, it->string);
         else
             rc = parse_output(path, ow, it, o, err);
+        for (int k = 0; rc == CK_OK && k < p->nout; k++)
+            if (strcmp(p->out[k].target, o->target) == 0)
+                rc = ck_plan_bad(err, path, ow, "%s is also the target of %s",
+                                 o->target, p->out[k].where);
         p->nout++;
     }
     const cJSON *pr = cJSON_GetObjectItem(root, "print");
-    if (rc == CK_OK && pr && !cJSON_IsArray(pr))
-        rc = ck_plan_bad(err, path, "print", "expected a list of step names");
     if (rc != CK_OK)
         pr = NULL;
     cJSON_ArrayForEach(it, pr)
