@@ -123,7 +123,7 @@ static ck_code check_dim_name(ck_store *s, const char *array, const char *d,
                               ck_err *err)
 {
     if (strchr(d, '/') || strcmp(d, ".") == 0 || strcmp(d, "..") == 0)
-        return ck_err_set(err, CK_EUSAGE,
+        return ck_err_set(err, CK_EFORMAT,
                           "%s:%s: dimension name '%s' cannot name an HDF5 "
                           "dataset",
                           s->path, array, d);
@@ -147,7 +147,7 @@ ck_code ck_h5_note_dims(ck_store *s, const ck_array_spec *spec, ck_err *err)
         /* netCDF allows a dimension to share its name with a variable
          * only when that variable is its 1-D coordinate variable. */
         if (strcmp(dn, base_of(spec->name)) == 0 && spec->ndim != 1)
-            return ck_err_set(err, CK_EUSAGE,
+            return ck_err_set(err, CK_EFORMAT,
                               "%s:%s: dimension '%s' has the name of this "
                               "%d-d array (only a 1-d coordinate variable "
                               "may share its dimension's name)",
@@ -155,7 +155,7 @@ ck_code ck_h5_note_dims(ck_store *s, const ck_array_spec *spec, ck_err *err)
         for (int k = 0; k < d; k++)
             if (strcmp(spec->dims[k], dn) == 0 &&
                 spec->shape[k] != spec->shape[d])
-                return ck_err_set(err, CK_EUSAGE,
+                return ck_err_set(err, CK_EFORMAT,
                                   "%s:%s: dimension '%s' is both %" PRId64
                                   " and %" PRId64 " long",
                                   s->path, spec->name, dn, spec->shape[k],
@@ -167,7 +167,7 @@ ck_code ck_h5_note_dims(ck_store *s, const ck_array_spec *spec, ck_err *err)
             for (int k = 0; k < o->ndim; k++)
                 if (strcmp(o->dims[k], dn) == 0 &&
                     o->shape[k] != spec->shape[d])
-                    return ck_err_set(err, CK_EUSAGE,
+                    return ck_err_set(err, CK_EFORMAT,
                                       "%s:%s: dimension '%s' is %" PRId64
                                       " long, but %" PRId64 " in %s (a "
                                       "dimension has one length)",
@@ -370,7 +370,7 @@ static hid_t scale_for(ck_store *s, const h5_dimreq *r, int k, const char *path,
         return ds;
     }
     if (have != len) {
-        ck_err_set(err, CK_EUSAGE,
+        ck_err_set(err, CK_EFORMAT,
                    "%s:%s: dimension '%s' is %" PRId64 " long, but %s is "
                    "not a 1-d dataset of that length",
                    s->path, r->name, d, len, path);
@@ -379,7 +379,7 @@ static hid_t scale_for(ck_store *s, const h5_dimreq *r, int k, const char *path,
     /* A 1-D array along another dimension cannot also be this one's
      * scale (netCDF would rename it _nc4_non_coord_...). */
     if ((o = noted(hs, path)) != NULL && strcmp(o->dims[0], d) != 0) {
-        ck_err_set(err, CK_EUSAGE,
+        ck_err_set(err, CK_EFORMAT,
                    "%s:%s: dimension '%s' would be the 1-d array %s, which "
                    "lies along '%s'",
                    s->path, r->name, d, path, o->dims[0]);
@@ -448,7 +448,7 @@ ck_code ck_h5_write_dims(ck_store *s, ck_err *err)
                 if (strcmp(ent[e].path, path) == 0)
                     break;
             if (e < nent && ent[e].len != r->shape[k]) {
-                rc = ck_err_set(err, CK_EUSAGE,
+                rc = ck_err_set(err, CK_EFORMAT,
                                 "%s:%s: dimension '%s' is %" PRId64
                                 " long here, %" PRId64 " elsewhere (a "
                                 "dimension has one length)",

@@ -274,7 +274,7 @@ Test(h5_dims, one_dimension_two_lengths_is_refused_at_create)
 
     cr_assert_eq(ck_store_create(at("f.nc"), CK_KIND_HDF5, 0, &s, &err), CK_OK);
     cr_assert_eq(add(s, "/a", 1, a, x, &err), CK_OK, "%s", err.msg);
-    cr_assert_eq(add(s, "/b", 1, b, x, &err), CK_EUSAGE);
+    cr_assert_eq(add(s, "/b", 1, b, x, &err), CK_EFORMAT);
     cr_assert(strstr(err.msg, "dimension 'x' is 4 long, but 3 in /a"), "%s",
               err.msg);
     /* The refused array left nothing behind: the store still commits. */
@@ -290,7 +290,7 @@ Test(h5_dims, a_name_with_a_slash_is_refused)
     ck_err err = {0};
 
     cr_assert_eq(ck_store_create(at("g.nc"), CK_KIND_HDF5, 0, &s, &err), CK_OK);
-    cr_assert_eq(add(s, "/a", 1, a, x, &err), CK_EUSAGE);
+    cr_assert_eq(add(s, "/a", 1, a, x, &err), CK_EFORMAT);
     cr_assert(strstr(err.msg, "dimension name 'a/b'"), "%s", err.msg);
     ck_store_close(s);
 }
@@ -303,7 +303,7 @@ Test(h5_dims, a_2d_array_named_like_its_dimension_is_refused)
     ck_err err = {0};
 
     cr_assert_eq(ck_store_create(at("h.nc"), CK_KIND_HDF5, 0, &s, &err), CK_OK);
-    cr_assert_eq(add(s, "/x", 2, a, x, &err), CK_EUSAGE);
+    cr_assert_eq(add(s, "/x", 2, a, x, &err), CK_EFORMAT);
     cr_assert(strstr(err.msg, "has the name of this 2-d array"), "%s", err.msg);
     ck_store_close(s);
 }
@@ -320,7 +320,7 @@ Test(h5_dims, a_coordinate_of_another_length_fails_the_commit)
     cr_assert_eq(add(s, "/x", 2, a, x, &err), CK_OK, "%s", err.msg);
     /* "/lat" lies along t and is 5 long: it cannot be dimension lat. */
     cr_assert_eq(add(s, "/lat", 1, lat, other, &err), CK_OK, "%s", err.msg);
-    cr_assert_eq(ck_store_commit(s, &err), CK_EUSAGE);
+    cr_assert_eq(ck_store_commit(s, &err), CK_EFORMAT);
     cr_assert(strstr(err.msg, "dimension 'lat' is 3 long, but /lat is not"),
               "%s", err.msg);
     ck_store_close(s);
