@@ -149,6 +149,101 @@ static void json_dims(const ck_array_info *a)
     putchar(']');
 }
 
+/* ---- dimensions ---- */
+
+/* A dimension of the listing: "/g/time" (the group of the arrays that
+ * name it, and its name), its length and the shortest array along it. */
+typedef struct info_dim {
+    char path[600];
+    int64_t len, shortest;
+    int unlimited;
+} info_dim;
+
+/* The dimensions the arrays of l name, each as long as its longest
+ * array: netCDF's length for an unlimited dimension, whose variables may
+ * end at different lengths (netCDF-C nc4_find_dim_len).  *out is NULL
+ * (and *n 0) when none, or when out of memory. */
+static void collect_dims(const ck_info_list *l, info_dim **out, int *n)
+{
+    info_dim *v = NULL;
+    int nv = 0, cap = 0;
+
+    for (int i = 0; i < l->n; i++) {
+        const ck_array_info *a = &l->v[i];
+        const char *slash = strrchr(a->name, '/');
+        int gl = slash ? (int)(slash - a->name) : 0;
+        for (int d = 0; a->has_dims && d < a->ndim; d++) {
+            char p[600];
+            int k;
+            if (!a->dims[d][0])
+                continue;
+            snprintf(p, sizeof p, "%.*s/%s", gl, a->name, a->dims[d]);
+            for (k = 0; k < nv && strcmp(v[k].path, p) != 0; k++)
+                ;
+            if (k == nv) {
+                if (nv == cap) {
+                    info_dim *w = realloc(v, (size_t)(cap = cap ? 2 * cap : 8) *
+                                                 sizeof *w);
+                    if (!w) {
+                        free(v);
+                        *out = NULL;
+                        *n = 0;
+                        return;
+                    }
+                    v = w;
+                }
+                memset(&v[nv], 0, sizeof v[nv]);
+                snprintf(v[nv].path, sizeof v[nv].path, "%s", p);
+                v[nv].len = v[nv].shortest = a->shape[d];
+                nv++;
+            }
+            if (a->shape[d] > v[k].len)
+                v[k].len = a->shape[d];
+            if (a->shape[d] < v[k].shortest)
+                v[k].shortest = a->shape[d];
+            v[k].unlimited |= (int)(a->unlimited >> d & 1);
+        }
+    }
+    *out = v;
+    *n = nv;
+}
+
+static void json_dimensions(const ck_info_list *l)
+{
+    info_dim *v;
+    int n;
+
+    collect_dims(l, &v, &n);
+    printf(", \"dimensions\": {");
+    for (int k = 0; k < n; k++) {
+        printf("%s", k ? ", " : "");
+        cli_print_json_str(v[k].path);
+        printf(": {\"length\": %lld, \"unlimited\": %s}", (long long)v[k].len,
+               v[k].unlimited ? "true" : "false");
+    }
+    putchar('}');
+    free(v);
+}
+
+/* A line for each dimension whose arrays end at different lengths (an
+ * unlimited one in netCDF): the array shapes alone do not say its
+ * length. */
+static void print_uneven_dims(const ck_info_list *l)
+{
+    info_dim *v;
+    int n;
+
+    collect_dims(l, &v, &n);
+    for (int k = 0; k < n; k++)
+        if (v[k].shortest != v[k].len)
+            printf("dimension %s: %lld%s (its longest array; others end "
+                   "sooner, from %lld)\n",
+                   v[k].path, (long long)v[k].len,
+                   v[k].unlimited ? ", unlimited" : "",
+                   (long long)v[k].shortest);
+    free(v);
+}
+
 /* ---- attributes ---- */
 
 /* The attributes of every array of l, as the text of a JSON object each
@@ -367,7 +462,9 @@ static void print_json(const char *path, const ck_info_list *l,
         print_attrs_json(at->json ? at->json[i] : NULL);
         printf("}");
     }
-    printf("\n]}\n");
+    printf("\n]");
+    json_dimensions(l);
+    printf("}\n");
 }
 
 enum { COLS = 9 };
@@ -454,6 +551,7 @@ static ck_code print_table(const char *path, const ck_info_list *l,
                        d ? ", " : "", (long long)a->shape[d]);
             printf(")\n");
         }
+        print_uneven_dims(l);
         if (one && l->n == 1)
             print_attrs(l->v[0].name, at->json ? at->json[0] : NULL);
     }

@@ -495,7 +495,54 @@ static void copy_key(const ck_copy_opts *o, const char *spath,
     ck_journal_key_input(k, spath);
 }
 
-/* 1 if a and b name the same existing file or directory. */
+/* "/g" for "/g/x", "" for "/x". */
+static size_t group_len(const char *name)
+{
+    const char *slash = strrchr(name, '/');
+    return slash ? (size_t)(slash - name) : 0;
+}
+
+/* xarray opens a Zarr group only when each dimension has one length in
+ * it ("conflicting sizes for dimension"), but netCDF lets the variables
+ * of an unlimited dimension end at different lengths (the dimension is
+ * the longest).  Such a file is refused for a Zarr output, naming the
+ * variables, rather than written as a store xarray cannot open. */
+static ck_code check_zarr_dims(ck_store *in, const ck_names *names, ck_err *err)
+{
+    ck_array_info *v = calloc((size_t)names->n + 1, sizeof *v);
+    ck_code rc = v ? CK_OK : ck_err_set(err, CK_ENOMEM, "out of memory");
+
+    for (int i = 0; i < names->n && rc == CK_OK; i++) {
+        ck_array *a = NULL;
+        if ((rc = ck_array_open(in, names->v[i], &a, err)) == CK_OK)
+            v[i] = *ck_array_info_of(a);
+        ck_array_close(a);
+        for (int j = 0; j < i && rc == CK_OK; j++) {
+            size_t gl = group_len(v[i].name);
+            if (!v[i].has_dims || !v[j].has_dims ||
+                gl != group_len(v[j].name) ||
+                strncmp(v[i].name, v[j].name, gl) != 0)
+                continue;
+            for (int d = 0; d < v[i].ndim && rc == CK_OK; d++)
+                for (int k = 0; k < v[j].ndim && rc == CK_OK; k++)
+                    if (v[i].dims[d][0] &&
+                        strcmp(v[i].dims[d], v[j].dims[k]) == 0 &&
+                        v[i].shape[d] != v[j].shape[k])
+                        rc = ck_err_set(
+                            err, CK_ENOTSUP,
+                            "%s:%s: dimension '%s' is %lld long here but "
+                            "%lld in %s; a zarr store (xarray) needs one "
+                            "length per dimension: copy to netCDF, or "
+                            "each variable to a store of its own",
+                            ck_store_path(in), v[i].name, v[i].dims[d],
+                            (long long)v[i].shape[d], (long long)v[j].shape[k],
+                            v[j].name);
+        }
+    }
+    free(v);
+    return rc;
+}
+
 ck_code ck_copy(const ck_copy_opts *o, ck_err *err)
 {
     char spath[PATH_MAX], sname[512], dpath[PATH_MAX], dname[512], oname[512];
@@ -541,6 +588,8 @@ ck_code ck_copy(const ck_copy_opts *o, ck_err *err)
     int many = names.n > 1;
     if (!many && !sname[0] && !dname[0])
         rc = groups_to_keep(in, names.v[0], &many, err);
+    if (rc == CK_OK && kind == CK_KIND_ZARR && many)
+        rc = check_zarr_dims(in, &names, err);
     if (rc != CK_OK)
         goto out;
     ck_journal_key key;

@@ -164,9 +164,14 @@ ck_code ck_h5_note_dims(ck_store *s, const ck_array_spec *spec, ck_err *err)
             const h5_dimreq *o = &hs->dimreq[i];
             if (!same_group(o->name, spec->name))
                 continue;
+            /* netCDF lets the variables of an unlimited dimension have
+             * different lengths along it: the dimension's length is the
+             * longest (netCDF-C nc4_find_dim_len); the rest read as
+             * fill beyond their own. */
             for (int k = 0; k < o->ndim; k++)
                 if (strcmp(o->dims[k], dn) == 0 &&
-                    o->shape[k] != spec->shape[d])
+                    o->shape[k] != spec->shape[d] &&
+                    !(spec->unlimited >> d & 1 && o->unlimited >> k & 1))
                     return ck_err_set(err, CK_EFORMAT,
                                       "%s:%s: dimension '%s' is %" PRId64
                                       " long, but %" PRId64 " in %s (a "
@@ -210,6 +215,26 @@ static int64_t noted_len(const h5_store *hs, const char *group_of_name,
                 return o->shape[k];
     }
     return -1;
+}
+
+/* The length of dimension k of r: its own, or for an unlimited one the
+ * longest any noted array of the group gives it (netCDF's rule). */
+static int64_t dim_len(const h5_store *hs, const h5_dimreq *r, int k)
+{
+    int64_t len = r->shape[k];
+
+    if (!(r->unlimited >> k & 1))
+        return len;
+    for (int i = 0; i < hs->ndimreq; i++) {
+        const h5_dimreq *o = &hs->dimreq[i];
+        if (!same_group(o->name, r->name))
+            continue;
+        for (int j = 0; j < o->ndim; j++)
+            if (o->unlimited >> j & 1 && strcmp(o->dims[j], r->dims[k]) == 0 &&
+                o->shape[j] > len)
+                len = o->shape[j];
+    }
+    return len;
 }
 
 /* Length of dataset 'path' when it is 1-D; -1 when it is absent, -2 when
@@ -359,17 +384,20 @@ static hid_t scale_for(ck_store *s, const h5_dimreq *r, int k, const char *path,
 {
     h5_store *hs = s->impl;
     const char *d = r->dims[k];
-    int64_t len = r->shape[k], have = dataset_len(hs->file, path);
+    int64_t len = dim_len(hs, r, k), have = dataset_len(hs->file, path);
+    int grows = r->unlimited >> k & 1;
     const h5_dimreq *o;
     hid_t ds;
 
     if (have == -1) {
-        if ((ds = make_dim_only(hs, path, len, r->unlimited >> k & 1)) < 0)
+        if ((ds = make_dim_only(hs, path, len, grows)) < 0)
             ck_h5_fail(err, CK_EIO, "%s: cannot create dimension '%s'", s->path,
                        path);
         return ds;
     }
-    if (have != len) {
+    /* An unlimited dimension's coordinate variable may be shorter than
+     * the dimension, as any of its variables may. */
+    if (have != len && !(grows && have >= 0 && have <= len)) {
         ck_err_set(err, CK_EFORMAT,
                    "%s:%s: dimension '%s' is %" PRId64 " long, but %s is "
                    "not a 1-d dataset of that length",
@@ -447,7 +475,7 @@ ck_code ck_h5_write_dims(ck_store *s, ck_err *err)
             for (e = 0; e < nent; e++)
                 if (strcmp(ent[e].path, path) == 0)
                     break;
-            if (e < nent && ent[e].len != r->shape[k]) {
+            if (e < nent && ent[e].len != dim_len(hs, r, k)) {
                 rc = ck_err_set(err, CK_EFORMAT,
                                 "%s:%s: dimension '%s' is %" PRId64
                                 " long here, %" PRId64 " elsewhere (a "
@@ -467,7 +495,7 @@ ck_code ck_h5_write_dims(ck_store *s, ck_err *err)
                     ent = v;
                 }
                 snprintf(ent[nent].path, sizeof ent[nent].path, "%s", path);
-                ent[nent++].len = r->shape[k];
+                ent[nent++].len = dim_len(hs, r, k);
             }
             if ((ds = scale_for(s, r, k, path, err)) < 0) {
                 rc = err->code;

@@ -1069,5 +1069,102 @@ class ZarrOutputs(CfCase):
         self.assertRegex(root["attributes"]["history"], "^" + DATED)
 
 
+class NetcdfRules(CfCase):
+    """netCDF's own rules, each as netCDF4-python reads the same file:
+    the variables of an unlimited dimension may end at different lengths
+    (the dimension is the longest: netCDF-C nc4_find_dim_len); a variable
+    with no _FillValue has netCDF's default fill where nothing was
+    written, which netCDF4 masks (for a byte variable only when it was
+    written with fill: Variable._toma); and x(x, y), a variable named
+    like its first dimension, is a dimension scale of two axes whose
+    dimensions are in _Netcdf4Coordinates."""
+
+    @classmethod
+    def make_fixtures(cls):
+        cls.un = cls.path("unlim.nc")
+        with netCDF4.Dataset(cls.un, "w", format="NETCDF4") as d:
+            d.createDimension("time", None)
+            d.createDimension("x", 3)
+            d.createVariable("a", "f4", ("time", "x"))[:] = \
+                np.arange(15, dtype="f4").reshape(5, 3)
+            d.createVariable("b", "f4", ("time",))[:] = [0, 1]
+            d.createVariable("time", "f8", ("time",))[:] = np.arange(4.0)
+        cls.df = cls.path("deffill.nc")
+        with netCDF4.Dataset(cls.df, "w", format="NETCDF4") as d:
+            d.createDimension("n", 6)
+            d.createVariable("n", "f8", ("n",))[:] = np.arange(6.0)
+            d.createVariable("v", "f4", ("n",))[:4] = [1, 2, 3, 4]
+            d.createVariable("w", "f8", ("n",))[1:] = [0, 1, 2, 3, 4]
+            for name, t, fill in (("f_nofill", "f4", False),
+                                  ("i_nofill", "i4", False),
+                                  ("b_nofill", "i1", False)):
+                v = d.createVariable(name, t, ("n",), fill_value=fill)
+                v.set_auto_maskandscale(False)
+                dfl = netCDF4.default_fillvals[np.dtype(t).str[1:]]
+                v[:] = np.array([0, 1, dfl, 2, 0, 3]).astype(t)
+        cls.xx = cls.path("xxy.nc")
+        with netCDF4.Dataset(cls.xx, "w", format="NETCDF4") as d:
+            d.createDimension("x", 3)
+            d.createDimension("y", 4)
+            d.createVariable("x", "f4", ("x", "y"))[:] = \
+                np.arange(12, dtype="f4").reshape(3, 4)
+            d.createVariable("z", "f4", ("x",))[:] = [1, 2, 3]
+
+    def netcdf4(self, path):
+        """{name: (masked values, dims, attribute names)} as netCDF4
+        reads path."""
+        with netCDF4.Dataset(path) as d:
+            return {n: (v[:], v.dimensions, set(v.ncattrs()))
+                    for n, v in d.variables.items()}
+
+    def assertSameMasked(self, got, want, what):
+        self.assertSameArray(np.ma.getmaskarray(got),
+                             np.ma.getmaskarray(want), what + " mask")
+        ok = ~np.ma.getmaskarray(want)
+        self.assertSameArray(np.asarray(got)[ok], np.asarray(want)[ok],
+                             what + " values")
+
+    def test_unlimited_dimension_length_in_info(self):
+        # info said /time was 4 long, as its coordinate variable is;
+        # netCDF says 5, the longest variable's length
+        with netCDF4.Dataset(self.un) as d:
+            want = len(d.dimensions["time"])
+        j = C.info(self.un)
+        self.assertEqual(j["dimensions"]["/time"],
+                         {"length": want, "unlimited": True})
+        self.assertEqual(j["dimensions"]["/x"],
+                         {"length": 3, "unlimited": False})
+        shapes = {a["name"]: a["shape"] for a in j["arrays"]}
+        self.assertEqual(shapes, {"/a": [5, 3], "/b": [2], "/time": [4]})
+        p = C.run("info", self.un)
+        self.assertIn("dimension /time: %d, unlimited" % want, p.stdout)
+
+    def test_unlimited_dimension_copies_to_netcdf(self):
+        # refused before ("dimension 'time' is 2 long, but 5 in /a")
+        out = self.fresh("unlim_copy.nc")
+        C.copy(self.un, out)
+        want, got = self.netcdf4(self.un), self.netcdf4(out)
+        self.assertEqual(sorted(got), sorted(want))
+        for n in want:
+            with self.subTest(var=n):
+                self.assertEqual(got[n][1], want[n][1])
+                self.assertSameMasked(got[n][0], want[n][0], n)
+        with netCDF4.Dataset(out) as d:
+            self.assertTrue(d.dimensions["time"].isunlimited())
+            self.assertEqual(len(d.dimensions["time"]), 5)
+
+    def test_unlimited_dimension_to_zarr_is_refused(self):
+        # xarray opens no group whose arrays give a dimension two lengths
+        # (it was written so anyway): one line naming the variables, exit
+        # 1 (a data error), nothing written
+        out = self.fresh("unlim.zarr")
+        p = C.copy(self.un, out, expect=None)
+        self.assertCleanError(p, 1, "unlim.nc:/", "'time'", "netcdf")
+        self.assertFalse(os.path.exists(out), "output left behind")
+        # one variable at a time is fine
+        C.copy(self.un + ":/b", out)
+        self.assertEqual(zarr.open(out, "r").shape, (2,))
+
+
 if __name__ == "__main__":
     C.main()
