@@ -67,6 +67,90 @@ static herr_t first_scale(hid_t did, unsigned dim, hid_t dsid, void *data)
     return 1;
 }
 
+/* The int32 values of attribute 'an' of obj (exactly n of them) into v;
+ * 0 when there is no such attribute or it is something else. */
+static int read_ints(hid_t obj, const char *an, int *v, int n)
+{
+    hid_t a, space;
+    int ok = 0;
+
+    if (H5Aexists(obj, an) <= 0)
+        return 0;
+    if ((a = H5Aopen(obj, an, H5P_DEFAULT)) < 0)
+        return 0;
+    if ((space = H5Aget_space(a)) >= 0) {
+        ok = H5Sget_simple_extent_npoints(space) == n &&
+             H5Aread(a, H5T_NATIVE_INT, v) >= 0;
+        H5Sclose(space);
+    }
+    H5Aclose(a);
+    return ok;
+}
+
+typedef struct dimid_find {
+    int id;
+    char name[CK_DIM_NAME_MAX];
+} dimid_find;
+
+/* H5Literate visitor: the link whose _Netcdf4Dimid is f->id. */
+static herr_t find_dimid(hid_t g, const char *link, const H5L_info_t *li,
+                         void *data)
+{
+    dimid_find *f = data;
+    hid_t obj;
+    int id = -1, hit = 0;
+
+    (void)li;
+    if (H5Aexists_by_name(g, link, "_Netcdf4Dimid", H5P_DEFAULT) <= 0)
+        return 0;
+    if ((obj = H5Oopen(g, link, H5P_DEFAULT)) < 0)
+        return 0;
+    hit = read_ints(obj, "_Netcdf4Dimid", &id, 1) && id == f->id;
+    H5Oclose(obj);
+    if (hit)
+        snprintf(f->name, sizeof f->name, "%s", link);
+    return hit;
+}
+
+/* netCDF-4 keeps a variable named like its first dimension but of more
+ * than one axis, x(x, y), as a dimension scale whose dimensions are the
+ * ids in its _Netcdf4Coordinates (netCDF-C libhdf5/hdf5open.c, no
+ * DIMENSION_LIST); each id's dimension is the scale with that
+ * _Netcdf4Dimid in the variable's group or one above it. */
+static void nc_coord_dims(hid_t dset, const char *name, ck_array_info *info)
+{
+    int ids[CK_MAX_DIMS];
+    hid_t file = H5Iget_file_id(dset);
+
+    if (file < 0 || !read_ints(dset, "_Netcdf4Coordinates", ids, info->ndim)) {
+        if (file >= 0)
+            H5Fclose(file);
+        return;
+    }
+    for (int d = 0; d < info->ndim; d++) {
+        dimid_find f = {.id = ids[d]};
+        char up[512];
+        snprintf(up, sizeof up, "%s", name);
+        for (;;) {
+            char *slash = strrchr(up, '/');
+            hid_t grp;
+            if (!slash)
+                break;
+            *slash = '\0';
+            if ((grp = H5Gopen2(file, up[0] ? up : "/", H5P_DEFAULT)) < 0)
+                break;
+            H5Literate(grp, H5_INDEX_NAME, H5_ITER_INC, NULL, find_dimid, &f);
+            H5Gclose(grp);
+            if (f.name[0])
+                break;
+        }
+        snprintf(info->dims[d], CK_DIM_NAME_MAX, "%s", f.name);
+        if (f.name[0])
+            info->has_dims = 1;
+    }
+    H5Fclose(file);
+}
+
 void ck_h5_read_dims(hid_t dset, const char *name, ck_array_info *info)
 {
     info->has_dims = 0;
@@ -78,6 +162,12 @@ void ck_h5_read_dims(hid_t dset, const char *name, ck_array_info *info)
     if (info->ndim == 1 && H5DSis_scale(dset) > 0) {
         snprintf(info->dims[0], CK_DIM_NAME_MAX, "%s", base_of(name));
         info->has_dims = info->dims[0][0] != '\0';
+        H5Eclear2(H5E_DEFAULT);
+        return;
+    }
+    if (H5DSis_scale(dset) > 0)
+        nc_coord_dims(dset, name, info);
+    if (info->has_dims) {
         H5Eclear2(H5E_DEFAULT);
         return;
     }
@@ -145,13 +235,14 @@ ck_code ck_h5_note_dims(ck_store *s, const ck_array_spec *spec, ck_err *err)
             continue;
         CK_TRY(check_dim_name(s, spec->name, dn, err));
         /* netCDF allows a dimension to share its name with a variable
-         * only when that variable is its 1-D coordinate variable. */
-        if (strcmp(dn, base_of(spec->name)) == 0 && spec->ndim != 1)
+         * when it is the variable's first: its coordinate variable, or
+         * x(x, y), which netCDF-C keeps as a scale of two axes. */
+        if (strcmp(dn, base_of(spec->name)) == 0 && d > 0)
             return ck_err_set(err, CK_EFORMAT,
                               "%s:%s: dimension '%s' has the name of this "
-                              "%d-d array (only a 1-d coordinate variable "
-                              "may share its dimension's name)",
-                              s->path, spec->name, dn, spec->ndim);
+                              "array but is not its first (netCDF names "
+                              "only a variable's first dimension so)",
+                              s->path, spec->name, dn);
         for (int k = 0; k < d; k++)
             if (strcmp(spec->dims[k], dn) == 0 &&
                 spec->shape[k] != spec->shape[d])
@@ -377,6 +468,42 @@ out:
     return r;
 }
 
+/* 1 when r is x(x, ...), more than 1-D: netCDF-C keeps such a variable
+ * as the scale of its first dimension, with no scales attached (HDF5
+ * attaches none to a scale) and its dimensions' ids in
+ * _Netcdf4Coordinates instead. */
+static int multi_scale(const h5_dimreq *r)
+{
+    return r->ndim > 1 && strcmp(r->dims[0], base_of(r->name)) == 0;
+}
+
+/* Writes _Netcdf4Coordinates (int32, one per axis: the dimensions' ids)
+ * on the dataset at path, as netCDF-C does for x(x, y). */
+static herr_t write_coords(hid_t file, const char *path, const int *ids, int n)
+{
+    hsize_t dim = (hsize_t)n;
+    hid_t ds = H5Dopen2(file, path, H5P_DEFAULT), space = -1, attr = -1;
+    herr_t r = -1;
+
+    if (ds < 0 || (space = H5Screate_simple(1, &dim, NULL)) < 0)
+        goto out;
+    if (H5Aexists(ds, "_Netcdf4Coordinates") > 0 &&
+        H5Adelete(ds, "_Netcdf4Coordinates") < 0)
+        goto out;
+    attr = H5Acreate2(ds, "_Netcdf4Coordinates", H5T_STD_I32LE, space,
+                      H5P_DEFAULT, H5P_DEFAULT);
+    if (attr >= 0)
+        r = H5Awrite(attr, H5T_NATIVE_INT, ids);
+out:
+    if (attr >= 0)
+        H5Aclose(attr);
+    if (space >= 0)
+        H5Sclose(space);
+    if (ds >= 0)
+        H5Dclose(ds);
+    return r;
+}
+
 /* Makes path a scale of dimension d, length len: the dataset there, or a
  * new placeholder.  Returns the open dataset, or -1 with err set. */
 static hid_t scale_for(ck_store *s, const h5_dimreq *r, int k, const char *path,
@@ -389,6 +516,10 @@ static hid_t scale_for(ck_store *s, const h5_dimreq *r, int k, const char *path,
     const h5_dimreq *o;
     hid_t ds;
 
+    /* x(x, y): the variable is its first dimension's scale. */
+    if (have == -2 && (o = noted(hs, path)) != NULL && multi_scale(o) &&
+        strcmp(o->dims[0], d) == 0 && o->shape[0] == len)
+        have = len;
     if (have == -1) {
         if ((ds = make_dim_only(hs, path, len, grows)) < 0)
             ck_h5_fail(err, CK_EIO, "%s: cannot create dimension '%s'", s->path,
@@ -502,7 +633,7 @@ ck_code ck_h5_write_dims(ck_store *s, ck_err *err)
                 break;
             }
             /* A coordinate variable is its own scale, never attached. */
-            if (!own) {
+            if (!own && !multi_scale(r)) {
                 if (var < 0)
                     var = H5Dopen2(hs->file, r->name, H5P_DEFAULT);
                 if (var < 0 || H5DSattach_scale(var, ds, (unsigned)k) < 0)
@@ -524,6 +655,23 @@ ck_code ck_h5_write_dims(ck_store *s, ck_err *err)
                             s->path, ent[e].path);
         if (ds >= 0)
             H5Dclose(ds);
+    }
+    for (int i = 0; hs->netcdf && i < hs->ndimreq && rc == CK_OK; i++) {
+        const h5_dimreq *r = &hs->dimreq[i];
+        int ids[CK_MAX_DIMS];
+        if (!multi_scale(r))
+            continue;
+        for (int k = 0; k < r->ndim; k++) {
+            char path[1100];
+            join(path, sizeof path, r->name, r->dims[k]);
+            for (ids[k] = 0; ids[k] < nent; ids[k]++)
+                if (strcmp(ent[ids[k]].path, path) == 0)
+                    break;
+        }
+        if (write_coords(hs->file, r->name, ids, r->ndim) < 0)
+            rc = ck_h5_fail(err, CK_EIO,
+                            "%s:%s: cannot write _Netcdf4Coordinates", s->path,
+                            r->name);
     }
     free(ent);
     return rc;

@@ -1165,6 +1165,28 @@ class NetcdfRules(CfCase):
         C.copy(self.un + ":/b", out)
         self.assertEqual(zarr.open(out, "r").shape, (2,))
 
+    def test_variable_named_like_its_first_dimension(self):
+        # x(x, y) lost its dimensions: a Zarr copy named none, and a
+        # netCDF copy called them dim_0 and dim_1
+        j = {a["name"]: a for a in C.info(self.xx)["arrays"]}
+        self.assertEqual(j["/x"]["dims"], ["x", "y"])
+        want = self.netcdf4(self.xx)
+        out = self.fresh("xxy_copy.nc")
+        C.copy(self.xx, out)
+        got = self.netcdf4(out)
+        for n in ("x", "z"):
+            with self.subTest(var=n):
+                self.assertEqual(got[n][1], want[n][1])
+                self.assertSameMasked(got[n][0], want[n][0], n)
+        z = self.fresh("xxy.zarr")
+        C.copy(self.xx, z)
+        g = zarr.open_group(z, mode="r")
+        self.assertEqual(g["x"].attrs["_ARRAY_DIMENSIONS"], ["x", "y"])
+        self.assertEqual(g["z"].attrs["_ARRAY_DIMENSIONS"], ["x"])
+        back = self.fresh("xxy_back.nc")
+        C.copy(z, back)
+        self.assertEqual(self.netcdf4(back)["x"][1], ("x", "y"))
+
 
 if __name__ == "__main__":
     C.main()

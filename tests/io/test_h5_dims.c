@@ -295,16 +295,38 @@ Test(h5_dims, a_name_with_a_slash_is_refused)
     ck_store_close(s);
 }
 
-Test(h5_dims, a_2d_array_named_like_its_dimension_is_refused)
+Test(h5_dims, a_2d_array_named_like_its_first_dimension_keeps_its_dims)
 {
-    static const int64_t a[2] = {3, 4};
-    static const char *const x[2] = {"x", "y"};
+    /* netCDF's x(x, y): netCDF-C keeps it as the scale of x, its
+     * dimensions in _Netcdf4Coordinates; z(x) attaches that scale. */
+    static const int64_t a[2] = {3, 4}, z[1] = {3};
+    static const char *const x[2] = {"x", "y"}, *const zx[1] = {"x"};
     ck_store *s = NULL;
     ck_err err = {0};
 
     cr_assert_eq(ck_store_create(at("h.nc"), CK_KIND_HDF5, 0, &s, &err), CK_OK);
+    cr_assert_eq(add(s, "/z", 1, z, zx, &err), CK_OK, "%s", err.msg);
+    cr_assert_eq(add(s, "/x", 2, a, x, &err), CK_OK, "%s", err.msg);
+    commit(s);
+    ck_array_info i = info_of(at("h.nc"), "/x");
+    assert_dims(&i, x);
+    i = info_of(at("h.nc"), "/z");
+    assert_dims(&i, zx);
+}
+
+Test(h5_dims, an_array_named_like_a_later_dimension_is_refused)
+{
+    static const int64_t a[2] = {3, 4};
+    static const char *const x[2] = {"y", "x"};
+    ck_store *s = NULL;
+    ck_err err = {0};
+
+    cr_assert_eq(ck_store_create(at("h2.nc"), CK_KIND_HDF5, 0, &s, &err),
+                 CK_OK);
     cr_assert_eq(add(s, "/x", 2, a, x, &err), CK_EFORMAT);
-    cr_assert(strstr(err.msg, "has the name of this 2-d array"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "has the name of this array but is not its "
+                              "first"),
+              "%s", err.msg);
     ck_store_close(s);
 }
 
