@@ -861,7 +861,16 @@ cJSON *ck_zarr_fill_item(const ck_zarr_meta *m)
             return cJSON_CreateString("NaN");
         if (isinf(f))
             return cJSON_CreateString(f > 0 ? "Infinity" : "-Infinity");
-        return cJSON_CreateNumber(f);
+        /* The shortest digits that read back as f: cJSON's 15 can miss
+         * (netCDF's default fill 9.969209968386869e+36 came back as
+         * another double, and then marked nothing). */
+        char buf[40];
+        for (int prec = 15; prec <= 17; prec++) {
+            snprintf(buf, sizeof buf, "%.*g", prec, f);
+            if (strtod(buf, NULL) == f)
+                break;
+        }
+        return cJSON_CreateRaw(buf);
     }
     if (ck_dtype_is_signed(m->dtype))
         return m->fill.i < 0 ? raw_int_item(1, 0 - (uint64_t)m->fill.i)
