@@ -240,6 +240,42 @@ void ck_dtype_fill(ck_dtype t, void *dst, ck_scalar v, size_t n)
     }
 }
 
+void ck_dtype_nc_fill(ck_dtype t, ck_scalar *out)
+{
+    switch (t) {
+    case CK_U8:
+        out->u = 255;
+        break;
+    case CK_U16:
+        out->u = 65535;
+        break;
+    case CK_U32:
+        out->u = 4294967295u;
+        break;
+    case CK_U64:
+        out->u = 18446744073709551614ull;
+        break;
+    case CK_I16:
+        out->i = -32767;
+        break;
+    case CK_I32:
+        out->i = -2147483647;
+        break;
+    case CK_I64:
+        out->i = -9223372036854775806ll;
+        break;
+    case CK_F32:
+        out->f = (float)9.9692099683868690e+36; /* NC_FILL_FLOAT */
+        break;
+    case CK_F64:
+        out->f = 9.9692099683868690e+36;
+        break;
+    default: /* byte, and bool stored as one */
+        out->i = -127;
+        break;
+    }
+}
+
 double ck_dtype_load_f64(ck_dtype t, const void *p, size_t i)
 {
     switch (t) {

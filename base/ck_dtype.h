@@ -63,6 +63,10 @@ double ck_dtype_load_f64(ck_dtype t, const void *p, size_t i);
 /* Reverses the bytes of n elements of 'size' bytes in place. */
 void ck_byteswap(void *p, size_t size, size_t n);
 
+/* netCDF's default fill value for type t (netcdf.h NC_FILL_BYTE ...
+ * NC_FILL_UINT64; bool as netCDF's byte) into *out, in t's kind. */
+void ck_dtype_nc_fill(ck_dtype t, ck_scalar *out);
+
 /* Converts a scalar of kind src_t to the scalar of kind dst_t (as
  * ck_dtype_convert would convert one element). */
 ck_scalar ck_scalar_convert(ck_dtype dst_t, ck_dtype src_t, ck_scalar v);

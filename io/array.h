@@ -37,6 +37,16 @@ typedef enum ck_layout {
     CK_LAYOUT_COMPACT,    /* HDF5; one virtual chunk */
 } ck_layout;
 
+/* What netCDF says marks a variable's missing values when it has no
+ * _FillValue attribute (netCDF4-python's auto mask, netCDF-C's fill
+ * rules). */
+typedef enum ck_nc_fill {
+    CK_NC_FILL_ATTR = 0, /* not netCDF, or a _FillValue attribute says it */
+    CK_NC_FILL_DEFAULT,  /* the type's default fill (ck_dtype_nc_fill) */
+    CK_NC_FILL_NONE,     /* nothing: a byte variable written without fill
+                            (netCDF4 masks no default fill for bytes then) */
+} ck_nc_fill;
+
 /* What a store says about one array. */
 typedef struct ck_array_info {
     char name[512]; /* "/g/x"; "/" for a Zarr store that is one array */
@@ -72,6 +82,11 @@ typedef struct ck_array_info {
     /* HDF5: bit d set when axis d may grow (maximum size unlimited, as a
      * netCDF record dimension's); 0 for Zarr. */
     unsigned unlimited;
+    /* HDF5: a netCDF-4 variable's missing values when it has no
+     * _FillValue attribute (netCDF-4: the root has _NCProperties, or the
+     * name ends in .nc); the HDF5 fill value ('fill') can differ (0 for
+     * a variable written without fill). */
+    ck_nc_fill nc_fill;
 } ck_array_info;
 
 /* What a new array should look like. */

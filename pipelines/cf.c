@@ -207,6 +207,18 @@ ck_code ck_cf_plan_input(ck_plan *p, const char *path, const char *where, int i,
                                                : (double)ai->fill.u;
         hf = 1;
     }
+    /* ... and a netCDF float variable without _FillValue has netCDF's
+     * default fill (9.97e36) where nothing was written, which
+     * netCDF4-python masks (Variable._toma).  An integer one keeps its
+     * type and values: its default fill (-2147483647 for int32) would
+     * turn every netCDF integer variable into floats. */
+    if (!hf && ai->nc_fill == CK_NC_FILL_DEFAULT &&
+        ck_dtype_is_float(ai->dtype)) {
+        ck_scalar nf;
+        ck_dtype_nc_fill(ai->dtype, &nf);
+        fill = nf.f;
+        hf = 1;
+    }
     hm = num_list_attr(s, dataset, "missing_value", miss, CK_CF_MAX_MISSING,
                        &nmiss, n->source, err);
     if (hm < 0)

@@ -321,6 +321,21 @@ static ck_code copy_one(const ck_copy_opts *o, ck_store *in, const char *name,
     }
     spec.has_fill = si->has_fill;
     spec.fill = ck_scalar_convert(spec.dtype, si->dtype, si->fill);
+    /* A netCDF variable without _FillValue: its HDF5 fill value is 0 when
+     * it was written without fill, but what netCDF4 masks is the type's
+     * default fill, or nothing for such a byte variable.  A v2 fill_value
+     * is what xarray masks (and chunkctl, pipelines/cf.c), so it says
+     * that, not 0: zeros are data. */
+    if (ck_store_kind_of(out) == CK_KIND_ZARR &&
+        si->nc_fill == CK_NC_FILL_DEFAULT) {
+        ck_scalar nf;
+        ck_dtype_nc_fill(si->dtype, &nf);
+        spec.has_fill = 1;
+        spec.fill = ck_scalar_convert(spec.dtype, si->dtype, nf);
+    } else if (ck_store_kind_of(out) == CK_KIND_ZARR &&
+               si->nc_fill == CK_NC_FILL_NONE) {
+        spec.has_fill = 0;
+    }
     spec.has_dims = si->has_dims;
     memcpy(spec.dims, si->dims, sizeof spec.dims);
     if ((rc = zarr_layout(o, si, out, &spec, err)) != CK_OK)
@@ -381,7 +396,17 @@ static ck_code copy_one(const ck_copy_opts *o, ck_store *in, const char *name,
         ck_store_kind_of(out) == CK_KIND_HDF5 && spec.dtype != CK_BOOL) {
         ck_attr f;
         ck_err e = {0};
-        if (ck_store_get_attr(in, si->name, "_FillValue", &f, &e) != CK_OK) {
+        /* netCDF's default fill needs no attribute: netCDF4 masks it
+         * without one (and masks default fill values only so), and a
+         * variable that had none gets none back (coordinates too). */
+        ck_scalar nf;
+        unsigned char a8[8], b8[8];
+        ck_dtype_nc_fill(spec.dtype, &nf);
+        ck_dtype_fill(spec.dtype, a8, spec.fill, 1);
+        ck_dtype_fill(spec.dtype, b8, nf, 1);
+        int is_default = memcmp(a8, b8, ck_dtype_size(spec.dtype)) == 0;
+        if (!is_default &&
+            ck_store_get_attr(in, si->name, "_FillValue", &f, &e) != CK_OK) {
             if (ck_dtype_is_float(spec.dtype))
                 f = (ck_attr){.kind = CK_ATTR_F64, .f64 = spec.fill.f};
             else if (ck_dtype_is_signed(spec.dtype))

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include <blosc.h>
 
@@ -402,6 +403,36 @@ static int in_other_file(hid_t file, hid_t dset)
     return d.fileno != f.fileno;
 }
 
+/* What marks the missing values of a netCDF-4 variable without a
+ * _FillValue attribute, by netCDF's rules as netCDF4-python applies them
+ * (Variable._toma): the type's default fill value, except for a byte
+ * variable written without fill (HDF5 fill time "never", as netCDF-C
+ * writes NC_NOFILL), where nothing does. */
+static ck_nc_fill nc_fill_of(ck_store *s, hid_t dset, hid_t dcpl,
+                             const ck_array_info *info)
+{
+    h5_store *hs = s->impl;
+    size_t n = strlen(s->path);
+    H5D_fill_time_t ft = H5D_FILL_TIME_IFSET;
+    int netcdf = n >= 3 && strcasecmp(s->path + n - 3, ".nc") == 0;
+
+    if (info->dtype == CK_BOOL)
+        return CK_NC_FILL_ATTR;
+    if (!netcdf &&
+        H5Aexists_by_name(hs->file, "/", "_NCProperties", H5P_DEFAULT) <= 0) {
+        H5Eclear2(H5E_DEFAULT);
+        return CK_NC_FILL_ATTR;
+    }
+    if (H5Aexists(dset, "_FillValue") != 0 || ck_h5_is_nc_dim_only(dset)) {
+        H5Eclear2(H5E_DEFAULT);
+        return CK_NC_FILL_ATTR;
+    }
+    if ((info->dtype == CK_I8 || info->dtype == CK_U8) &&
+        H5Pget_fill_time(dcpl, &ft) >= 0 && ft == H5D_FILL_TIME_NEVER)
+        return CK_NC_FILL_NONE;
+    return CK_NC_FILL_DEFAULT;
+}
+
 ck_code ck_h5_describe(ck_store *s, const char *name, hid_t dset, ck_array *a,
                        h5_array *ha, ck_err *err)
 {
@@ -539,6 +570,7 @@ ck_code ck_h5_describe(ck_store *s, const char *name, hid_t dset, ck_array *a,
     }
     info->stored_bytes = (int64_t)H5Dget_storage_size(dset);
     ck_h5_read_dims(dset, name, info);
+    info->nc_fill = nc_fill_of(s, dset, dcpl, info);
 out:
     if (dcpl >= 0)
         H5Pclose(dcpl);

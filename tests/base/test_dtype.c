@@ -115,3 +115,28 @@ Test(dtype, byteswap_reverses_bytes)
     ck_byteswap(&v, 4, 1);
     cr_assert_eq(v, 0x04030201);
 }
+
+Test(dtype, nc_fill_is_netcdfs_default)
+{
+    /* netcdf.h: NC_FILL_BYTE ... NC_FILL_UINT64 */
+    ck_scalar v;
+    float f32;
+
+    ck_dtype_nc_fill(CK_I8, &v);
+    cr_assert_eq(v.i, -127);
+    ck_dtype_nc_fill(CK_I16, &v);
+    cr_assert_eq(v.i, -32767);
+    ck_dtype_nc_fill(CK_I32, &v);
+    cr_assert_eq(v.i, -2147483647);
+    ck_dtype_nc_fill(CK_I64, &v);
+    cr_assert_eq(v.i, INT64_C(-9223372036854775806));
+    ck_dtype_nc_fill(CK_U8, &v);
+    cr_assert_eq(v.u, 255);
+    ck_dtype_nc_fill(CK_U64, &v);
+    cr_assert_eq(v.u, UINT64_C(18446744073709551614));
+    ck_dtype_nc_fill(CK_F64, &v);
+    cr_assert_eq(v.f, 9.9692099683868690e+36);
+    ck_dtype_nc_fill(CK_F32, &v);
+    ck_dtype_convert(CK_F32, &f32, CK_F64, &v.f, 1);
+    cr_assert_eq(f32, 9.9692099683868690e+36f);
+}

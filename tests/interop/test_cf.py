@@ -1165,6 +1165,40 @@ class NetcdfRules(CfCase):
         C.copy(self.un + ":/b", out)
         self.assertEqual(zarr.open(out, "r").shape, (2,))
 
+    def test_default_fill_is_missing_as_netcdf4_says(self):
+        # v and w were partly written (netCDF's default fill in the rest,
+        # no _FillValue): chunkctl summed 9.97e36 into them; the
+        # *_nofill variables were written without fill, whose HDF5 fill
+        # value 0 went to Zarr as fill_value, so zeros became missing,
+        # and an f8 default fill lost digits in .zarray and marked nothing
+        want = self.netcdf4(self.df)
+        z = self.fresh("deffill.zarr")
+        C.copy(self.df, z)
+        for n in ("v", "w", "f_nofill", "i_nofill", "b_nofill", "n"):
+            ref = float(want[n][0].sum())
+            with self.subTest(var=n, where="zarr copy"):
+                got = float(C.run("sum", z + ":/" + n).stdout)
+                self.assertAlmostEqual(got, ref, places=6)
+            if want[n][0].dtype.kind == "f":
+                with self.subTest(var=n, where="original"):
+                    got = float(C.run("sum", self.df + ":/" + n).stdout)
+                    self.assertAlmostEqual(got, ref, places=6)
+        self.assertIsNone(zarr.open(z, "r")["b_nofill"].fill_value)
+
+    def test_round_trip_adds_no_fill_value(self):
+        # nc -> zarr -> nc gave every variable (coordinate n too) a
+        # _FillValue it did not have; netCDF's default needs none
+        z = self.fresh("rt_fill.zarr")
+        back = self.fresh("rt_fill.nc")
+        C.copy(self.df, z)
+        C.copy(z, back)
+        want, got = self.netcdf4(self.df), self.netcdf4(back)
+        for n in want:
+            with self.subTest(var=n):
+                self.assertNotIn("_FillValue", got[n][2])
+                self.assertEqual(got[n][1], want[n][1])
+                self.assertSameMasked(got[n][0], want[n][0], n)
+
     def test_variable_named_like_its_first_dimension(self):
         # x(x, y) lost its dimensions: a Zarr copy named none, and a
         # netCDF copy called them dim_0 and dim_1
