@@ -92,12 +92,22 @@ ck_code ck_exec_no_room(ck_err *err)
     return ck_err_internal(err, "run: scratch arena too small");
 }
 
+/* The memo in the chain mm that holds node's values over the box, or NULL. */
+static const memo *memo_find(const memo *mm, int node, int ndim,
+                             const int64_t *start, const int64_t *shape)
+{
+    size_t b = sizeof(int64_t) * (size_t)ndim;
+    for (; mm; mm = mm->next)
+        if (mm->node == node && memcmp(mm->start, start, b) == 0 &&
+            memcmp(mm->shape, shape, b) == 0)
+            return mm;
+    return NULL;
+}
+
 static int memo_has(const memo *mm, int node, int ndim, const int64_t *start,
                     const int64_t *shape)
 {
-    size_t b = sizeof(int64_t) * (size_t)ndim;
-    return mm && mm->node == node && memcmp(mm->start, start, b) == 0 &&
-           memcmp(mm->shape, shape, b) == 0;
+    return memo_find(mm, node, ndim, start, shape) != NULL;
 }
 
 static ck_code eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
@@ -105,9 +115,10 @@ static ck_code eval(xrun *r, int i, const int64_t *start, const int64_t *shape,
 {
     const ck_node *nd = &r->p->node[i];
     const ck_op_def *def = ck_optab_kind(nd->kind);
+    const memo *hit = memo_find(mm, i, nd->ndim, start, shape);
 
-    if (memo_has(mm, i, nd->ndim, start, shape)) {
-        memcpy(dst, mm->data,
+    if (hit) {
+        memcpy(dst, hit->data,
                (size_t)ck_exec_nelem(nd->ndim, shape) *
                    ck_dtype_size(nd->dtype));
         return CK_OK;
@@ -246,7 +257,7 @@ void ck_exec_expand(int nd, size_t esz, void *dst, const int64_t *bsh,
  * box if it does; a number: one value in the compute dtype.  Operands are
  * evaluated one after another, their scratch freed in between, so only the
  * largest operand's own scratch counts. */
-size_t ck_exec_ew_bytes(const xrun *r, int i, size_t n, int known, int aligned)
+static size_t ew_bytes(const xrun *r, int i, size_t n, int known, int aligned)
 {
     const ck_node *nd = &r->p->node[i];
     size_t b = 0, most = 0;
@@ -276,12 +287,177 @@ size_t ck_exec_ew_bytes(const xrun *r, int i, size_t n, int known, int aligned)
     return b + most;
 }
 
-/* An elementwise step over one box: each operand's values (a memo, a view
- * of an input's chunk, or evaluated into the arena), converted to the
- * compute dtype and broadcast to the box as needed. */
+/* ---- elementwise steps that reach a step more than once ----
+ *
+ * y2 = y1 * y1 evaluates y1 over the box once per operand, and so do
+ * diamonds (b = f(a), c = g(a), d = b + c): evaluated as a tree, a chain
+ * of such steps costs 2^steps.  So an elementwise step first finds its
+ * region over the box: the elementwise and astype steps it reaches through
+ * operands of its own shape (evaluated over the same box), and the other
+ * steps they use over that box.  A region step other than an input that
+ * the region uses more than once ('shared') is evaluated once, operands
+ * first, into a buffer kept while the step is evaluated, and given to the
+ * rest as a memo.  Without shared steps nothing changes. */
+
+static int folds_in(const ck_node *nd)
+{
+    return nd->kind == CK_NODE_EW || nd->kind == CK_NODE_ASTYPE;
+}
+
+static int same_box(const ck_node *nd, const ck_node *m)
+{
+    return nd->ndim == m->ndim &&
+           memcmp(nd->shape, m->shape, sizeof(int64_t) * (size_t)m->ndim) == 0;
+}
+
+static int is_shared(const ck_plan *p, int j, const unsigned char *use)
+{
+    return use[j] >= 2 && p->node[j].kind != CK_NODE_INPUT;
+}
+
+/* Marks step i's region over the box start/shape (in[]) and how often
+ * region steps use each step over it (use[], 2 at most), passing over
+ * 'known' and the steps the memo chain mm holds over the box (at hand);
+ * returns how many steps are shared. */
+static int region(const ck_plan *p, int i, int known, const memo *mm,
+                  const int64_t *start, const int64_t *shape, unsigned char *in,
+                  unsigned char *use)
+{
+    int shared = 0;
+
+    memset(in, 0, (size_t)p->n);
+    memset(use, 0, (size_t)p->n);
+    in[i] = 1;
+    for (int t = p->n - 1; t >= 0; t--) { /* users before their operands */
+        int j = p->order[t];
+        const ck_node *nd = &p->node[j];
+        if (!in[j] || !folds_in(nd))
+            continue;
+        for (int k = 0; k < nd->nargs; k++) {
+            int m = nd->arg[k];
+            if (m < 0 || !same_box(nd, &p->node[m]) || m == known ||
+                memo_has(mm, m, nd->ndim, start, shape))
+                continue;
+            in[m] = 1;
+            if (use[m] < 2 && ++use[m] == 2 && is_shared(p, m, use))
+                shared++;
+        }
+    }
+    return shared;
+}
+
+/* What a region with shared steps needs: the memos and the shared steps'
+ * buffers; each elementwise or astype step's own buffers (its operands'
+ * values, conversions, broadcasts: at most one evaluation of each is
+ * under way at a time); and the largest evaluation of an operand outside
+ * the region (a broadcast one, or a step of another kind), which runs
+ * with the others' scratch freed. */
+static size_t shared_bytes(const xrun *r, int i, size_t n, int known,
+                           int aligned, const unsigned char *in,
+                           const unsigned char *use, int shared)
+{
+    const ck_plan *p = r->p;
+    size_t b = ck_exec_al((size_t)shared * sizeof(memo)), most = 0;
+
+    for (int j = 0; j < p->n; j++) {
+        const ck_node *nd = &p->node[j];
+        if (!in[j])
+            continue;
+        if (is_shared(p, j, use))
+            b += ck_exec_al(n * ck_dtype_size(nd->dtype));
+        if (!folds_in(nd))
+            continue;
+        int own = aligned && same_chunks(&p->node[i], nd);
+        for (int k = 0; k < nd->nargs; k++) {
+            const ck_node *m = nd->arg[k] >= 0 ? &p->node[nd->arg[k]] : NULL;
+            size_t csz = ck_dtype_size(
+                nd->ew == CK_EW_WHERE && k == 0 ? CK_BOOL : nd->compute);
+            if (nd->kind == CK_NODE_ASTYPE) {
+                b += ck_exec_al(n * ck_dtype_size(m->dtype));
+            } else if (!m) {
+                b += ck_exec_al(8);
+                continue;
+            } else {
+                b += ck_exec_al(n * ck_dtype_size(m->dtype));
+                if (m->dtype != nd->compute)
+                    b += ck_exec_al(n * csz);
+                if (!same_box(nd, m))
+                    b += ck_exec_al(n * csz);
+            }
+            int bcast = !same_box(nd, m);
+            if (!bcast && (in[nd->arg[k]] && folds_in(m)))
+                continue; /* counted as a region step */
+            size_t e = ck_exec_bytes(r, nd->arg[k], n, bcast ? -1 : known,
+                                     own && !bcast && same_chunks(nd, m));
+            most = e > most ? e : most;
+        }
+    }
+    return b + most;
+}
+
+size_t ck_exec_ew_bytes(const xrun *r, int i, size_t n, int known, int aligned)
+{
+    unsigned char in[CK_MAX_NODES], use[CK_MAX_NODES];
+    int shared = region(r->p, i, known, NULL, NULL, NULL, in, use);
+
+    if (shared)
+        return shared_bytes(r, i, n, known, aligned, in, use, shared);
+    return ew_bytes(r, i, n, known, aligned);
+}
+
+static ck_code ew_eval(xrun *r, int i, const int64_t *start,
+                       const int64_t *shape, void *dst, ck_arena *a,
+                       const memo *mm, ck_err *err);
+
+/* Evaluates step i's shared steps over the box once each, operands
+ * first, each with the memos of those before it, then step i with all. */
+static ck_code shared_eval(xrun *r, int i, const int64_t *start,
+                           const int64_t *shape, void *dst, ck_arena *a,
+                           const memo *mm, const unsigned char *in,
+                           const unsigned char *use, int shared, ck_err *err)
+{
+    const ck_plan *p = r->p;
+    size_t n = (size_t)ck_exec_nelem(p->node[i].ndim, shape);
+    memo *chain = ck_arena_alloc(a, (size_t)shared * sizeof(memo));
+    int c = 0;
+
+    if (!chain)
+        return ck_exec_no_room(err);
+    for (int t = 0; t < p->n; t++) {
+        int s = p->order[t];
+        if (!in[s] || !is_shared(p, s, use))
+            continue;
+        void *buf = ck_arena_alloc(a, n * ck_dtype_size(p->node[s].dtype));
+        if (!buf)
+            return ck_exec_no_room(err);
+        size_t mark = a->used; /* its scratch is free after */
+        CK_TRY(eval(r, s, start, shape, buf, a, mm, err));
+        a->used = mark;
+        chain[c] = (memo){s, start, shape, buf, mm};
+        mm = &chain[c++];
+    }
+    return ew_eval(r, i, start, shape, dst, a, mm, err);
+}
+
 ck_code ck_exec_ew_eval(xrun *r, int i, const int64_t *start,
                         const int64_t *shape, void *dst, ck_arena *a,
                         const memo *mm, ck_err *err)
+{
+    unsigned char in[CK_MAX_NODES], use[CK_MAX_NODES];
+    int shared = region(r->p, i, -1, mm, start, shape, in, use);
+
+    if (shared)
+        return shared_eval(r, i, start, shape, dst, a, mm, in, use, shared,
+                           err);
+    return ew_eval(r, i, start, shape, dst, a, mm, err);
+}
+
+/* An elementwise step over one box: each operand's values (a memo, a view
+ * of an input's chunk, or evaluated into the arena), converted to the
+ * compute dtype and broadcast to the box as needed. */
+static ck_code ew_eval(xrun *r, int i, const int64_t *start,
+                       const int64_t *shape, void *dst, ck_arena *a,
+                       const memo *mm, ck_err *err)
 {
     const ck_node *nd = &r->p->node[i];
     size_t n = (size_t)ck_exec_nelem(nd->ndim, shape);
@@ -322,9 +498,10 @@ ck_code ck_exec_ew_eval(xrun *r, int i, const int64_t *start,
             msh[d] = bc ? 1 : shape[d + off];
         }
         size_t mn = (size_t)ck_exec_nelem(m->ndim, msh);
+        const memo *hit = memo_find(mm, nd->arg[k], m->ndim, ms, msh);
         void *v;
-        if (memo_has(mm, nd->arg[k], m->ndim, ms, msh)) {
-            v = (void *)(uintptr_t)mm->data; /* only read */
+        if (hit) {
+            v = (void *)(uintptr_t)hit->data; /* only read */
         } else if (view_box(r, nd->arg[k], m->ndim, ms, msh, &views[k])) {
             v = (void *)(uintptr_t)views[k].data; /* only read */
         } else {
@@ -1045,7 +1222,7 @@ static ck_code fold_chunk(fold *f, const ck_chunk *c, char *part, int init,
         /* x[cond]: the selected values, in C order, at the front of buf;
          * the condition usually reads the values (x < 10), given as the
          * memo so they are not evaluated twice */
-        memo mm = {f->operand, c->start, c->shape, buf};
+        memo mm = {f->operand, c->start, c->shape, buf, NULL};
         uint8_t *cond = ck_arena_alloc(a, n);
         size_t cnt = 0;
         if (!cond)

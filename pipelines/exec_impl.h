@@ -33,11 +33,15 @@ typedef struct xrun {
 } xrun;
 
 /* A node's values over one box, already at hand: evaluating that node over
- * that box again copies them (an elementwise operand uses them in place). */
+ * that box again copies them (an elementwise operand uses them in place).
+ * Memos chain through 'next' (NULL ends): an elementwise step whose
+ * operands reach a step more than once over its box evaluates that step
+ * once and adds it to the chain (exec.c: ck_exec_ew_eval). */
 typedef struct memo {
     int node;
     const int64_t *start, *shape;
     const void *data;
+    const struct memo *next;
 } memo;
 
 /* Compiles and loads each kernel step's CUDA C on r's backend when it

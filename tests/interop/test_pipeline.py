@@ -712,6 +712,53 @@ class Pipeline(C.InteropCase):
         r = C.run("plan", "--dot", p)
         self.assertIn('"y" -> "m"', r.stdout)
 
+    def test_steps_used_twice_are_evaluated_once(self):
+        # y = x + x, 40 times; diamonds (b = a * 0.5, c = a + 1, a = b + c)
+        # 20 deep; a step used by an add, a slice, two reductions, and a
+        # slice used twice.  Evaluated as a tree each is 2^steps evaluations
+        # of x: the run would not end within C.run's 60 s.
+        out = self.out("dag.h5")
+        steps = []
+        for i in range(1, 41):
+            y = "y%d" % (i - 1) if i > 1 else "x"
+            steps.append({"name": "y%d" % i, "op": "add", "args": [y, y]})
+        for i in range(1, 21):
+            a = "a%d" % (i - 1) if i > 1 else "x"
+            steps += [{"name": "b%d" % i, "op": "multiply", "args": [a, 0.5]},
+                      {"name": "c%d" % i, "op": "add", "args": [a, 1.0]},
+                      {"name": "a%d" % i, "op": "add",
+                       "args": ["b%d" % i, "c%d" % i]}]
+        steps += [
+            {"name": "s", "op": "slice", "args": ["a20"],
+             "index": [[1, None], [None, None]]},
+            {"name": "t", "op": "subtract", "args": ["y40", "a20"]},
+            {"name": "sum", "op": "sum", "args": ["t"]},
+            {"name": "max", "op": "max", "args": ["t"]},
+            {"name": "q", "op": "slice", "args": ["t"],
+             "index": [[None, None], [None, None]]},
+            {"name": "u", "op": "multiply", "args": ["q", "q"]},
+        ]
+        self.run_ok({"inputs": {"x": self.path("in.h5") + ":/clean"},
+                     "steps": steps,
+                     "outputs": {k: out + ":/" + k
+                                 for k in ("y40", "a20", "s", "u", "sum",
+                                           "max")}})
+        x = self.f8_clean
+        y = x
+        for _ in range(40):
+            y = y + y
+        a = x
+        for _ in range(20):
+            a = a * 0.5 + (a + 1.0)
+        t = y - a
+        self.assertSameArray(read(out + ":/y40"), y)
+        self.assertSameArray(read(out + ":/a20"), a)
+        self.assertSameArray(read(out + ":/s"), a[1:])
+        self.assertSameArray(read(out + ":/u"), t * t)
+        self.assertSameArray(read(out + ":/max"), np.max(t))
+        np.testing.assert_allclose(read(out + ":/sum"), np.sum(t),
+                                   rtol=1e-12)
+
 
 if __name__ == "__main__":
     C.main()
