@@ -33,6 +33,8 @@ static const char help[] =
     "               first device's free memory)\n"
     "  --ranks N    show how N MPI ranks would split the outputs' chunks\n"
     "               (under mpirun: the ranks it started)\n"
+    "  --quiet, --force, --verbose  accepted as by chunkctl run; plan\n"
+    "               writes nothing\n"
     "  --help       this text\n";
 
 typedef struct plan_args {
