@@ -46,27 +46,22 @@ enum {
 
 /* The help line of --resume (commands that write outputs). */
 #define CLI_HELP_RESUME                                                        \
-    "  --resume             go on with a run of the same command that was "    \
-    "killed:\n"                                                                \
-    "                       keep the chunks it wrote, compute the rest "       \
-    "(see\n"                                                                   \
-    "                       chunkctl(1), RESUMING)\n"
+    "  --resume           go on with a run of the same command that was\n"     \
+    "                     killed: keep the chunks it wrote, compute the\n"     \
+    "                     rest (see chunkctl(1), RESUMING)\n"
 
 /* The help line of --raw, which commands that compute take. */
 #define CLI_HELP_RAW                                                           \
-    "  --raw                no CF decoding of inputs (_FillValue, "            \
-    "missing_value,\n"                                                         \
-    "                       scale_factor, add_offset); see "                   \
-    "chunkctl-pipeline(5)\n"
+    "  --raw              no CF decoding of inputs (_FillValue,\n"             \
+    "                     missing_value, scale_factor, add_offset); see\n"     \
+    "                     chunkctl-pipeline(5)\n"
 
 /* The help lines of --zarr-format and --shards. */
 #define CLI_HELP_ZARR                                                          \
-    "  --zarr-format 2|3    the Zarr version of a new Zarr output (default: "  \
+    "  --zarr-format 2|3  the Zarr version of a new Zarr output (default: "    \
     "2)\n"                                                                     \
-    "  --shards N,N,...     zarr v3: chunks stored in shards of this shape "   \
-    "(a "                                                                      \
-    "multiple\n"                                                               \
-    "                       of the chunk shape), one file per shard\n"
+    "  --shards N,N,...   zarr v3: chunks stored in shards of this shape (a\n" \
+    "                     multiple of the chunk shape), one file per shard\n"
 
 /* A command's options, for cli_getopt.  Its own option values (the 'val'
  * of each struct option, and its short letters) must not be M, T, q, f,

@@ -162,12 +162,13 @@ static ck_code value(const char *op, const char *key, const char *v,
     return CK_OK;
 }
 
+/* After the op's own usage line and description (ck_plan_op_usage). */
 static const char op_help[] =
-    "usage: chunkctl OP [ARRAY|NUMBER ...] [--KEY VALUE ...] [-o DST]\n\n"
-    "Any pipeline op as one command (see chunkctl-pipeline(5)): the\n"
-    "positional arguments are its args, each --KEY VALUE one of its keys\n"
-    "(1,2,3 is a list, 7,11;-5,5 a list of lists, [ or { raw JSON).\n"
-    "Reductions and histograms print their result when no -o is given.\n\n"
+    "\nEach pipeline op is a command too (see chunkctl-pipeline(5) for the\n"
+    "op's keys): the positional arguments are its args, arrays as\n"
+    "PATH[:DATASET] or numbers, and each --KEY VALUE one of its keys (1,2,3\n"
+    "is a list, 7,11;-5,5 a list of lists, [ or { raw JSON).  Reductions\n"
+    "and histograms print their result when no -o is given.\n\n"
     "  -o, --output DST   write the result to DST[:DATASET]\n"
     "  --json             print the result as JSON\n"
     "  --backend NAME     auto, cpu or cuda (default: "
@@ -178,7 +179,8 @@ static const char op_help[] =
     "  chunkctl add data.h5:/x 1.5 -o out.h5:/y\n"
     "  chunkctl slice data.h5:/x --index '[[null,null,2],[100,-100]]' "
     "-o s.h5\n"
-    "  chunkctl std data.h5:/x --axis 0 --ddof 1\n";
+    "  chunkctl std data.h5:/x --axis 0 --ddof 1\n"
+    "  chunkctl histogram2d xy.h5:/x xy.h5:/y --bins 20,30 --json\n";
 
 ck_code cmd_op(int argc, char **argv, cli_common *c, ck_err *err)
 {
@@ -193,6 +195,7 @@ ck_code cmd_op(int argc, char **argv, cli_common *c, ck_err *err)
     for (int i = 1; i < argc && rc == CK_OK; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            ck_plan_op_usage(stdout, op);
             fputs(op_help, stdout);
             goto done;
         }

@@ -22,20 +22,21 @@ static const char help[] =
     "Validate a pipeline and show, without reading any data, each step's\n"
     "shape, dtype, chunks, chunk tasks, bytes read and written, and the\n"
     "estimated peak memory.\n\n"
-    "  --dot        print the step graph in Graphviz dot instead\n"
-    "  --backend NAME  auto, cpu or cuda: where the steps would run\n"
-    "               (default: the pipeline's \"backend\", else auto)\n"
-    "  --threads N  workers to estimate memory for (default: all cores)\n"
-    "  --memory SIZE  the budget: fewer workers when it holds fewer, as\n"
-    "               chunkctl run does (default: a quarter of RAM)\n"
+    "  --dot              print the step graph in Graphviz dot instead\n"
+    "  --backend NAME     auto, cpu or cuda: where the steps would run\n"
+    "                     (default: the pipeline's \"backend\", else auto)\n"
+    "  --threads N        workers to estimate memory for (default: all\n"
+    "                     cores)\n"
+    "  --memory SIZE      the budget: fewer workers when it holds fewer, as\n"
+    "                     chunkctl run does (default: a quarter of RAM)\n"
     "  --gpu-memory SIZE  under --backend cuda: the device memory to plan\n"
-    "               for, as the run would take it (default: 90% of the\n"
-    "               first device's free memory)\n"
-    "  --ranks N    show how N MPI ranks would split the outputs' chunks\n"
-    "               (under mpirun: the ranks it started)\n"
+    "                     for, as the run would take it (default: 90% of\n"
+    "                     the first device's free memory)\n"
+    "  --ranks N          show how N MPI ranks would split the outputs'\n"
+    "                     chunks (under mpirun: the ranks it started)\n"
     "  --quiet, --force, --verbose  accepted as by chunkctl run; plan\n"
-    "               writes nothing\n"
-    "  --help       this text\n";
+    "                     writes nothing\n"
+    "  --help             this text\n";
 
 typedef struct plan_args {
     int dot;

@@ -3055,6 +3055,34 @@ int ck_plan_op_known(const char *name)
     return def && def->parse;
 }
 
+void ck_plan_op_usage(FILE *f, const char *name)
+{
+    static const char *const arg[] = {"X", "Y", "Z"};
+    int sub;
+    const ck_op_def *d = ck_optab_find(name, &sub);
+
+    if (!d || !d->parse)
+        return;
+    int lo = d->nmembers ? d->member_arity(sub) : d->min_args;
+    int hi = d->nmembers ? lo : d->max_args;
+    fprintf(f, "usage: chunkctl %s", name);
+    for (int k = 0; k < lo && k < 3; k++)
+        fprintf(f, " %s", arg[k]);
+    if (lo > 3)
+        fprintf(f, " ...");
+    if (hi < 0)
+        fprintf(f, " [%s ...]", lo ? arg[lo < 3 ? lo - 1 : 2] : "X");
+    else
+        for (int k = lo; k < hi && k < 3; k++)
+            fprintf(f, " [%s]", arg[k]);
+    fprintf(f, " [--KEY VALUE ...] %s\n\n",
+            d->flags & CK_OP_PRINTS ? "[-o DST]" : "-o DST");
+    if (d->nmembers)
+        fprintf(f, "%s (%s): %s.\n", name, d->name, d->help);
+    else
+        fprintf(f, "%s: %s.\n", name, d->help);
+}
+
 void ck_plan_ops_help(FILE *f)
 {
     for (int k = 0; k < ck_optab_rows(); k++) {

@@ -251,6 +251,9 @@ int ck_plan_prints_lines(const ck_node *n);
 /* Lists the ops a step can use, one line each (families: their members),
  * for `chunkctl --help`. */
 void ck_plan_ops_help(FILE *f);
+/* The usage line and description of op 'name' as a one-step command
+ * (`chunkctl OP --help`): its args (X, Y, Z) and its row's help. */
+void ck_plan_op_usage(FILE *f, const char *name);
 
 /* Reads a pipeline file (at most 16 MiB) and parses it (flags as for
  * ck_plan_build). */
