@@ -43,11 +43,11 @@ ck_code ck_budget_charge(ck_budget *b, int64_t n, const char *what, ck_err *err)
     now = __atomic_sub_fetch(&b->used, n, __ATOMIC_RELAXED);
     return ck_err_set(err, CK_ENOMEM,
                       "--memory %s is too small: %s needs %s, with %s in use "
-                      "already (raise --memory above %s)",
+                      "already (raise --memory to %s)",
                       ck_size_str((double)b->limit, lim, sizeof lim), what,
-                      ck_size_str((double)n, need, sizeof need),
+                      ck_need_str((double)n, need, sizeof need),
                       ck_size_str((double)now, used, sizeof used),
-                      ck_size_str((double)(now + n), all, sizeof all));
+                      ck_need_str((double)(now + n), all, sizeof all));
 }
 
 void ck_budget_release(ck_budget *b, int64_t n)

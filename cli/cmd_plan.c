@@ -105,7 +105,7 @@ static ck_code print_device(const ck_plan *p, int64_t budget, ck_err *err)
                           "the fused elementwise chains need %s of device "
                           "memory for two chunks in flight, --gpu-memory "
                           "gives %s (use smaller chunks)",
-                          ck_size_str((double)ew, pk, sizeof pk),
+                          ck_need_str((double)ew, pk, sizeof pk),
                           ck_size_str((double)budget, sz, sizeof sz));
     return ck_devla_check(p, budget, err);
 }

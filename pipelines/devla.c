@@ -269,7 +269,7 @@ ck_code ck_devla_check(const ck_plan *p, int64_t budget, ck_err *err)
             "%s %s: needs %s of device memory (its smallest blocks), "
             "--gpu-memory gives %s",
             ck_optab_label(&p->node[i]), p->node[i].name,
-            ck_size_str((double)o.need_bytes, need, sizeof need),
+            ck_need_str((double)o.need_bytes, need, sizeof need),
             ck_size_str((double)budget, have, sizeof have));
     }
     return CK_OK;

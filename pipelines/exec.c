@@ -1909,36 +1909,48 @@ static ck_code run_fold(fold *f, ck_err *err)
      * partial), then a window of a few chunks per worker. */
     int64_t left = r->budget.limit - r->budget.used;
     int64_t per = (int64_t)f->arena_bytes + (int64_t)f->part_bytes;
-    if (left < per && f->stacked &&
-        left >= per - (int64_t)stack_bytes + (int64_t)chunk_bytes) {
-        /* a --memory too small for a run read as one box: its chunks are
-         * folded one by one (the last bits of float sums may differ from
-         * a run read whole; they still do not depend on --threads) */
-        f->stacked = f->slices = 0;
-        f->arena_bytes = f->arena_bytes - stack_bytes + chunk_bytes;
-        per = (int64_t)f->arena_bytes + (int64_t)f->part_bytes;
-        f->run = TASK_RUN;
-        f->per_row = (f->g.nchunks[f->axis] + f->run - 1) / f->run;
-        f->ntasks = f->g.total_chunks / f->g.nchunks[f->axis] * f->per_row;
-    }
     /* room for the trees' partials first: workers that took it would
      * leave the run to fail part-way, after reading data */
     int64_t held = tree_bound(f);
+    /* the least --memory that runs: one worker and the trees, beside what
+     * is charged already */
+    int64_t need = per + held;
+    if (left - held < per && f->stacked) {
+        /* a --memory too small for a run read as one box: its chunks are
+         * folded one by one (the last bits of float sums may differ from
+         * a run read whole; they still do not depend on --threads).  The
+         * trees are weighed too: runs of one chunk leave more partials,
+         * so a need stated for one way of reading must run that way. */
+        fold keep = *f;
+        f->stacked = f->slices = 0;
+        f->arena_bytes = f->arena_bytes - stack_bytes + chunk_bytes;
+        f->run = TASK_RUN;
+        f->per_row = (f->g.nchunks[f->axis] + f->run - 1) / f->run;
+        f->ntasks = f->g.total_chunks / f->g.nchunks[f->axis] * f->per_row;
+        int64_t per1 = (int64_t)f->arena_bytes + (int64_t)f->part_bytes;
+        int64_t held1 = tree_bound(f);
+        if (per1 + held1 < need)
+            need = per1 + held1;
+        if (left - held1 >= per1) {
+            per = per1;
+            held = held1;
+        } else {
+            *f = keep;
+        }
+    }
     left -= held;
     if (left < per) {
-        char have[32], need[32];
+        char have[32], needs[32];
+        /* the figure counts the results charged above: they are needed
+         * as much as the worker */
+        ck_need_str((double)(need + r->budget.used), needs, sizeof needs);
         ck_budget_release(&r->budget, charged);
         return ck_err_set(
             err, CK_ENOMEM,
             "--memory %s is too small: %s needs %s with one "
             "worker (raise --memory to that)",
             ck_size_str((double)r->budget.limit, have, sizeof have),
-            first->where,
-            ck_need_str((double)((f->stacked ? per - (int64_t)stack_bytes +
-                                                   (int64_t)chunk_bytes
-                                             : per) +
-                                 held + r->budget.used),
-                        need, sizeof need));
+            first->where, needs);
     }
     if ((int64_t)threads * per > left)
         threads = (int)(left / per);

@@ -657,7 +657,7 @@ ck_code ck_exec_run_scan(xrun *r, int i, ck_err *err)
             "chunks along that axis)",
             ck_size_str((double)r->budget.limit, have, sizeof have), op,
             nd->name, (long long)nk, nd->axis,
-            ck_size_str((double)carry_bytes, need, sizeof need));
+            ck_need_str((double)carry_bytes, need, sizeof need));
     CK_TRY(ck_budget_charge(&r->budget, carry_bytes, "scan carries", err));
     if (!(r->x[i].carry = ck_alloc_large((size_t)carry_bytes))) {
         ck_budget_release(&r->budget, carry_bytes);
@@ -695,7 +695,7 @@ ck_code ck_exec_run_scan(xrun *r, int i, ck_err *err)
             "to find the running values between chunks needs %s more "
             "(raise --memory or use smaller chunks)",
             ck_size_str((double)r->budget.limit, have, sizeof have), op,
-            nd->name, ck_size_str((double)per, need, sizeof need));
+            nd->name, ck_need_str((double)per, need, sizeof need));
         goto done;
     }
     slots_bytes = (int64_t)nw * (int64_t)(2 * s->data_bytes);

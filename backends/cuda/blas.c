@@ -238,7 +238,7 @@ ck_code ck_cuda_no_room(const ck_be_ctx *c, const char *what, size_t need,
 {
     char n[32], b[32];
 
-    ck_size_str((double)need, n, sizeof n);
+    ck_need_str((double)need, n, sizeof n);
     ck_size_str((double)c->budget, b, sizeof b);
     if (c->budget_given)
         return ck_err_set(
@@ -267,7 +267,7 @@ ck_code ck_cuda_no_device_room(const ck_be_ctx *c, const char *what,
 {
     char n[32], h[32];
 
-    ck_size_str((double)more, n, sizeof n);
+    ck_need_str((double)more, n, sizeof n);
     ck_size_str((double)c->used, h, sizeof h);
     return ck_err_set(err, CK_ENOMEM,
                       "%s: out of device memory: the device had no room "
