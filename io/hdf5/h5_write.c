@@ -154,6 +154,15 @@ ck_code ck_h5_array_create(ck_store *s, const ck_array_spec *spec, ck_array *a,
         return ck_err_set(err, CK_EUSAGE, "%s:%s: bad array spec", s->path,
                           spec->name);
     }
+    /* "/" is the root group every HDF5 file has, never a dataset: say so,
+     * rather than that it "already exists" in a file made a moment ago. */
+    if (spec->name[0] == '/' && !spec->name[strspn(spec->name, "/")]) {
+        free(ha);
+        return ck_err_set(err, CK_EUSAGE,
+                          "%s: '/' is the root group, not a dataset name "
+                          "(name one, e.g. %s:/data)",
+                          s->path, s->path);
+    }
     /* HDF5 wants chunks no larger than a fixed dimension: clip them (the
      * caller takes its grid from a->info); a 0-long axis is unlimited. */
     for (int d = 0; d < spec->ndim; d++) {
