@@ -496,6 +496,19 @@ static ck_code named_bins(ck_plan *p, const char *path, const char *where,
                                rule, ck_dtype_name(x->dtype));
         }
     }
+    if (y >= 0 && q->node[y].dtype == CK_BOOL) {
+        /* NumPy's histogram converts bool to uint8 before it estimates
+         * (numpy/lib/histograms.py, _ravel_and_check_weights): the
+         * quartiles of 0s and 1s, which a bool array's nanquantile
+         * refuses.  y + 0.0 holds the same values as float64. */
+        y = ck_plan_hidden_ew(q, CK_EW_ADD, y, -1, 0.0, -1, 0);
+        if (y < 0) {
+            free(q);
+            return ck_plan_bad(err, path, where,
+                               "bins '%s': cannot take bool data as numbers",
+                               rule);
+        }
+    }
     {
         /* the values that are not NaN: y == y, counted */
         int e = ck_plan_hidden_ew(q, CK_EW_EQUAL, y, y, 0, -1, 0);
