@@ -77,4 +77,31 @@ static inline void ck_red_chan_merge(ck_red_state *s, int64_t nb, double mb,
     s->k += nb;
 }
 
+/* nanargmin (sign 1) / nanargmax (sign -1) as NumPy's: NaN counts as +inf
+ * (-inf for nanargmax), then the first index.  A candidate v at idx is
+ * merged into s; on a tie of NaN with that infinity the index is the
+ * first one's and the value kept is the number, so s->v.f is NaN at the
+ * end only when every value was ("All-NaN slice encountered"). */
+static inline void ck_red_nanarg_put(ck_red_state *s, double v, int64_t idx,
+                                     int sign)
+{
+    if (s->idx >= 0) {
+        double inf = sign > 0 ? INFINITY : -INFINITY;
+        double kv = isnan(v) ? inf : v, ks = isnan(s->v.f) ? inf : s->v.f;
+        if (kv != ks) {
+            if (sign > 0 ? kv > ks : kv < ks)
+                return;
+        } else if (idx > s->idx) {
+            if (isnan(s->v.f))
+                s->v.f = v;
+            return;
+        } else if (isnan(v)) {
+            s->idx = idx;
+            return;
+        }
+    }
+    s->v.f = v;
+    s->idx = idx;
+}
+
 #endif

@@ -119,10 +119,10 @@ void ck_red_init(ck_red_op op, void *state, size_t n)
 }
 
 /* Is a (value av at index ai) a better argmin (sign 1) or argmax (sign
- * -1) than b?  The first NaN wins (skip_nan: any number beats NaN);
- * otherwise the smaller value, and on a tie the smaller index (the first
- * occurrence). */
-static int arg_better(int kind, int sign, int skip_nan, const ck_red_state *a,
+ * -1) than b?  The first NaN wins; otherwise the smaller value, and on a
+ * tie the smaller index (the first occurrence).  (nanargmin/nanargmax of
+ * floats: ck_red_nanarg_put.) */
+static int arg_better(int kind, int sign, const ck_red_state *a,
                       const ck_red_state *b)
 {
     if (kind == CK_RK_FLOAT) {
@@ -130,7 +130,7 @@ static int arg_better(int kind, int sign, int skip_nan, const ck_red_state *a,
         if (an && bn)
             return a->idx < b->idx;
         if (an || bn)
-            return skip_nan ? bn : an;
+            return an;
         if (a->v.f != b->v.f)
             return sign > 0 ? a->v.f < b->v.f : a->v.f > b->v.f;
     } else if (kind == CK_RK_SIGNED) {
@@ -208,16 +208,21 @@ static void combine_one(ck_red_op op, ck_red_state *d, const ck_red_state *s)
     case CK_RED_ARGMIN:
     case CK_RED_ARGMAX:
     case CK_RED_NANARGMIN:
-    case CK_RED_NANARGMAX:
-        if (s->idx >= 0 &&
-            (d->idx < 0 ||
-             arg_better(
-                 kind, op == CK_RED_ARGMIN || op == CK_RED_NANARGMIN ? 1 : -1,
-                 op == CK_RED_NANARGMIN || op == CK_RED_NANARGMAX, s, d))) {
+    case CK_RED_NANARGMAX: {
+        int sign = op == CK_RED_ARGMIN || op == CK_RED_NANARGMIN ? 1 : -1;
+        if (s->idx < 0)
+            break;
+        if ((op == CK_RED_NANARGMIN || op == CK_RED_NANARGMAX) &&
+            kind == CK_RK_FLOAT) {
+            ck_red_nanarg_put(d, s->v.f, s->idx, sign);
+            break;
+        }
+        if (d->idx < 0 || arg_better(kind, sign, s, d)) {
             d->v = s->v;
             d->idx = s->idx;
         }
         break;
+    }
     case CK_RED_VAR:
     case CK_RED_STD:
     case CK_RED_NANVAR:

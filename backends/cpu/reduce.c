@@ -135,27 +135,6 @@ static inline void arg_put_u(ck_red_state *st, uint64_t v, int64_t idx,
     st->idx = idx;
 }
 
-/* nanargmin (sign 1) / nanargmax (sign -1): any number beats NaN, then
- * as arg_put_f; between NaNs (a run of only NaN) the first stays. */
-static inline void arg_put_fn(ck_red_state *st, double v, int64_t idx, int sign)
-{
-    if (st->idx >= 0) {
-        int sn = isnan(st->v.f), vn = isnan(v);
-        if (vn && (!sn || idx > st->idx))
-            return;
-        if (!vn && !sn) {
-            if (v != st->v.f) {
-                if (sign > 0 ? !(v < st->v.f) : !(v > st->v.f))
-                    return;
-            } else if (idx > st->idx) {
-                return;
-            }
-        }
-    }
-    st->v.f = v;
-    st->idx = idx;
-}
-
 /* float min (sign 1) / max (sign -1) with NaN propagating */
 static inline void minmax_put_f(ck_red_state *st, double v, int sign)
 {
@@ -459,9 +438,17 @@ static inline void var_put(ck_red_state *st, int64_t k, double shift, double sd,
 /* A NaN beats any number and loses to an earlier NaN. */
 #define FLESS(v, b) ((v) < (b) || ((v) != (v) && (b) == (b)))
 #define FMORE(v, b) ((v) > (b) || ((v) != (v) && (b) == (b)))
-/* Any number beats NaN. */
-#define NLESS(v, b) ((v) < (b) || ((b) != (b) && (v) == (v)))
-#define NMORE(v, b) ((v) > (b) || ((b) != (b) && (v) == (v)))
+/* NaN counts as +inf (NLESS, nanargmin) or -inf (NMORE, nanargmax), as
+ * in NumPy: a number other than that infinity beats a NaN held in b; the
+ * infinity ties with it, and then takes its place in b, keeping the NaN's
+ * (earlier) index, so b is NaN only while every value was
+ * (ck_red_nanarg_put). */
+#define NLESS(v, b)                                                            \
+    ((v) < (b) ||                                                              \
+     ((b) != (b) && (v) == (v) && ((v) < INFINITY || ((b) = (v), 0))))
+#define NMORE(v, b)                                                            \
+    ((v) > (b) ||                                                              \
+     ((b) != (b) && (v) == (v) && ((v) > -INFINITY || ((b) = (v), 0))))
 
 /* Variance.  A run is taken in blocks of VAR_BLOCK values, each summed
  * twice while it is in cache (its mean, then the deviations from it and
@@ -739,8 +726,8 @@ static void sum_add_i128(ck_red_state *st, i128 s)
     DEF_ARG(N, T, argmin, double, f, arg_put_f, 1, FLESS)                      \
     DEF_ARG(N, T, argmax, double, f, arg_put_f, -1, FMORE)                     \
     DEF_FNANPROD(N, T)                                                         \
-    DEF_ARG(N, T, nanargmin, double, f, arg_put_fn, 1, NLESS)                  \
-    DEF_ARG(N, T, nanargmax, double, f, arg_put_fn, -1, NMORE)                 \
+    DEF_ARG(N, T, nanargmin, double, f, ck_red_nanarg_put, 1, NLESS)           \
+    DEF_ARG(N, T, nanargmax, double, f, ck_red_nanarg_put, -1, NMORE)          \
     DEF_NANNZ(N, T)                                                            \
     DEF_VAR(N, T, nanvar, 1)
 
@@ -1007,7 +994,7 @@ static void tile_flush(const tile *t, ck_red_state *st, int64_t w, int cls,
             if (t->idx[j] < 0)
                 break;
             if (cls == C_NANARGMIN || cls == C_NANARGMAX)
-                arg_put_fn(st, t->v.f[j], t->idx[j], sign);
+                ck_red_nanarg_put(st, t->v.f[j], t->idx[j], sign);
             else if (kind == CK_RK_FLOAT)
                 arg_put_f(st, t->v.f[j], t->idx[j], sign);
             else if (kind == CK_RK_SIGNED)

@@ -75,7 +75,9 @@ contract:
   escapes, which zarr-python 2 (reading metadata as ASCII) can open;
 - --filters delta on booleans (whose numcodecs decoding loses the values:
   all came back True) and shuffle with an element size that does not
-  divide the chunk (which zarr-python cannot decode) are refused.
+  divide the chunk (which zarr-python cannot decode) are refused;
+- nanargmin/nanargmax take NaN for +inf/-inf as NumPy does, so a NaN
+  before the infinity is the answer (2026-11-29 audit).
 """
 import math
 import json
@@ -893,6 +895,36 @@ class EdgeCases(C.InteropCase):
         np.testing.assert_array_equal(zarr.open(out, "r")[...],
                                       np.arange(10.0))
 
+
+    def test_nanargmin_nanargmax_count_nan_as_infinity(self):
+        # NumPy's nanargmax takes NaN for -inf (nanargmin: +inf) and gives
+        # the first of a tie: [nan, -inf, nan] is 0, where chunkctl gave
+        # the -inf's 1; the chunks (3, 4) split every tie across them.
+        rng = np.random.default_rng(5)
+        pool = np.array([np.nan, np.inf, -np.inf, 0.0, 1.0])
+        for trial in range(6):
+            x = pool[rng.integers(0, 5, size=(7, 6))]
+            if trial < 3:  # only NaN and one infinity in places
+                x[rng.random((7, 6)) < 0.6] = np.nan
+            src = self.fresh("nanarg%d.h5" % trial)
+            with h5py.File(src, "w") as f:
+                f.create_dataset("x", data=x, chunks=(3, 4))
+            for op in ("nanargmin", "nanargmax"):
+                for axis in (None, 0, 1):
+                    with self.subTest(trial=trial, op=op, axis=axis):
+                        try:
+                            want = getattr(np, op)(x, axis=axis)
+                        except ValueError:
+                            want = None  # an all-NaN slice
+                        args = [op, src + ":/x", "--quiet", "--json"]
+                        if axis is not None:
+                            args += ["--axis", str(axis)]
+                        p = C.run(*args, expect=None if want is None else 0)
+                        if want is None:
+                            self.assertCleanError(p, 2, "only NaN")
+                            continue
+                        got = json.loads(p.stdout)[op]["values"]
+                        self.assertEqual(got, np.ravel(want).tolist())
 
 if __name__ == "__main__":
     C.main()
