@@ -1463,7 +1463,8 @@ ck_code ck_plan_parse_hist2d(ck_plan *p, const char *path, const char *where,
             return ck_plan_bad(err, path, where,
                                "weights must have the shape of x");
     }
-    n->dtype = n->weights >= 0 || n->density ? CK_F64 : CK_I64;
+    /* float64 counts too, as numpy.histogram2d's (histogramdd's) */
+    n->dtype = CK_F64;
     n->ndim = 2;
     n->shape[0] = n->chunks[0] = nb[0];
     n->shape[1] = n->chunks[1] = nb[1];
