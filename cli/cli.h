@@ -147,8 +147,9 @@ ck_code cli_step_init(cli_step *s, const char *name, const char *op,
 void cli_step_release(cli_step *s);
 /* Adds the input name: target and, when arg, name to the step's args. */
 void cli_step_input(cli_step *s, const char *name, const char *target, int arg);
-/* Appends the number v to the step's args. */
-void cli_step_arg_num(cli_step *s, double v);
+/* Appends the number written as text to the step's args (a float to
+ * NumPy's promotion when written with a fraction or exponent). */
+void cli_step_arg_num(cli_step *s, const char *text);
 /* Sets the step's key to item, which it takes (NULL: out of memory),
  * replacing an earlier value: the option given last counts.  Not for
  * "name", "op" or "args", which the calls above own. */

@@ -284,7 +284,7 @@ ck_code cmd_op(int argc, char **argv, cli_common *c, ck_err *err)
         /* a positional argument: a number or an array */
         npos++;
         if (is_number(a)) {
-            cli_step_arg_num(&s, strtod(a, NULL));
+            cli_step_arg_num(&s, a);
         } else {
             char name[16], what[32];
             snprintf(name, sizeof name, "a%d", nin);

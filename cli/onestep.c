@@ -69,9 +69,14 @@ void cli_step_input(cli_step *s, const char *name, const char *target, int arg)
         add(s, s->args, NULL, cJSON_CreateString(name));
 }
 
-void cli_step_arg_num(cli_step *s, double v)
+void cli_step_arg_num(cli_step *s, const char *text)
 {
-    add(s, s->args, NULL, cJSON_CreateNumber(v));
+    cJSON *v = cJSON_CreateNumber(strtod(text, NULL));
+
+    /* 2.0 and 1e3 are floats to NumPy's promotion, as in a pipeline */
+    if (v && strpbrk(text, ".eE"))
+        v->type |= CK_PLAN_JSON_FLOAT;
+    add(s, s->args, NULL, v);
 }
 
 void cli_step_key(cli_step *s, const char *key, cJSON *item)

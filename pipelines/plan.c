@@ -189,11 +189,12 @@ static ck_code parse_args(ck_plan *p, const char *path, const char *where,
             double v = cJSON_IsBool(a) ? cJSON_IsTrue(a) : a->valuedouble;
             n->arg[k] = -1;
             n->scalar[k] = v;
-            /* cJSON keeps no number text, so 1.0 reads as the integer
-             * 1 for NumPy's scalar promotion (documented); -0.0 stays a
-             * float, whose sign counts (x / -0.0 is -inf for x > 0). */
+            /* a Python scalar: 1 is an int, 1.0 and 1e3 are floats (as
+             * marked from the text, CK_PLAN_JSON_FLOAT); -0.0 is a float,
+             * whose sign counts (x / -0.0 is -inf for x > 0) */
             n->scalar_t[k] = cJSON_IsBool(a) ? CK_BOOL
-                             : v == floor(v) && !(v == 0 && signbit(v)) &&
+                             : !(a->type & CK_PLAN_JSON_FLOAT) &&
+                                     v == floor(v) && !(v == 0 && signbit(v)) &&
                                      fabs(v) < 9007199254740992.0
                                  ? CK_I64
                                  : CK_F64;
@@ -2332,6 +2333,50 @@ static void raw_counts(const char *t, long *values, long *steps)
     }
 }
 
+/* Numbers written with a fraction or an exponent (2.0, 1e3) are floats
+ * to NumPy's promotion, as Python reads them; cJSON keeps no number text,
+ * so after the parse each such number is marked in its type
+ * (CK_PLAN_JSON_FLOAT, a bit cJSON leaves alone).  The text's numbers and
+ * the tree's, walked depth first, come in the same order. */
+typedef struct float_marks {
+    const char *c; /* the text, at the next number to find */
+} float_marks;
+
+/* 1 if the text's next number (from m->c) is written as a float; -1 if
+ * there is none. */
+static int next_float_text(float_marks *m)
+{
+    const char *c = m->c;
+
+    for (; *c; c++) {
+        if (*c == '"') {
+            for (c++; *c && *c != '"';)
+                c += c[0] == '\\' && c[1] ? 2 : 1;
+            if (!*c)
+                break;
+        } else if (*c == '-' || (*c >= '0' && *c <= '9')) {
+            int fl = 0;
+            for (; *c == '-' || *c == '+' || *c == '.' || *c == 'e' ||
+                   *c == 'E' || (*c >= '0' && *c <= '9');
+                 c++)
+                fl |= *c == '.' || *c == 'e' || *c == 'E';
+            m->c = c;
+            return fl;
+        }
+    }
+    m->c = c;
+    return -1;
+}
+
+static void mark_floats(cJSON *v, float_marks *m)
+{
+    for (; v; v = v->next) {
+        if (cJSON_IsNumber(v) && next_float_text(m) == 1)
+            v->type |= CK_PLAN_JSON_FLOAT;
+        mark_floats(v->child, m);
+    }
+}
+
 static int key_cmp(const void *a, const void *b)
 {
     return strcmp((*(const cJSON *const *)a)->string,
@@ -2416,6 +2461,8 @@ ck_code ck_plan_parse(const char *path, const char *text, unsigned flags,
         return ck_err_set(err, CK_EUSAGE, "%s: line %d column %d: invalid JSON",
                           path, line, col);
     }
+    float_marks fm = {text};
+    mark_floats(root, &fm);
     rc = dup_keys(path, root, "", err);
     if (rc == CK_OK)
         rc = ck_plan_build(path, root, flags, memory, out, err);

@@ -234,6 +234,12 @@ struct cJSON;
 ck_code ck_plan_build(const char *path, const struct cJSON *doc, unsigned flags,
                       int64_t memory, ck_plan **out, ck_err *err);
 
+/* A bit of a cJSON number's type (one cJSON does not use) that says its
+ * text had a fraction or an exponent (2.0, 1e3): a float to NumPy's
+ * promotion, not an int.  ck_plan_load marks the numbers of a file; a
+ * caller building a pipeline in memory sets it itself. */
+enum { CK_PLAN_JSON_FLOAT = 1 << 12 };
+
 /* 1 if name is an op a pipeline step can use, and for ck_plan_prints if
  * its result is small enough to print (reductions and histograms). */
 int ck_plan_op_known(const char *name);

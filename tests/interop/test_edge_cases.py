@@ -77,7 +77,9 @@ contract:
   all came back True) and shuffle with an element size that does not
   divide the chunk (which zarr-python cannot decode) are refused;
 - nanargmin/nanargmax take NaN for +inf/-inf as NumPy does, so a NaN
-  before the infinity is the answer (2026-11-29 audit).
+  before the infinity is the answer (2026-11-29 audit);
+- a number written with a fraction or an exponent (2.0, 1e0) is a float
+  to NumPy's promotion, in a pipeline and on a one-step command line.
 """
 import math
 import json
@@ -925,6 +927,47 @@ class EdgeCases(C.InteropCase):
                             continue
                         got = json.loads(p.stdout)[op]["values"]
                         self.assertEqual(got, np.ravel(want).tolist())
+
+    def test_numbers_written_as_floats_are_floats(self):
+        # 2.0 and 1e0 are Python floats to NumPy's promotion: an int8 array
+        # plus 2.0 is float64 (129.0), where chunkctl took 2.0 for the int
+        # 2 and wrapped to -127; 2 stays an int.  Numbers elsewhere in the
+        # text (a name with digits, a key's number, a string "3.5") must
+        # not shift which number is which.
+        x = np.array([127, -128, 3], "i1")
+        src = self.fresh("lit.h5")
+        with h5py.File(src, "w") as f:
+            f.create_dataset("x1", data=x, chunks=(2,))
+        out = self.fresh("lit_out.h5")
+        text = ('{"inputs": {"x1": "%s:/x1"}, "steps": ['
+                '{"name": "a", "op": "add", "args": ["x1", 2.0]},'
+                '{"name": "b", "op": "add", "args": ["x1", 2]},'
+                '{"name": "h", "op": "histogram", "args": ["x1"], "bins": 3,'
+                ' "range": [0, 3.5]},'
+                '{"name": "c", "op": "multiply", "args": [1e0, "x1"]},'
+                '{"name": "d", "op": "subtract", "args": ["x1", -3]},'
+                '{"name": "e", "op": "where", "args": ["x1", 1.5E1, 7]}],'
+                '"outputs": {"a": "%s:/a", "b": "%s:/b", "c": "%s:/c",'
+                ' "d": "%s:/d", "e": "%s:/e"}}' % (src, out, out, out, out,
+                                                   out))
+        pipe = self.fresh("lit.json")
+        with open(pipe, "w") as f:
+            f.write(text)
+        C.run("run", "--quiet", pipe)
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # int8 overflow, as chunkctl's
+            want = {"a": x + 2.0, "b": x + 2, "c": 1e0 * x, "d": x - (-3),
+                    "e": np.where(x, 1.5e1, 7)}
+        with h5py.File(out, "r") as f:
+            for k, w in want.items():
+                with self.subTest(step=k):
+                    self.assertSameArray(f[k][...], w)
+        for lit, w in (("2.0", x + 2.0), ("2", want["b"]), ("1e0", x + 1.0)):
+            one = self.fresh("lit_one.h5")
+            C.run("add", src + ":/x1", lit, "-o", one + ":/a", "--quiet")
+            with h5py.File(one, "r") as f, self.subTest(command=lit):
+                self.assertSameArray(f["a"][...], w)
 
 if __name__ == "__main__":
     C.main()
