@@ -40,8 +40,13 @@ ck_code ck_target_split(const char *target, char *path, char *dataset, size_t n,
     size_t plen;
 
     /* A path that exists as given is never split: "a:b.h5" is a file. */
-    if (!colon || colon[1] == '\0' || lstat(target, &st) == 0)
+    if (colon && lstat(target, &st) == 0)
         colon = NULL;
+    if (colon && colon[1] == '\0' && colon > target)
+        return ck_err_set(err, CK_EUSAGE,
+                          "'%s': no dataset name after ':' (name one, as in "
+                          "%.*s:/data, or leave the ':' out)",
+                          target, (int)(colon - target), target);
     plen = colon ? (size_t)(colon - target) : strlen(target);
     if (plen == 0)
         return ck_err_set(err, CK_EUSAGE, "'%s': no file name", target);

@@ -23,10 +23,10 @@
 #include "base/ck_mem.h"
 #include "io/array.h"
 
-/* Splits "PATH[:DATASET]" at the last ':' that is followed by '/' and is not
- * part of a path that exists as given.  *dataset is "" when absent.  path
- * and dataset are written into caller buffers of n bytes.  CK_EUSAGE when
- * they do not fit. */
+/* Splits "PATH[:DATASET]" at the last ':' that is not part of a path that
+ * exists as given.  *dataset is "" when absent.  path and dataset are
+ * written into caller buffers of n bytes.  CK_EUSAGE when they do not fit,
+ * and for "PATH:" (nothing after the ':') that does not exist. */
 ck_code ck_target_split(const char *target, char *path, char *dataset, size_t n,
                         ck_err *err);
 
