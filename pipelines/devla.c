@@ -20,10 +20,7 @@ static int64_t svd_r(int64_t n)
     return 5 * n * n * 8;
 }
 
-/* Whether result 'part' of step i (an svd's U or Vt) is needed: written,
- * or read by a needed step (found walking the steps from last to first,
- * in the plan's order). */
-static int used(const ck_plan *p, int i, int part)
+int ck_devla_part_used(const ck_plan *p, int i, int part)
 {
     char live[CK_MAX_NODES] = {0};
 
@@ -104,8 +101,8 @@ static void svd_exact(const ck_plan *p, int i, int64_t m, int64_t n,
                       int64_t unit, int tall, int64_t budget, ck_devla *o)
 {
     int64_t l = m * n * 8, res;
-    int rows_pass = used(p, i, tall ? CK_PART_U : CK_PART_VT);
-    int cols_out = used(p, i, tall ? CK_PART_VT : CK_PART_U);
+    int rows_pass = ck_devla_part_used(p, i, tall ? CK_PART_U : CK_PART_VT);
+    int cols_out = ck_devla_part_used(p, i, tall ? CK_PART_VT : CK_PART_U);
 
     /* resident: L, R's factors, the QR's work, and two 64 MiB blocks of
      * the rows' factor (U = Q U_R) on their way down */
@@ -118,6 +115,8 @@ static void svd_exact(const ck_plan *p, int i, int64_t m, int64_t n,
      * blocks in and two of U out, beside V S^-1, on pass 2 */
     stream(o, m, unit, n, (rows_pass ? 4 : 2) * n * 8,
            2 * n * n * 8 + svd_r(n) + qr_work(n), n * 8, budget);
+    /* (2 more, known only from S, where U is made orthonormal again:
+     * linalg.c, orthonormalize) */
     o->passes = rows_pass ? 2 : 1;
     o->upload_bytes = o->passes * l;
     o->download_bytes =

@@ -62,6 +62,11 @@ typedef struct ck_devla {
     int64_t download_bytes; /* device to host: the results */
 } ck_devla;
 
+/* Whether result 'part' of step i (an svd's U or Vt) is needed: written,
+ * or read by a needed step (found walking the steps from last to first,
+ * in the plan's order). */
+int ck_devla_part_used(const ck_plan *p, int i, int part);
+
 /* 1 when step i of p is device linear algebra, with *out planned for
  * 'budget' bytes of device memory; 0 for every other step. out->mode is
  * meaningful only when out->need_bytes <= budget. */

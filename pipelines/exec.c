@@ -3010,6 +3010,7 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
         free(r->x[i].mem);
         free(r->x[i].edges);
         free(r->x[i].carry);
+        free(r->x[i].svd_t);
     }
     ck_exec_kernels_free(r);
     ck_be_close(&r->be);

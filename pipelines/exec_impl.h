@@ -22,6 +22,12 @@ typedef struct xnode {
                       in the run (owned; op_scan.c) */
     struct ck_be_kernel *dev_kernel; /* a kernel step's CUDA C, loaded on
                                         the device (op_kernel.c) */
+    /* An exact svd whose streamed factor is made orthonormal (linalg.c,
+     * orthonormalize): the factor is Z T, Z = L W with its columns
+     * [svd_null, k) Gaussian; svd_t is T (k x k), owned.  NULL where the
+     * factor is L W. */
+    double *svd_t;
+    int64_t svd_null;
 } xnode;
 
 typedef struct xrun {

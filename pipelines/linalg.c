@@ -19,6 +19,7 @@
 #include "base/ck_tree.h"
 #include "ops/glm.h"
 #include "ops/linalg.h"
+#include "pipelines/devla.h"
 #include "pipelines/exec_impl.h"
 #include "pipelines/gen.h"
 #include "pipelines/rowtasks.h"
@@ -939,6 +940,300 @@ static void signs(const double *sums, int64_t k, double *sg)
         sg[j] = sums[j] < 0 ? -1.0 : 1.0;
 }
 
+/* ---- the streamed factor made orthonormal again ----
+ * U = L W (W = V S^-1) has column j off by about eps * S[0] / S[j]: for a
+ * rank-deficient or ill-conditioned L it is far from orthonormal, and a
+ * column of S[j] = 0 is zero.  Where any S[j] < S[0] * SVD_ILL, columns
+ * of S[j] <= max(m, n) * eps * S[0] (NumPy's matrix_rank tolerance) are
+ * null: their W columns are dropped for Gaussian ones E, a function of
+ * the line, the column and SVD_FILL_SEED alone, and all k columns of
+ * Z = L W + E are made orthonormal by Cholesky QR twice (two passes over
+ * L): U = Z T1 T2, T = L^-T of each pass's Gram matrix.  T is upper
+ * triangular, so each column keeps the span of those before it: a good
+ * column moves by its own error only, and the Gaussian ones become an
+ * orthonormal completion, as LAPACK's are.
+ *
+ * Z's rounding is eps * S[0] / S[j] in column j, new each time Z is
+ * computed another way: the second pass and the streamed factor make Z's
+ * lines by z_lines, whose bits for a line do not depend on where it is
+ * (a gemm's do), so that T2 is the one for the very Z T1 that U is made
+ * from; the rest (Z T, small numbers) rounds to eps. */
+
+/* eps * 1e4 = 2.2e-12: above it U is orthonormal to ~1e-12 as it is, and
+ * nothing changes (no pass, the same bits). */
+#define SVD_ILL 1e-4
+#define SVD_FILL_SEED UINT64_C(0x5eed0f5d)
+/* Rows of a Gram pass's products at a time. */
+enum { GRAM_PANEL = 256 };
+
+/* Upper triangular t (k x k, row-major) <- L^-T, where g = L L^T (g's
+ * lower triangle read; g's lower triangle overwritten by L).  Plain C, so
+ * that every rank and thread count gets the same bits.  -1 where g is
+ * not numerically positive definite. */
+static int chol_inv(double *g, int64_t k, double *t)
+{
+    for (int64_t j = 0; j < k; j++) {
+        double d = g[j * k + j];
+        for (int64_t p = 0; p < j; p++)
+            d -= g[j * k + p] * g[j * k + p];
+        if (!(d > 0) || !isfinite(d))
+            return -1;
+        d = sqrt(d);
+        g[j * k + j] = d;
+        for (int64_t i = j + 1; i < k; i++) {
+            double v = g[i * k + j];
+            for (int64_t p = 0; p < j; p++)
+                v -= g[i * k + p] * g[j * k + p];
+            g[i * k + j] = v / d;
+        }
+    }
+    /* L^-1 (lower) column by column, by forward substitution */
+    memset(t, 0, (size_t)(k * k) * 8);
+    for (int64_t c = 0; c < k; c++)
+        for (int64_t i = c; i < k; i++) {
+            double v = i == c ? 1 : 0;
+            for (int64_t p = c; p < i; p++)
+                v -= g[i * k + p] * t[p * k + c];
+            t[i * k + c] = v / g[i * k + i];
+        }
+    /* and transposed in place */
+    for (int64_t i = 0; i < k; i++)
+        for (int64_t j = 0; j < i; j++) {
+            t[j * k + i] = t[i * k + j];
+            t[i * k + j] = 0;
+        }
+    return 0;
+}
+
+/* The Gaussian columns [jn, k) of lines [lo, lo + h) of an m x k array
+ * into e (h x (k - jn)); row: k - jn doubles of scratch. */
+static void fill_null(int64_t m, int64_t k, int64_t jn, int64_t lo, int64_t h,
+                      double *e, double *row)
+{
+    int64_t sh[2] = {m, k}, st[2] = {lo, jn}, bx[2] = {h, k - jn};
+
+    /* columns of about unit norm, as Z's good ones are */
+    ck_gen_box(CK_DIST_NORMAL, 0, 1 / sqrt((double)m), SVD_FILL_SEED, CK_F64, 2,
+               sh, st, bx, bx, e, row);
+}
+
+/* Z's lines [lo, lo + h) into z (h x k): L's, element (i, c) at x[i * rs +
+ * c * cs], times w (n x k), then E in columns [jn, k) (e: h x (k - jn)
+ * and a row of scratch).  A line's bits are the same for any h, strides
+ * and place: each is the same sums in the same order. */
+static void z_lines(const double *x, int64_t rs, int64_t cs, int64_t lo,
+                    int64_t h, int64_t m, int64_t n, const double *w, int64_t k,
+                    int64_t jn, double *restrict z, double *e)
+{
+    int64_t nc = k - jn;
+
+    for (int64_t i = 0; i < h; i++) {
+        double *restrict zi = z + i * k;
+        memset(zi, 0, (size_t)k * 8);
+        for (int64_t c = 0; c < n; c++) {
+            double v = x[i * rs + c * cs];
+            const double *restrict wc = w + c * k;
+            for (int64_t j = 0; j < jn; j++)
+                zi[j] += v * wc[j];
+        }
+    }
+    if (nc > 0) {
+        fill_null(m, k, jn, lo, h, e, e + h * nc);
+        for (int64_t i = 0; i < h; i++)
+            memcpy(z + i * k + jn, e + i * nc, (size_t)nc * 8);
+    }
+}
+
+/* A Gram pass: each task's Z = L W + E (pass 1, by gemm), or Z T1 (pass
+ * 2, Z by z_lines), and its part: their Gram matrix (k x k) and column
+ * sums (k), summed along the tree. */
+typedef struct gram {
+    xrun *r;
+    int64_t m, n, k, jn, plen;
+    const rtasks *tk;
+    const double *w;  /* n x k: W, its null columns 0 */
+    const double *t1; /* pass 2: T1; pass 1: NULL */
+    double *z[64];    /* per thread: a panel's Z, and Z T1 (2 x PANEL x k) */
+    double *e[64];    /* per thread: its E (PANEL x (k - jn)), a row */
+    const double *blk;
+    int64_t r0;
+} gram;
+
+static ck_code gram_task(void *ctx, int id, int64_t task, double *part,
+                         ck_err *err)
+{
+    gram *q = ctx;
+    int64_t lo, hi, k = q->k, n = q->n, jn = q->jn;
+    double *z = q->z[id], *zt = z + GRAM_PANEL * k, *cs = part + k * k;
+
+    rtask_rows(q->tk, task, &lo, &hi);
+    memset(part, 0, (size_t)q->plen * 8);
+    for (int64_t i = lo; i < hi; i += GRAM_PANEL) {
+        int64_t h = hi - i < GRAM_PANEL ? hi - i : GRAM_PANEL;
+        const double *x = q->blk + (i - q->r0) * n, *y = z;
+        if (!q->t1) {
+            CK_TRY(
+                gemm(q->r, 0, 0, h, k, n, x, n, q->w, k, 0, z, k, 0, 0, err));
+            if (jn < k) {
+                int64_t nc = k - jn;
+                fill_null(q->m, k, jn, i, h, q->e[id], q->e[id] + h * nc);
+                for (int64_t t = 0; t < h; t++)
+                    memcpy(z + t * k + jn, q->e[id] + t * nc, (size_t)nc * 8);
+            }
+        } else {
+            z_lines(x, n, 1, i, h, q->m, n, q->w, k, jn, z, q->e[id]);
+            CK_TRY(
+                gemm(q->r, 0, 0, h, k, k, z, k, q->t1, k, 0, zt, k, 0, 0, err));
+            y = zt;
+        }
+        CK_TRY(gemm(q->r, 1, 0, k, k, h, y, k, y, k, 1, part, k, 0, 0, err));
+        for (int64_t t = 0; t < h; t++)
+            for (int64_t j = 0; j < k; j++)
+                cs[j] += y[t * k + j];
+    }
+    return CK_OK;
+}
+
+typedef struct gram_pass {
+    gram *g;
+    ck_tree *tree;
+    double *parts;
+    int wave;
+} gram_pass;
+
+static ck_code gram_block(void *ctx, int64_t r0, int64_t nr, int64_t ta,
+                          int64_t tb, const double *blk, const double *y,
+                          ck_err *err)
+{
+    gram_pass *p = ctx;
+
+    (void)nr;
+    (void)y;
+    p->g->blk = blk;
+    p->g->r0 = r0;
+    return run_tasks(ta, tb, p->wave, gram_task, p->g, p->parts, p->g->plen,
+                     p->tree, err);
+}
+
+/* One Gram pass over w (the tree's sum into res: plen doubles). */
+static ck_code gram_run(rows *w, gram *g, double *parts, double *res, int nt,
+                        ck_err *err)
+{
+    ck_tree tree;
+    ck_code rc;
+
+    CK_TRY(ck_tree_init(&tree, g->tk->n, (size_t)g->plen * 8, sum_merge,
+                        &g->plen, err));
+    gram_pass gp = {.g = g, .tree = &tree, .parts = parts, .wave = nt};
+    rc = rows_run(w, gram_block, &gp, err);
+    rc = ck_tree_finish(&tree, rc, res, err);
+    ck_tree_release(&tree);
+    return rc;
+}
+
+/* The streamed factor of svd step i made orthonormal (see above): wm (n x
+ * k, W with its null columns [jn, k) zero) stays; *tout (k x k) is T =
+ * T1 T2, the factor being Z T.  For a wide A (transpose), a completed
+ * column whose Vt row sums below 0 is flipped, with vm's (A's U) column,
+ * as signs() wants.  w is released and sized again beside the passes' own
+ * memory, which is charged while they run (T's with the factors). */
+static ck_code orthonormalize(xrun *r, int i, int transpose, rows *w,
+                              const rtasks *tk, int64_t jn, const double *wm,
+                              double *vm, double **tout, ck_err *err)
+{
+    const ck_node *nd = &r->p->node[i];
+    int a = nd->arg[0];
+    const ck_node *an = &r->p->node[a];
+    int64_t n = transpose ? an->shape[0] : an->shape[1];
+    int64_t m = transpose ? an->shape[1] : an->shape[0], k = nd->k;
+    int64_t nc = k - jn, kk = k * k;
+    int nt = pass_threads(r);
+    gram g = {.r = r, .m = m, .n = n, .k = k, .jn = jn, .tk = tk, .w = wm};
+    double *parts = NULL, *res = NULL, *t1 = NULL, *t2 = NULL, *tt = NULL;
+    int64_t ch = 0;
+    ck_code rc;
+
+    g.plen = kk + k;
+    /* per thread a panel's Z, Z T1 and E; a wave's parts, the tree's, the
+     * sum; T1, T2 and T (kept for the factor) */
+    int64_t own = (nt * (2 * GRAM_PANEL * k + GRAM_PANEL * nc + nc) +
+                   (nt + ck_tree_max_parts(tk->n) + 1) * g.plen + 3 * kk) *
+                  8;
+    rows_release(w);
+    rc = charge(r, own, nd, "orthonormalizing its factor", err);
+    if (rc == CK_OK) {
+        ch = own;
+        rc = rows_init(w, r, a, transpose, -1, tk, 0, 0,
+                       "svd (orthonormalizing its factor)", err);
+    }
+    if (rc == CK_OK) {
+        for (int q = 0; q < nt && rc == CK_OK; q++)
+            if (!(g.z[q] = malloc((size_t)(2 * GRAM_PANEL * k) * 8 + 8)) ||
+                !(g.e[q] = malloc((size_t)(GRAM_PANEL * nc + nc) * 8 + 8)))
+                rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+        parts = malloc((size_t)(nt * g.plen) * 8);
+        res = malloc((size_t)g.plen * 8);
+        t1 = malloc((size_t)kk * 8);
+        t2 = malloc((size_t)kk * 8);
+        tt = malloc((size_t)kk * 8);
+        if (rc == CK_OK && (!parts || !res || !t1 || !t2 || !tt))
+            rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+    }
+    /* every rank ready before the trees' messages */
+    if ((rc = ck_comm_agree(rc, err)) != CK_OK)
+        goto out;
+    /* pass 1: Z = L W + E; G1 = Z^T Z = L1 L1^T; T1 = L1^-T */
+    if ((rc = gram_run(w, &g, parts, res, nt, err)) != CK_OK)
+        goto out;
+    if (chol_inv(res, k, t1) != 0)
+        goto singular;
+    /* pass 2: G2 of Z T1, Z as the factor makes it */
+    g.t1 = t1;
+    if ((rc = gram_run(w, &g, parts, res, nt, err)) != CK_OK)
+        goto out;
+    if (chol_inv(res, k, t2) != 0)
+        goto singular;
+    if ((rc = gemm(r, 0, 0, k, k, k, t1, k, t2, k, 0, tt, k, 0, 0, err)) !=
+        CK_OK)
+        goto out;
+    if (transpose) {
+        /* the factor's column sums: pass 2's (of Z T1) times T2 */
+        const double *cs = res + kk;
+        for (int64_t j = jn; j < k; j++) {
+            double sum = 0;
+            for (int64_t p = 0; p <= j; p++)
+                sum += cs[p] * t2[p * k + j];
+            if (sum >= 0)
+                continue;
+            for (int64_t p = 0; p < k; p++)
+                tt[p * k + j] = -tt[p * k + j];
+            for (int64_t c = 0; c < n; c++)
+                vm[c * k + j] = -vm[c * k + j];
+        }
+    }
+    *tout = tt;
+    tt = NULL;
+    goto out;
+singular:
+    rc = ck_err_set(err, CK_ENOTSUP,
+                    "%s: cannot make %s orthonormal (its Gram matrix is not "
+                    "positive definite)",
+                    ck_exec_who(r, nd), transpose ? "Vt" : "U");
+out:
+    for (int q = 0; q < nt; q++) {
+        free(g.z[q]);
+        free(g.e[q]);
+    }
+    free(parts);
+    free(res);
+    free(t1);
+    free(t2);
+    free(tt);
+    /* T's room goes over to the factors' charge */
+    ck_budget_release(&r->budget, ch - (rc == CK_OK ? kk * 8 : 0));
+    return rc;
+}
+
 static ck_code svd_exact(xrun *r, int i, int transpose, ck_err *err)
 {
     ck_node *nd = &r->p->node[i];
@@ -1055,14 +1350,26 @@ static ck_code svd_exact(xrun *r, int i, int transpose, ck_err *err)
                 sum[j] += vt[j + c * n] * colsum[c];
     }
     signs(sum, k, sg);
-    int zero = 0;
+    /* the streamed factor is made orthonormal again (orthonormalize)
+     * where a singular value is below S[0] * SVD_ILL; its columns from jn
+     * on are null */
+    int64_t m = transpose ? an->shape[1] : an->shape[0], jn = k;
+    int ill = 0;
     for (int64_t j = 0; j < k; j++)
-        zero |= s[j] == 0;
-    if (zero)
+        ill |= s[j] == 0 || s[j] < s[0] * SVD_ILL;
+    /* (nothing to make where the streamed factor is not asked for) */
+    ill &= ck_devla_part_used(r->p, i, transpose ? CK_PART_VT : CK_PART_U);
+    double tol = s[0] * (double)(m > n ? m : n) * DBL_EPSILON;
+    for (int64_t j = 0; ill && j < k && jn == k; j++)
+        if (s[j] <= tol)
+            jn = j;
+    if (jn < k)
         ck_log(CK_LOG_WARN,
-               "%s: the array is rank deficient: singular values are 0 and "
-               "their columns of %s are set to zero",
-               ck_exec_who(r, nd), transpose ? "Vt" : "U");
+               "%s: the array is rank deficient (rank %lld): its %lld "
+               "singular values of 0 (to rounding) have columns of %s that "
+               "are an orthonormal completion (as LAPACK's)",
+               ck_exec_who(r, nd), (long long)jn, (long long)(k - jn),
+               transpose ? "Vt" : "U");
     /* the in-memory factor V (k columns), signed, and the matrix that
      * makes the streamed one from L's rows: W = V S^-1 */
     int part_v = i + (transpose ? 1 : 3); /* "d.U" or "d.Vt" */
@@ -1085,12 +1392,39 @@ static ck_code svd_exact(xrun *r, int i, int transpose, ck_err *err)
                 vm[c * k + j] = v; /* U of A: n x k */
             else
                 vm[j * n + c] = v; /* Vt of A: k x n */
-            wm[c * k + j] = s[j] > 0 ? v / s[j] : 0;
+            wm[c * k + j] = j < jn && s[j] > 0 ? v / s[j] : 0;
         }
+    double *tf = NULL;
+    if (ill) {
+        /* the tree is done with: its memory makes room for the passes */
+        int64_t done = (nt * stk + (nt + ck_tree_max_parts(tk.n) + 1) * t.plen +
+                        2 * n * n) *
+                       8;
+        for (int q = 0; q < nt; q++) {
+            free(t.stack[q]);
+            t.stack[q] = NULL;
+        }
+        free(t.mstack);
+        free(parts);
+        free(res);
+        t.mstack = parts = res = NULL;
+        ck_tree_release(&tree);
+        ck_budget_release(&r->budget, done);
+        ch -= done;
+    }
+    if (ill && (rc = orthonormalize(r, i, transpose, &w, &tk, jn, wm, vm, &tf,
+                                    err)) != CK_OK) {
+        free(vm);
+        free(wm);
+        free(sm);
+        goto out;
+    }
     memcpy(sm, s, (size_t)k * 8);
     r->x[part_v].mem = vm;
     r->x[i + 2].mem = sm; /* "d.S" */
     r->x[i].mem = wm;
+    r->x[i].svd_t = tf;
+    r->x[i].svd_null = jn;
 out:
     ck_be_set_threads(&r->be, 0);
     rows_release(&w);
@@ -1997,7 +2331,14 @@ size_t ck_exec_part_bytes(const xrun *r, int i, size_t n, int known,
     if ((tall && nd->part != CK_PART_U) || (!tall && nd->part != CK_PART_VT))
         return 0;
     int64_t lines = factor_piece(nd, a, tall);
-    return factor_bytes(r, s, tall, lines) + al((size_t)(lines * s->k) * 8);
+    /* and, where it is made orthonormal (orthonormalize), a group's Z
+     * and Gaussian columns */
+    size_t gauss =
+        r->x[nd->arg[0]].svd_t
+            ? 2 * al((size_t)((factor_group(a, tall) + 1) * s->k) * 8)
+            : 0;
+    return factor_bytes(r, s, tall, lines) + al((size_t)(lines * s->k) * 8) +
+           gauss;
 }
 
 /* X's rows and their float64 copy, the coefficients, the intercept. */
@@ -2170,14 +2511,21 @@ ck_code ck_exec_part_eval(xrun *r, int i, const int64_t *start,
     int64_t k = s->k, len = an->shape[1 - ax], all = an->shape[ax];
     int64_t g = factor_group(an, tall), pc = factor_piece(nd, an, tall);
     int64_t end = start[ax] + shape[ax];
+    /* made orthonormal (orthonormalize): Z T, Z's null columns [jn, k)
+     * Gaussian */
+    const double *tf = r->x[nd->arg[0]].svd_t;
+    int64_t jn = r->x[nd->arg[0]].svd_null;
     size_t mark = a->used;
     double *x, *blk = ck_arena_alloc(a, (size_t)(pc * k) * 8);
+    double *z = tf ? ck_arena_alloc(a, (size_t)((g + 1) * k) * 8) : NULL;
+    double *e = tf ? ck_arena_alloc(a, (size_t)((g + 1) * k) * 8) : NULL;
 
     if (!wm)
         return ck_err_set(err, CK_ENOTSUP, "run: %s evaluated before its svd",
                           nd->name);
-    if (!blk)
+    if (!blk || (tf && (!z || !e)))
         return no_room(err);
+    size_t work = a->used;
     /* the pieces that hold the box, whole (all k components; see
      * factor_group) */
     for (int64_t p0 = start[ax] / g * g; p0 < end; p0 += pc) {
@@ -2185,11 +2533,27 @@ ck_code ck_exec_part_eval(xrun *r, int i, const int64_t *start,
         int64_t as[2], ash[2], bsh[2], boff[2], doff[2], cnt[2];
         int64_t lo = p0 > start[ax] ? p0 : start[ax];
         int64_t hi = p0 + pn < end ? p0 + pn : end;
-        a->used = mark + al((size_t)(pc * k) * 8);
+        a->used = work;
         as[ax] = p0, ash[ax] = pn, as[1 - ax] = 0, ash[1 - ax] = len;
         CK_TRY(eval_f64(r, s->arg[0], as, ash, &x, a, err));
         for (int64_t q = 0; q < pn; q += g) {
             int64_t gb = pn - q < g ? pn - q : g;
+            if (tf) {
+                /* Z's lines (z_lines: their bits wherever they are), then
+                 * U = Z T */
+                if (tall) {
+                    z_lines(x + q * len, len, 1, p0 + q, gb, all, len, wm, k,
+                            jn, z, e);
+                    CK_TRY(gemm(r, 0, 0, gb, k, k, z, k, tf, k, 0, blk + q * k,
+                                k, 0, 0, err));
+                } else {
+                    z_lines(x + q, 1, pn, p0 + q, gb, all, len, wm, k, jn, z,
+                            e);
+                    CK_TRY(gemm(r, 1, 1, k, gb, k, tf, k, z, k, 0, blk + q, pn,
+                                0, 0, err));
+                }
+                continue;
+            }
             if (tall) /* U rows = A rows W, W = V S^-1 (n x k) */
                 CK_TRY(gemm(r, 0, 0, gb, k, len, x + q * len, len, wm, k, 0,
                             blk + q * k, k, 0, ck_be_key(nd->arg[0], 2, 0, 0),

@@ -383,6 +383,135 @@ class ExactSvd(SvdCase):
         self.assertFalse(os.path.exists(out))
 
 
+class RankDeficientSvd(SvdCase):
+    """Exact svd of rank-deficient and ill-conditioned arrays: U (Vt of a
+    wide array) is orthonormal all the same, as NumPy's is, and A = U S Vt
+    still holds to ~eps of S[0].  NumPy's singular vectors of a repeated
+    (zero) singular value are not unique, so only S, orthonormality,
+    the reconstruction and the sign convention are compared."""
+
+    @classmethod
+    def make_fixtures(cls):
+        rng = np.random.default_rng(20261129)
+        cls.r5 = rng.standard_normal((100, 5)) @ rng.standard_normal((5, 20))
+        z = rng.standard_normal((300, 12))
+        z[:, 3] = 0
+        z[:, 7] = 0
+        z[:, 5] = z[:, 1]
+        z[:, 9] = 2 * z[:, 2]
+        cls.zc = z
+        cls.wide = (rng.standard_normal((20, 4)) @
+                    rng.standard_normal((4, 150)))
+        cls.zero = np.zeros((60, 6))
+        cls.tall = (rng.standard_normal((20000, 10)) @
+                    rng.standard_normal((10, 30)))
+        cls.good = rng.standard_normal((20000, 30))
+        # full rank, S from 1 down to 1e-9: no null column, but L V S^-1
+        # would be orthonormal to 1e-7 only
+        q1 = np.linalg.qr(rng.standard_normal((3000, 40)))[0]
+        q2 = np.linalg.qr(rng.standard_normal((40, 40)))[0]
+        cls.ill = (q1 * np.logspace(0, -9, 40)) @ q2.T
+        with h5py.File(cls.path("rd.h5"), "w") as f:
+            f.create_dataset("r5", data=cls.r5, chunks=(30, 20))
+            f.create_dataset("zc", data=cls.zc, chunks=(64, 12))
+            f.create_dataset("wide", data=cls.wide, chunks=(20, 40))
+            f.create_dataset("zero", data=cls.zero, chunks=(16, 6))
+            f.create_dataset("tall", data=cls.tall, chunks=(1000, 30))
+            # compressed: read into row blocks that follow --memory,
+            # instead of seen in place a chunk at a time
+            f.create_dataset("tallz", data=cls.tall, chunks=(1000, 30),
+                             compression="gzip")
+            f.create_dataset("good", data=cls.good, chunks=(1000, 30))
+            f.create_dataset("ill", data=cls.ill, chunks=(256, 40))
+            f.create_dataset("illwide", data=cls.ill.T, chunks=(40, 256))
+
+    def check_any_rank(self, a, got, what):
+        printed, u, s, vt = got
+        m, n = a.shape
+        k = min(m, n)
+        ns = np.linalg.svd(a, compute_uv=False)
+        s0 = ns[0] if ns[0] > 0 else 1.0
+        self.assertEqual(u.shape, (m, k), what)
+        self.assertEqual(vt.shape, (k, n), what)
+        np.testing.assert_allclose(s, ns, rtol=0, atol=1e-10 * s0,
+                                   err_msg=what + ": S")
+        self.assertLessEqual(max_offdiag_identity(u.T @ u), 1e-10,
+                             what + ": U^T U - I")
+        self.assertLessEqual(max_offdiag_identity(vt @ vt.T), 1e-10,
+                             what + ": Vt Vt^T - I")
+        rec = (u * s) @ vt
+        self.assertLessEqual(float(np.max(np.abs(rec - a))), 1e-10 * s0,
+                             what + ": U diag(S) Vt vs A")
+        sums = vt.sum(axis=1)
+        self.assertTrue(np.all(sums >= 0),
+                        "%s: Vt row sums %r" % (what, sums[sums < 0]))
+
+    def test_rank_5_of_100_x_20(self):
+        got = self.svd(self.path("rd.h5") + ":/r5", self.fresh("o_r5.h5"))
+        self.check_any_rank(self.r5, got, "rank 5")
+
+    def test_zero_and_repeated_columns(self):
+        for ds, a in (("zc", self.zc), ("zero", self.zero)):
+            with self.subTest(ds=ds):
+                p = C.run("svd", "--force", "--json",
+                          self.path("rd.h5") + ":/" + ds, "-o",
+                          self.fresh("o_zc.h5"))
+                self.assertIn("orthonormal completion", p.stderr)
+                self.assertNotIn("set to zero", p.stderr)
+                out = self.path("o_zc.h5")
+                got = (np.array(json.loads(p.stdout)["S"]),
+                       read(out + ":/U"), read(out + ":/S"),
+                       read(out + ":/Vt"))
+                self.check_any_rank(a, got, ds)
+
+    def test_ill_conditioned_full_rank(self):
+        for ds, a in (("ill", self.ill), ("illwide", self.ill.T)):
+            with self.subTest(ds=ds):
+                got = self.svd(self.path("rd.h5") + ":/" + ds,
+                               self.fresh("o_ill.h5"))
+                self.check_any_rank(a, got, ds)
+
+    def test_wide_rank_deficient_has_orthonormal_vt(self):
+        got = self.svd(self.path("rd.h5") + ":/wide",
+                       self.fresh("o_wide.h5"))
+        self.check_any_rank(self.wide, got, "wide rank 4")
+
+    def test_same_bits_for_any_memory_and_threads(self):
+        base = self.svd(self.path("rd.h5") + ":/tall", self.fresh("o_t0.h5"))
+        self.check_any_rank(self.tall, base, "rank 10 of 20000 x 30")
+        digest = hashlib.sha256(base[1].tobytes()).hexdigest()
+        for ds, opts in (
+                (ds, o) for ds in ("tall", "tallz")
+                for o in (("--threads", "1"), ("--threads", "2"),
+                          ("--memory", "32M", "--threads", "1"),
+                          ("--memory", "32M", "--threads", "2"))):
+            src = self.path("rd.h5") + ":/" + ds
+            with self.subTest(ds=ds, opts=opts):
+                got = self.svd(src, self.fresh("o_t1.h5"), *opts)
+                self.assertEqual(
+                    hashlib.sha256(got[1].tobytes()).hexdigest(), digest)
+                for name, x, y in zip("pUSV", base, got):
+                    np.testing.assert_array_equal(x, y, err_msg=name)
+
+    def test_well_conditioned_bits_are_unchanged(self):
+        # CHUNKCTL_REFERENCE: a chunkctl from before the completion (its
+        # U is L V S^-1, which this one must keep to the bit)
+        ref = os.environ.get("CHUNKCTL_REFERENCE")
+        if not ref:
+            self.skipTest("CHUNKCTL_REFERENCE not set")
+        src = self.path("rd.h5") + ":/good"
+        got = self.svd(src, self.fresh("o_g.h5"))
+        subprocess.run([ref, "svd", "--quiet", "--force", src, "-o",
+                        self.fresh("o_gref.h5")], check=True,
+                       stdout=subprocess.DEVNULL)
+        for name in ("U", "S", "Vt"):
+            want = read(self.path("o_gref.h5") + ":/" + name)
+            have = got[1] if name == "U" else got[2] if name == "S" \
+                else got[3]
+            self.assertEqual(hashlib.sha256(have.tobytes()).hexdigest(),
+                             hashlib.sha256(want.tobytes()).hexdigest(), name)
+
+
 class RandomizedSvd(SvdCase):
 
     K = 10

@@ -163,6 +163,11 @@ class Mpi(C.InteropCase):
             y = (rng.random(30000) < 1 / (1 + np.exp(-(X @ w + 0.2))))
             f.create_dataset("X", data=X, chunks=(1000, 5))
             f.create_dataset("y", data=y.astype(np.float64), chunks=(1000,))
+            # rank 8 of 48: svd's factor made orthonormal by two more
+            # passes, with Gaussian columns for the null ones
+            r8 = rng.standard_normal((30000, 8)) @ rng.standard_normal((8, 48))
+            f.create_dataset("rt", data=r8, chunks=(1000, 48))
+            f.create_dataset("rw", data=r8.T, chunks=(48, 7000))
         with h5py.File(cls.path("big.h5"), "w") as f:
             f.create_dataset("data", data=rng.standard_normal(BIG_SHAPE),
                              chunks=(50, BIG_SHAPE[1]))
@@ -393,6 +398,16 @@ class Mpi(C.InteropCase):
     def test_svd_distributed(self):
         # each rank factors its tasks; the R factors meet along the tree
         for name in ("t", "q", "s", "w"):
+            o = self.out("u.h5")
+            with self.subTest(array=name):
+                self.against_one(["svd", "--quiet", "--json",
+                                  self.path("tall.h5:/" + name), "-o", o],
+                                 [o])
+
+    def test_svd_rank_deficient_distributed(self):
+        # the Gram passes' sums along the tree, the Gaussian columns a
+        # function of the line: the same bits on any number of ranks
+        for name in ("rt", "rw"):
             o = self.out("u.h5")
             with self.subTest(array=name):
                 self.against_one(["svd", "--quiet", "--json",
