@@ -945,12 +945,12 @@ static void signs(const double *sums, int64_t k, double *sg)
  * rank-deficient or ill-conditioned L it is far from orthonormal, and a
  * column of S[j] = 0 is zero.  Where any S[j] < S[0] * SVD_ILL, columns
  * of S[j] <= max(m, n) * eps * S[0] (NumPy's matrix_rank tolerance) are
- * null: their W columns are dropped for Gaussian ones E, a function of
+ * null: their W columns are dropped for random ones E, a function of
  * the line, the column and SVD_FILL_SEED alone, and all k columns of
  * Z = L W + E are made orthonormal by Cholesky QR twice (two passes over
  * L): U = Z T1 T2, T = L^-T of each pass's Gram matrix.  T is upper
  * triangular, so each column keeps the span of those before it: a good
- * column moves by its own error only, and the Gaussian ones become an
+ * column moves by its own error only, and the random ones become an
  * orthonormal completion, as LAPACK's are.
  *
  * Z's rounding is eps * S[0] / S[j] in column j, new each time Z is
@@ -1005,16 +1005,28 @@ static int chol_inv(double *g, int64_t k, double *t)
     return 0;
 }
 
-/* The Gaussian columns [jn, k) of lines [lo, lo + h) of an m x k array
- * into e (h x (k - jn)); row: k - jn doubles of scratch. */
+/* The random columns [jn, k) of lines [lo, lo + h) of an m x k array
+ * into e (h x (k - jn)): uniform in +-sqrt(3 / m) (columns of about unit
+ * norm, as Z's good ones are), each a hash (splitmix64's) of its line, its
+ * column and SVD_FILL_SEED alone.  Any generic columns serve, Cholesky QR
+ * makes them orthonormal; a hash is some 10 times cheaper than Gaussian
+ * draws, and this runs once per pass and once for the factor. */
 static void fill_null(int64_t m, int64_t k, int64_t jn, int64_t lo, int64_t h,
-                      double *e, double *row)
+                      double *e)
 {
-    int64_t sh[2] = {m, k}, st[2] = {lo, jn}, bx[2] = {h, k - jn};
+    double s = sqrt(3.0 / (double)m);
+    int64_t nc = k - jn;
 
-    /* columns of about unit norm, as Z's good ones are */
-    ck_gen_box(CK_DIST_NORMAL, 0, 1 / sqrt((double)m), SVD_FILL_SEED, CK_F64, 2,
-               sh, st, bx, bx, e, row);
+    for (int64_t i = 0; i < h; i++)
+        for (int64_t j = jn; j < k; j++) {
+            uint64_t x = SVD_FILL_SEED +
+                         ((uint64_t)(lo + i) * (uint64_t)k + (uint64_t)j + 1) *
+                             UINT64_C(0x9e3779b97f4a7c15);
+            x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+            x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+            x ^= x >> 31;
+            e[i * nc + (j - jn)] = ((double)(x >> 11) * 0x1p-52 - 1) * s;
+        }
 }
 
 /* Z's lines [lo, lo + h) into z (h x k): L's, element (i, c) at x[i * rs +
@@ -1025,11 +1037,28 @@ static void z_lines(const double *x, int64_t rs, int64_t cs, int64_t lo,
                     int64_t h, int64_t m, int64_t n, const double *w, int64_t k,
                     int64_t jn, double *restrict z, double *e)
 {
-    int64_t nc = k - jn;
+    int64_t nc = k - jn, i = 0;
 
-    for (int64_t i = 0; i < h; i++) {
+    memset(z, 0, (size_t)(h * k) * 8);
+    /* four lines at a time, each w row read once for them: the same sums
+     * in the same order for every element as one line at a time */
+    for (; i + 4 <= h; i += 4) {
+        double *restrict z0 = z + i * k, *restrict z1 = z0 + k;
+        double *restrict z2 = z1 + k, *restrict z3 = z2 + k;
+        for (int64_t c = 0; c < n; c++) {
+            const double *xc = x + i * rs + c * cs;
+            double v0 = xc[0], v1 = xc[rs], v2 = xc[2 * rs], v3 = xc[3 * rs];
+            const double *restrict wc = w + c * k;
+            for (int64_t j = 0; j < jn; j++) {
+                z0[j] += v0 * wc[j];
+                z1[j] += v1 * wc[j];
+                z2[j] += v2 * wc[j];
+                z3[j] += v3 * wc[j];
+            }
+        }
+    }
+    for (; i < h; i++) {
         double *restrict zi = z + i * k;
-        memset(zi, 0, (size_t)k * 8);
         for (int64_t c = 0; c < n; c++) {
             double v = x[i * rs + c * cs];
             const double *restrict wc = w + c * k;
@@ -1038,8 +1067,8 @@ static void z_lines(const double *x, int64_t rs, int64_t cs, int64_t lo,
         }
     }
     if (nc > 0) {
-        fill_null(m, k, jn, lo, h, e, e + h * nc);
-        for (int64_t i = 0; i < h; i++)
+        fill_null(m, k, jn, lo, h, e);
+        for (i = 0; i < h; i++)
             memcpy(z + i * k + jn, e + i * nc, (size_t)nc * 8);
     }
 }
@@ -1076,7 +1105,7 @@ static ck_code gram_task(void *ctx, int id, int64_t task, double *part,
                 gemm(q->r, 0, 0, h, k, n, x, n, q->w, k, 0, z, k, 0, 0, err));
             if (jn < k) {
                 int64_t nc = k - jn;
-                fill_null(q->m, k, jn, i, h, q->e[id], q->e[id] + h * nc);
+                fill_null(q->m, k, jn, i, h, q->e[id]);
                 for (int64_t t = 0; t < h; t++)
                     memcpy(z + t * k + jn, q->e[id] + t * nc, (size_t)nc * 8);
             }
@@ -2332,13 +2361,13 @@ size_t ck_exec_part_bytes(const xrun *r, int i, size_t n, int known,
         return 0;
     int64_t lines = factor_piece(nd, a, tall);
     /* and, where it is made orthonormal (orthonormalize), a group's Z
-     * and Gaussian columns */
-    size_t gauss =
+     * and random columns */
+    size_t extra =
         r->x[nd->arg[0]].svd_t
             ? 2 * al((size_t)((factor_group(a, tall) + 1) * s->k) * 8)
             : 0;
     return factor_bytes(r, s, tall, lines) + al((size_t)(lines * s->k) * 8) +
-           gauss;
+           extra;
 }
 
 /* X's rows and their float64 copy, the coefficients, the intercept. */
@@ -2512,7 +2541,7 @@ ck_code ck_exec_part_eval(xrun *r, int i, const int64_t *start,
     int64_t g = factor_group(an, tall), pc = factor_piece(nd, an, tall);
     int64_t end = start[ax] + shape[ax];
     /* made orthonormal (orthonormalize): Z T, Z's null columns [jn, k)
-     * Gaussian */
+     * random */
     const double *tf = r->x[nd->arg[0]].svd_t;
     int64_t jn = r->x[nd->arg[0]].svd_null;
     size_t mark = a->used;
