@@ -94,38 +94,22 @@ static ck_code gen_opt(void *ctx, int opt, const char *arg, ck_err *err)
     }
 }
 
-/* --dist integers draws from [low, high), as NumPy's Generator.integers:
- * whole bounds, and (as NumPy refuses them) none past the dtype's range,
- * which the values would otherwise be clipped to. */
+/* --dist integers: whole bounds within the dtype (ck_gen_integers_fit). */
 static ck_code integers_fit(const ck_gen_opts *o, ck_err *err)
 {
-    static const struct {
-        ck_dtype t;
-        double lo, hi; /* the dtype's values, as doubles */
-    } r[] = {
-        {CK_I8, -128.0, 127.0},
-        {CK_I16, -32768.0, 32767.0},
-        {CK_I32, -2147483648.0, 2147483647.0},
-        {CK_I64, -9223372036854775808.0, 9223372036854775807.0},
-        {CK_U8, 0, 255.0},
-        {CK_U16, 0, 65535.0},
-        {CK_U32, 0, 4294967295.0},
-        {CK_U64, 0, 18446744073709551615.0},
-        {CK_BOOL, 0, 1},
-    };
+    double tlo, thi;
+    int bad = ck_gen_integers_fit(o->dtype, o->a, o->b, &tlo, &thi);
 
-    if (floor(o->a) != o->a || floor(o->b) != o->b)
+    if (bad == 1)
         return ck_err_set(err, CK_EUSAGE,
                           "gen: --dist integers needs whole --low and --high "
                           "(got %g and %g)",
                           o->a, o->b);
-    for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
-        if (r[i].t == o->dtype && (o->a < r[i].lo || o->b - 1 > r[i].hi))
-            return ck_err_set(err, CK_EUSAGE,
-                              "gen: --low %g, --high %g: outside %s's range "
-                              "[%.0f, %.0f] (--high is excluded)",
-                              o->a, o->b, ck_dtype_name(o->dtype), r[i].lo,
-                              r[i].hi);
+    if (bad == 2)
+        return ck_err_set(err, CK_EUSAGE,
+                          "gen: --low %g, --high %g: outside %s's range "
+                          "[%.0f, %.0f] (--high is excluded)",
+                          o->a, o->b, ck_dtype_name(o->dtype), tlo, thi);
     return CK_OK;
 }
 

@@ -225,3 +225,32 @@ out:
     ck_store_close(out);
     return rc;
 }
+
+int ck_gen_integers_fit(ck_dtype t, double lo, double hi, double *tlo,
+                        double *thi)
+{
+    static const struct {
+        ck_dtype t;
+        double lo, hi; /* the dtype's values, as doubles */
+    } r[] = {
+        {CK_I8, -128.0, 127.0},
+        {CK_I16, -32768.0, 32767.0},
+        {CK_I32, -2147483648.0, 2147483647.0},
+        {CK_I64, -9223372036854775808.0, 9223372036854775807.0},
+        {CK_U8, 0, 255.0},
+        {CK_U16, 0, 65535.0},
+        {CK_U32, 0, 4294967295.0},
+        {CK_U64, 0, 18446744073709551615.0},
+        {CK_BOOL, 0, 1},
+    };
+
+    if (floor(lo) != lo || floor(hi) != hi)
+        return 1;
+    for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
+        if (r[i].t == t && (lo < r[i].lo || hi - 1 > r[i].hi)) {
+            *tlo = r[i].lo;
+            *thi = r[i].hi;
+            return 2;
+        }
+    return 0;
+}

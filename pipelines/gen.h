@@ -42,6 +42,12 @@ typedef struct ck_gen_opts {
 } ck_gen_opts;
 
 ck_code ck_gen(const ck_gen_opts *o, ck_err *err);
+/* "integers" draws from [lo, hi) as NumPy's Generator.integers does:
+ * whole bounds, none past dtype t's range (which the values would
+ * otherwise be clipped to).  0 if they fit; 1 if a bound is not whole; 2
+ * if past the range, which is then [*tlo, *thi]. */
+int ck_gen_integers_fit(ck_dtype t, double lo, double hi, double *tlo,
+                        double *thi);
 
 /* Value i of the stream (exposed for tests of the distribution). */
 double ck_gen_value(ck_dist dist, double a, double b, uint64_t seed,

@@ -1309,6 +1309,20 @@ ck_code ck_plan_parse_random(ck_plan *p, const char *path, const char *where,
                ck_dtype_parse(dt->valuestring, &n->dtype, &local) != CK_OK))
         return ck_plan_bad(err, path, where, "dtype: %s",
                            local.msg[0] ? local.msg : "expected a name");
+    double tlo, thi;
+    int bad = n->dist == CK_DIST_INTEGERS
+                  ? ck_gen_integers_fit(n->dtype, n->ra, n->rb, &tlo, &thi)
+                  : 0;
+    if (bad == 1)
+        return ck_plan_bad(err, path, where,
+                           "dist \"integers\" needs whole low and high (got "
+                           "%g and %g)",
+                           n->ra, n->rb);
+    if (bad == 2)
+        return ck_plan_bad(err, path, where,
+                           "low %g, high %g: outside %s's range [%.0f, %.0f] "
+                           "(high is excluded), as NumPy refuses",
+                           n->ra, n->rb, ck_dtype_name(n->dtype), tlo, thi);
     if (ch) {
         CK_TRY(ck_plan_int_list(path, where, "chunks", ch, n->chunks, &nd, 0,
                                 err));
