@@ -74,8 +74,8 @@ static ck_code list_indices(const char *path, const char *where, ck_node *n,
     return CK_OK;
 }
 
-/* Indices from array arg 1: an integer array (take) or a boolean one
- * (compress), 1-D, its values computed now. */
+/* Indices from array arg 1: an integer array (take) or a condition
+ * (compress: any dtype, nonzero true), 1-D, its values computed now. */
 static ck_code array_indices(ck_plan *p, const char *path, const char *where,
                              ck_node *n, int compress, int64_t len, ck_err *err)
 {
@@ -93,10 +93,6 @@ static ck_code array_indices(ck_plan *p, const char *path, const char *where,
                            "args[1]: the %s must be a 1-D array, not %s", what,
                            ck_plan_shape_str(q->ndim, q->shape, sh, sizeof sh));
     cnt = q->shape[0];
-    if (compress && q->dtype != CK_BOOL)
-        return ck_plan_bad(err, path, where,
-                           "args[1]: the condition must be bool, not %s",
-                           ck_dtype_name(q->dtype));
     if (!compress && (ck_dtype_is_float(q->dtype) || q->dtype == CK_BOOL))
         return ck_plan_bad(err, path, where,
                            "args[1]: indices must be integers, not %s (use "
@@ -117,9 +113,9 @@ static ck_code array_indices(ck_plan *p, const char *path, const char *where,
     n->idx = iv;
     n->nidx = 0;
     if (compress) {
-        const uint8_t *b = v;
+        /* any dtype, nonzero (NaN too) as true, as numpy.compress */
         for (int64_t k = 0; k < cnt; k++)
-            if (b[k])
+            if (ck_dtype_load_f64(q->dtype, v, (size_t)k) != 0)
                 iv[n->nidx++] = k;
     } else {
         ck_dtype_convert(CK_I64, iv, q->dtype, v, (size_t)cnt);
@@ -141,7 +137,7 @@ static ck_code array_indices(ck_plan *p, const char *path, const char *where,
 }
 
 /* take: "indices" or args[1] (an integer array), "axis"; compress (sub 1):
- * "condition" or args[1] (a boolean array), "axis". */
+ * "condition" or args[1] (an array, nonzero true), "axis". */
 CK_PLAN_PARSE_FN(take)
 {
     const char *key = sub ? "condition" : "indices";

@@ -79,7 +79,9 @@ contract:
 - nanargmin/nanargmax take NaN for +inf/-inf as NumPy does, so a NaN
   before the infinity is the answer (2026-11-29 audit);
 - a number written with a fraction or an exponent (2.0, 1e0) is a float
-  to NumPy's promotion, in a pipeline and on a one-step command line.
+  to NumPy's promotion, in a pipeline and on a one-step command line;
+- compress takes a condition array of any dtype, nonzero true, as
+  numpy.compress (audit 2 of 2026-11-29).
 """
 import math
 import json
@@ -968,6 +970,29 @@ class EdgeCases(C.InteropCase):
             C.run("add", src + ":/x1", lit, "-o", one + ":/a", "--quiet")
             with h5py.File(one, "r") as f, self.subTest(command=lit):
                 self.assertSameArray(f["a"][...], w)
+
+    def test_compress_condition_of_any_dtype(self):
+        # numpy.compress takes any array as the condition, nonzero (NaN
+        # too) as true; chunkctl refused all but bool ("the condition
+        # must be bool, not int32").
+        x = np.arange(30.0).reshape(5, 6)
+        conds = {"i4": np.array([1, 0, 2, 0, -1], "i4"),
+                 "u1": np.array([0, 3, 0, 1], "u1"),
+                 "f8": np.array([0.0, np.nan, 0.5, 0.0, -0.0], "f8"),
+                 "b": np.array([True, False, True])}
+        src = self.fresh("compress.h5")
+        with h5py.File(src, "w") as f:
+            f.create_dataset("x", data=x, chunks=(2, 4))
+            for k, c in conds.items():
+                f.create_dataset(k, data=c)
+        for k, c in conds.items():
+            with self.subTest(condition=k):
+                out = self.fresh("compress_out.h5")
+                C.run("compress", src + ":/x", src + ":/" + k, "--axis", "0",
+                      "-o", out + ":/y", "--quiet")
+                with h5py.File(out, "r") as f:
+                    self.assertSameArray(f["y"][...],
+                                         np.compress(c, x, axis=0))
 
 if __name__ == "__main__":
     C.main()
