@@ -676,47 +676,80 @@ static ck_code charge(xrun *r, int64_t bytes, const ck_node *nd,
 
 /* ---- svd ---- */
 
-/* A block's tasks [ta, tb), up to 'wave' at a time computed side by side
- * on the threads, each by fn(ctx, id, task, part) into its own part of
- * plen doubles, then pushed into the tree in task order. */
-typedef ck_code (*task_fn)(void *ctx, int id, int64_t task, double *part,
-                           ck_err *err);
+/* A pass of tasks over the row blocks (the svd's TSQR, randomized and
+ * Gram passes): a block's tasks [ta, tb), up to 'wave' at a time computed
+ * side by side on the threads, each by fn into its own part of plen
+ * doubles, then pushed into the tree in task order.  fn gets the task's
+ * rows [lo, hi) of L at x (row-major). */
+typedef ck_code (*task_fn)(void *ctx, int id, int64_t lo, int64_t hi,
+                           const double *x, double *part, ck_err *err);
 
-typedef struct waves {
+typedef struct tpass {
     task_fn fn;
     void *ctx;
+    const rtasks *tk;
+    ck_tree *tree;
     double *parts; /* wave x plen */
-    int64_t plen, ta, tn, next;
-} waves;
+    int64_t plen;
+    int64_t cols; /* L's columns */
+    int wave;
+    /* the block's */
+    const double *blk;
+    int64_t r0, ta, tn, next;
+} tpass;
 
-static ck_code waves_worker(void *ctx, int id, ck_par *par, ck_err *err)
+static ck_code tpass_worker(void *ctx, int id, ck_par *par, ck_err *err)
 {
-    waves *v = ctx;
+    tpass *v = ctx;
 
     while (!ck_par_stopped(par)) {
-        int64_t k = __atomic_fetch_add(&v->next, 1, __ATOMIC_RELAXED);
+        int64_t k = __atomic_fetch_add(&v->next, 1, __ATOMIC_RELAXED), lo, hi;
         if (k >= v->tn)
             break;
-        CK_TRY(v->fn(v->ctx, id, v->ta + k, v->parts + k * v->plen, err));
+        rtask_rows(v->tk, v->ta + k, &lo, &hi);
+        CK_TRY(v->fn(v->ctx, id, lo, hi, v->blk + (lo - v->r0) * v->cols,
+                     v->parts + k * v->plen, err));
     }
     return CK_OK;
 }
 
-static ck_code run_tasks(int64_t ta, int64_t tb, int wave, task_fn fn,
-                         void *ctx, double *parts, int64_t plen, ck_tree *tree,
-                         ck_err *err)
+static ck_code tpass_block(void *ctx, int64_t r0, int64_t nr, int64_t ta,
+                           int64_t tb, const double *blk, const double *y,
+                           ck_err *err)
 {
-    waves v = {.fn = fn, .ctx = ctx, .parts = parts, .plen = plen};
+    tpass *v = ctx;
+    int wave = v->wave;
 
-    for (v.ta = ta; v.ta < tb; v.ta += wave) {
-        v.tn = tb - v.ta < wave ? tb - v.ta : wave;
-        v.next = 0;
+    (void)nr;
+    (void)y;
+    v->blk = blk;
+    v->r0 = r0;
+    for (v->ta = ta; v->ta < tb; v->ta += wave) {
+        v->tn = tb - v->ta < wave ? tb - v->ta : wave;
+        v->next = 0;
         CK_TRY(
-            ck_par_run(v.tn < wave ? (int)v.tn : wave, waves_worker, &v, err));
-        for (int64_t k = 0; k < v.tn; k++)
-            CK_TRY(ck_tree_push(tree, v.ta + k, parts + k * plen, err));
+            ck_par_run(v->tn < wave ? (int)v->tn : wave, tpass_worker, v, err));
+        for (int64_t k = 0; k < v->tn; k++)
+            CK_TRY(
+                ck_tree_push(v->tree, v->ta + k, v->parts + k * v->plen, err));
     }
     return CK_OK;
+}
+
+/* Runs fn over w's tasks into tree; parts: room for wave x plen. */
+static ck_code tpass_run(rows *w, task_fn fn, void *ctx, ck_tree *tree,
+                         double *parts, int64_t plen, int wave, ck_err *err)
+{
+    tpass v = {.fn = fn,
+               .ctx = ctx,
+               .tk = &w->tk,
+               .tree = tree,
+               .parts = parts,
+               .plen = plen,
+               .cols = w->n,
+               .wave = wave};
+
+    return rows_run(w, tpass_block, &v, err);
 }
 
 /* Threads a pass's tasks run on: --threads, at most 64. */
@@ -738,12 +771,9 @@ typedef struct tsqr {
     const ck_node *nd; /* the svd step */
     int64_t n, plen;   /* a part: R (n x n), then n column sums or none */
     int colsums;
-    const rtasks *tk;
     double *stack[64]; /* per thread: (max(task rows, 2n)) x n col-major */
     double *mstack;    /* a merge's: 2n x n */
-    const double *blk; /* the block, from row r0 */
-    int64_t r0;
-    ck_code mrc; /* the first merge that failed, and why */
+    ck_code mrc;       /* the first merge that failed, and why */
     ck_err merr;
 } tsqr;
 
@@ -767,15 +797,11 @@ static void rows_to_cols(double *st, int64_t ld, int64_t top, const double *x,
     }
 }
 
-static ck_code tsqr_task(void *ctx, int id, int64_t task, double *part,
-                         ck_err *err)
+static ck_code tsqr_task(void *ctx, int id, int64_t lo, int64_t hi,
+                         const double *x, double *part, ck_err *err)
 {
     tsqr *t = ctx;
-    int64_t lo, hi, n = t->n;
-
-    rtask_rows(t->tk, task, &lo, &hi);
-    int64_t h = hi - lo, top = h < n ? n : 0, ld = top + h;
-    const double *x = t->blk + (lo - t->r0) * n;
+    int64_t n = t->n, h = hi - lo, top = h < n ? n : 0, ld = top + h;
     double *st = t->stack[id];
 
     CK_TRY(svd_finite(t->r, t->nd, t->colsums, x, lo, h, n, err));
@@ -821,27 +847,6 @@ static void tsqr_merge(void *left, const void *right, void *ctx)
         l[n * n + j] += rt[n * n + j];
 }
 
-typedef struct tsqr_pass {
-    tsqr *t;
-    ck_tree *tree;
-    double *parts;
-    int wave;
-} tsqr_pass;
-
-static ck_code tsqr_block(void *ctx, int64_t r0, int64_t nr, int64_t ta,
-                          int64_t tb, const double *blk, const double *y,
-                          ck_err *err)
-{
-    tsqr_pass *p = ctx;
-
-    (void)nr;
-    (void)y;
-    p->t->blk = blk;
-    p->t->r0 = r0;
-    return run_tasks(ta, tb, p->wave, tsqr_task, p->t, p->parts, p->t->plen,
-                     p->tree, err);
-}
-
 /* Randomized passes: z = L^T (L p) over the tasks, and with y, L p kept
  * too (m x l).  p and z are held transposed (l x n), so both products
  * take the panel's rows along their long side (the small-matrix kernels
@@ -852,16 +857,10 @@ typedef struct rpass {
     int node, pass; /* the svd step, the pass: the operands' keys */
     int transpose;  /* L = A^T */
     int64_t n, l;
-    const rtasks *tk;
-    const double *pt;  /* l x n */
-    double *y;         /* m x l, or NULL */
-    int64_t panel;     /* rows per product (rpass_panel) */
-    double *yb;        /* per thread: panel x l scratch */
-    const double *blk; /* the block, from row r0 */
-    int64_t r0;
-    ck_tree *tree;
-    double *parts;
-    int wave;
+    const double *pt; /* l x n */
+    double *y;        /* m x l, or NULL */
+    int64_t panel;    /* rows per product (rpass_panel) */
+    double *yb;       /* per thread: panel x l scratch */
     /* Scaling of values far from 1 (svd_randomized): the first pass
      * notes each thread's largest |value| in amax; f (a power of two,
      * 1/that, or 1) scales p and each panel's y, so that y = L p f and
@@ -871,20 +870,19 @@ typedef struct rpass {
     double f;
 } rpass;
 
-static ck_code rpass_task(void *ctx, int id, int64_t task, double *part,
-                          ck_err *err)
+static ck_code rpass_task(void *ctx, int id, int64_t lo, int64_t hi,
+                          const double *x, double *part, ck_err *err)
 {
     rpass *q = ctx;
-    int64_t l = q->l, n = q->n, lo, hi;
+    int64_t l = q->l, n = q->n;
     double *yt = q->yb + (size_t)id * q->panel * l; /* l x h */
 
-    rtask_rows(q->tk, task, &lo, &hi);
     memset(part, 0, (size_t)(l * n) * 8);
     /* y_i^T = p^T L_i^T, then z^T += y_i^T L_i, a panel of rows at a time
      * so the panel is still in cache for the second product */
     for (int64_t i = lo; i < hi; i += q->panel) {
         int64_t h = hi - i < q->panel ? hi - i : q->panel;
-        const double *li = q->blk + (i - q->r0) * n;
+        const double *li = x + (i - lo) * n;
         if (q->pass == 0) { /* the first pass sees every value */
             CK_TRY(svd_finite(q->r, &q->r->p->node[q->node], q->transpose, li,
                               i, h, n, err));
@@ -916,20 +914,6 @@ static int64_t rpass_panel(const xrun *r, const rtasks *tk)
     if (ck_be_gemm_on_device(&r->be))
         return tk->sub > RS_PANEL ? tk->sub : RS_PANEL;
     return RS_PANEL;
-}
-
-static ck_code rpass_block(void *ctx, int64_t r0, int64_t nr, int64_t ta,
-                           int64_t tb, const double *blk, const double *y,
-                           ck_err *err)
-{
-    rpass *q = ctx;
-
-    (void)nr;
-    (void)y;
-    q->blk = blk;
-    q->r0 = r0;
-    return run_tasks(ta, tb, q->wave, rpass_task, q, q->parts, q->l * q->n,
-                     q->tree, err);
 }
 
 /* dask's convention: each row of Vt has a non-negative sum (a zero sum
@@ -1084,22 +1068,19 @@ typedef struct gram {
     const double *t1; /* pass 2: T1; pass 1: NULL */
     double *z[64];    /* per thread: a panel's Z, and Z T1 (2 x PANEL x k) */
     double *e[64];    /* per thread: its E (PANEL x (k - jn)), a row */
-    const double *blk;
-    int64_t r0;
 } gram;
 
-static ck_code gram_task(void *ctx, int id, int64_t task, double *part,
-                         ck_err *err)
+static ck_code gram_task(void *ctx, int id, int64_t lo, int64_t hi,
+                         const double *xs, double *part, ck_err *err)
 {
     gram *q = ctx;
-    int64_t lo, hi, k = q->k, n = q->n, jn = q->jn;
+    int64_t k = q->k, n = q->n, jn = q->jn;
     double *z = q->z[id], *zt = z + GRAM_PANEL * k, *cs = part + k * k;
 
-    rtask_rows(q->tk, task, &lo, &hi);
     memset(part, 0, (size_t)q->plen * 8);
     for (int64_t i = lo; i < hi; i += GRAM_PANEL) {
         int64_t h = hi - i < GRAM_PANEL ? hi - i : GRAM_PANEL;
-        const double *x = q->blk + (i - q->r0) * n, *y = z;
+        const double *x = xs + (i - lo) * n, *y = z;
         if (!q->t1) {
             CK_TRY(
                 gemm(q->r, 0, 0, h, k, n, x, n, q->w, k, 0, z, k, 0, 0, err));
@@ -1123,27 +1104,6 @@ static ck_code gram_task(void *ctx, int id, int64_t task, double *part,
     return CK_OK;
 }
 
-typedef struct gram_pass {
-    gram *g;
-    ck_tree *tree;
-    double *parts;
-    int wave;
-} gram_pass;
-
-static ck_code gram_block(void *ctx, int64_t r0, int64_t nr, int64_t ta,
-                          int64_t tb, const double *blk, const double *y,
-                          ck_err *err)
-{
-    gram_pass *p = ctx;
-
-    (void)nr;
-    (void)y;
-    p->g->blk = blk;
-    p->g->r0 = r0;
-    return run_tasks(ta, tb, p->wave, gram_task, p->g, p->parts, p->g->plen,
-                     p->tree, err);
-}
-
 /* One Gram pass over w (the tree's sum into res: plen doubles). */
 static ck_code gram_run(rows *w, gram *g, double *parts, double *res, int nt,
                         ck_err *err)
@@ -1153,8 +1113,7 @@ static ck_code gram_run(rows *w, gram *g, double *parts, double *res, int nt,
 
     CK_TRY(ck_tree_init(&tree, g->tk->n, (size_t)g->plen * 8, sum_merge,
                         &g->plen, err));
-    gram_pass gp = {.g = g, .tree = &tree, .parts = parts, .wave = nt};
-    rc = rows_run(w, gram_block, &gp, err);
+    rc = tpass_run(w, gram_task, g, &tree, parts, g->plen, nt, err);
     rc = ck_tree_finish(&tree, rc, res, err);
     ck_tree_release(&tree);
     return rc;
@@ -1283,7 +1242,6 @@ static ck_code svd_exact(xrun *r, int i, int transpose, ck_err *err)
     t.r = r;
     t.nd = nd;
     t.n = n;
-    t.tk = &tk;
     t.colsums = transpose;
     t.plen = n * n + (transpose ? n : 0);
     /* per thread a task's stack; a wave's parts, the tree's, the result;
@@ -1323,8 +1281,7 @@ static ck_code svd_exact(xrun *r, int i, int transpose, ck_err *err)
      * that mpirun bound to one core as in a process with all of them
      * (threaded LAPACK does not). */
     ck_be_set_threads(&r->be, 1);
-    tsqr_pass tp = {.t = &t, .tree = &tree, .parts = parts, .wave = nt};
-    rc = rows_run(&w, tsqr_block, &tp, err);
+    rc = tpass_run(&w, tsqr_task, &t, &tree, parts, t.plen, nt, err);
     if (rc == CK_OK && t.mrc != CK_OK) {
         rc = t.mrc;
         *err = t.merr;
@@ -1576,14 +1533,10 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
                    .transpose = transpose,
                    .n = n,
                    .l = l,
-                   .tk = &tk,
                    .pt = pt,
                    .y = last ? y : NULL,
                    .panel = panel,
                    .yb = yb,
-                   .tree = &tree,
-                   .parts = parts,
-                   .wave = nt,
                    .amax = amax,
                    .f = f};
         for (int64_t c = 0; c < n; c++)
@@ -1594,7 +1547,7 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
         if ((rc = ck_tree_init(&tree, tk.n, (size_t)ln * 8, sum_merge, &ln,
                                err)) != CK_OK)
             break;
-        rc = rows_run(&w, rpass_block, &q, err);
+        rc = tpass_run(&w, rpass_task, &q, &tree, parts, ln, nt, err);
         rc = ck_tree_finish(&tree, rc, zt, err);
         ck_tree_release(&tree);
         double big = 1;
