@@ -144,6 +144,12 @@ static void print_fit(const ck_results *res)
     printf(", \"iterations\": %d, \"converged\": %s, \"objective\": ",
            (int)res->v[0].fit[0], res->v[0].fit[1] ? "true" : "false");
     num(res->v[0].fit[2]);
+    printf(", \"deviance\": ");
+    num(res->v[0].fit[3]);
+    printf(", \"llf\": ");
+    num(res->v[0].fit[4]);
+    printf(", \"aic\": ");
+    num(res->v[0].fit[5]);
     if (res->v[0].se) { /* coefficients', then the intercept's */
         int64_t p = res->v[0].shape[0];
         printf(", \"stderr\": [");

@@ -1604,6 +1604,7 @@ static ck_code fit(const glm *Gp, const ck_glm_opts *o,
     if (no_mle)
         res->converged = 0;
     res->objective = oc.objective;
+    res->loss = oc.objective - penalty(&G, b);
     res->h = oc.h;
     res->h_exact = oc.h != NULL && oc.h_exact;
     if (o->std_errors && res->converged && !res->h_exact) {

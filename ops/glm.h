@@ -130,6 +130,7 @@ typedef struct ck_glm_result {
     int no_mle;
     int64_t lead;
     double objective; /* f(b), penalty included */
+    double loss;      /* the mean loss at b: f(b) without the penalty */
     /* newton: the last Hessian of the mean loss it computed (d x d), at
      * b or at an iterate near it, owned; NULL for the other solvers, and
      * when newton stopped before its first step.  With std_errors, when

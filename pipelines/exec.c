@@ -2307,12 +2307,15 @@ static ck_code model_attrs(xrun *r, const ck_node *coef, ck_store *s,
         {"iterations", {.kind = CK_ATTR_I64, .i64 = (int64_t)info[0]}},
         {"converged", {.kind = CK_ATTR_I64, .i64 = (int64_t)info[1]}},
         {"objective", {.kind = CK_ATTR_F64, .f64 = info[2]}},
+        {"deviance", {.kind = CK_ATTR_F64, .f64 = info[3]}},
+        {"llf", {.kind = CK_ATTR_F64, .f64 = info[4]}},
+        {"aic", {.kind = CK_ATTR_F64, .f64 = info[5]}},
     };
 
     /* the standard errors, a list: through JSON, before the rest (a
      * Zarr array's attributes are replaced by it) */
-    if (m->glm.std_errors && info[1] != 0 && !isnan(info[3]))
-        CK_TRY(se_attrs(s, name, m, info + 3, err));
+    if (m->glm.std_errors && info[1] != 0 && !isnan(info[CK_GLM_INFO]))
+        CK_TRY(se_attrs(s, name, m, info + CK_GLM_INFO, err));
     snprintf(a[0].v.str, sizeof a[0].v.str, "%s",
              ck_glm_family_name(m->glm.family));
     snprintf(a[1].v.str, sizeof a[1].v.str, "%s",
@@ -2696,7 +2699,7 @@ static ck_code take_results(xrun *r, const ck_plan *orig, ck_results *res,
                 o->nse = m->glm.fit_intercept + nd->shape[0];
                 if (!(o->se = malloc((size_t)o->nse * 8)))
                     return ck_err_set(err, CK_ENOMEM, "out of memory");
-                memcpy(o->se, (double *)r->x[nd->arg[0]].mem + 3,
+                memcpy(o->se, (double *)r->x[nd->arg[0]].mem + CK_GLM_INFO,
                        (size_t)o->nse * 8);
             }
         }

@@ -34,6 +34,10 @@ typedef struct ck_exec_opts {
                            90% of the device's free memory */
 } ck_exec_opts;
 
+/* The values a glm_fit reports besides its coefficients: iterations,
+ * converged, objective, deviance, llf, aic (then any standard errors). */
+#define CK_GLM_INFO 6
+
 /* A result the pipeline asked to "print", handed back to the caller. */
 typedef struct ck_result {
     char name[CK_NAME_MAX]; /* the step's */
@@ -46,11 +50,12 @@ typedef struct ck_result {
     int64_t shape[CK_MAX_DIMS];
     void *data;    /* C order; owned */
     double *edges; /* histograms: shape[0] + 1 edges; owned */
-    /* a glm_fit step's coef: its fit, [iterations, converged, objective],
-     * and with std_errors the nse (p + fit_intercept) standard errors of
-     * the coefficients then the intercept, NaN when there are none */
+    /* a glm_fit step's coef: its fit, CK_GLM_INFO values (iterations,
+     * converged, objective, deviance, llf, aic), and with std_errors the
+     * nse (p + fit_intercept) standard errors of the coefficients then the
+     * intercept, NaN when there are none */
     int has_fit;
-    double fit[3];
+    double fit[CK_GLM_INFO];
     int64_t nse;
     double *se; /* owned */
 } ck_result;

@@ -1797,16 +1797,20 @@ typedef struct gfit {
     /* doubles of the pass's parts: loss[, grad[, hess]], then from sq_off
      * the columns' sums of squares (sq) */
     int64_t plen, sq_off;
+    /* poisson's first pass: from ys_off (0: none) the sums over y of
+     * y log y - y and of log(y!), for the deviance and llf */
+    int64_t ys_off;
+    double ysat, ylfact;
     ck_tree tree; /* the pass's */
     double *grad, *hess, *sq;
 } gfit;
 
 /* Doubles of one task's partial sums at most: loss, grad (d), hess (d x
- * d), the columns' squares (p). */
+ * d), the columns' squares (p), poisson's two sums over y. */
 static int64_t part_len(const gfit *g)
 {
     int64_t d = g->p + (g->nd->glm.fit_intercept ? 1 : 0);
-    return 1 + d + d * d + g->p;
+    return 1 + d + d * d + g->p + 2;
 }
 
 /* A worker: takes tasks of the group in turn and sums each into its own
@@ -1832,6 +1836,12 @@ static ck_code glm_task_worker(void *ctx, int id, ck_par *par, ck_err *err)
             g->bad_y[k] = ck_glm_bad_y(g->nd->glm.family, g->gy + i, m);
             if (g->bad_x[k] >= 0 || g->bad_y[k] >= 0)
                 continue;
+            for (int64_t t = 0; g->ys_off && t < m; t++) {
+                double v = g->gy[i + t];
+                int sg;
+                pt[g->ys_off] += (v > 0 ? v * log(v) : 0) - v;
+                pt[g->ys_off + 1] += lgamma_r(v + 1, &sg);
+            }
         }
         /* the rows' key: the device may keep them for the next passes
          * (a sample's rows are not X's rows lo..hi: none) */
@@ -1922,6 +1932,11 @@ static ck_code glm_pass(void *ctx, const double *b, double *loss, double *grad,
     g->sq = sq;
     g->sq_off = hess ? 1 + d + d * d : grad ? 1 + d : 1;
     g->plen = g->sq_off + (sq ? g->p : 0);
+    g->ys_off = 0;
+    if (g->checking && g->nd->glm.family == CK_GLM_POISSON) {
+        g->ys_off = g->plen;
+        g->plen += 2;
+    }
     memset(acc, 0, (size_t)g->plen * 8);
     /* (its stack is allocated as it grows: init fails only on a few
      * hundred bytes, as the whole process does) */
@@ -1948,6 +1963,10 @@ static ck_code glm_pass(void *ctx, const double *b, double *loss, double *grad,
         hess[j] = acc[1 + d + j] / (double)g->n;
     for (int64_t j = 0; sq && j < g->p; j++)
         sq[j] = acc[g->sq_off + j] / (double)g->n;
+    if (g->ys_off) {
+        g->ysat = acc[g->ys_off];
+        g->ylfact = acc[g->ys_off + 1];
+    }
     return CK_OK;
 }
 
@@ -2043,6 +2062,34 @@ out:
     ck_arena_release(&sa);
     ck_budget_release(&r->budget, bytes);
     return bad;
+}
+
+/* The fit's deviance, log-likelihood and AIC at its coefficients, as
+ * statsmodels' GLM results report them (deviance, llf, aic: -2 llf + 2 d),
+ * from the mean loss: the normal family's llf takes the residual variance
+ * as SSR / n; poisson's adds the sums over y of its first pass. */
+static void glm_stats(const gfit *g, const ck_glm_result *res, int64_t d,
+                      double *out)
+{
+    double n = (double)g->n, sum = res->loss * n, dev, llf;
+
+    switch (g->nd->glm.family) {
+    case CK_GLM_NORMAL: /* loss (y - eta)^2 / 2 */
+        dev = 2 * sum;
+        llf = -n / 2 * (log(2 * M_PI * dev / n) + 1);
+        break;
+    case CK_GLM_LOGISTIC: /* the negative log-likelihood */
+        dev = 2 * sum;
+        llf = -sum;
+        break;
+    default: /* poisson: exp(eta) - y eta, log(y!) left out */
+        dev = 2 * (sum + g->ysat);
+        llf = -(sum + g->ylfact);
+        break;
+    }
+    out[0] = dev;
+    out[1] = llf;
+    out[2] = -2 * llf + 2 * (double)d;
 }
 
 ck_code ck_exec_run_glm(xrun *r, int i, ck_err *err)
@@ -2175,10 +2222,11 @@ ck_code ck_exec_run_glm(xrun *r, int i, ck_err *err)
                who);
     {
         /* results: coef, intercept, and [iterations, converged, objective,
-         * then with std_errors the d standard errors (NaN: none)] on the
-         * node itself */
+         * deviance, llf, aic, then with std_errors the d standard errors
+         * (NaN: none)] on the node itself */
         double *coef = malloc((size_t)p * 8), *ic = malloc(8);
-        double *info = malloc((size_t)(3 + (nd->glm.std_errors ? d : 0)) * 8);
+        double *info =
+            malloc((size_t)(CK_GLM_INFO + (nd->glm.std_errors ? d : 0)) * 8);
         if (!coef || !ic || !info) {
             free(coef);
             free(ic);
@@ -2191,13 +2239,14 @@ ck_code ck_exec_run_glm(xrun *r, int i, ck_err *err)
         info[0] = res.iterations;
         info[1] = res.converged;
         info[2] = res.objective;
+        glm_stats(&g, &res, d, info + 3);
         for (int64_t j = 0; nd->glm.std_errors && j < d; j++)
-            info[3 + j] = NAN;
+            info[CK_GLM_INFO + j] = NAN;
         if (nd->glm.std_errors && res.converged && res.h_exact)
             rc = ck_glm_std_errors(&r->be, nd->glm.family, n, d, res.h,
-                                   res.objective, info + 3, err);
+                                   res.objective, info + CK_GLM_INFO, err);
         if (rc == CK_OK && nd->glm.std_errors && res.converged &&
-            isnan(info[3])) {
+            isnan(info[CK_GLM_INFO])) {
             if (nd->glm.family == CK_GLM_NORMAL && n <= d)
                 ck_log(CK_LOG_WARN,
                        "%s: no standard errors: no residual degrees of "

@@ -279,8 +279,9 @@ class Glm(C.InteropCase):
         lines = p.stdout.strip().splitlines()
         self.assertEqual(len(lines), 1, p.stdout)
         doc = json.loads(lines[0])
-        self.assertEqual(sorted(doc), ["coef", "converged", "intercept",
-                                       "iterations", "objective"])
+        self.assertEqual(sorted(doc), ["aic", "coef", "converged",
+                                       "deviance", "intercept",
+                                       "iterations", "llf", "objective"])
         doc["coef"] = np.array(doc["coef"], dtype=np.float64)
         doc["stderr"] = p.stderr
         return doc
@@ -437,6 +438,8 @@ class Glm(C.InteropCase):
             self.assertEqual(int(at["iterations"]), doc["iterations"])
             self.assertEqual(bool(at["converged"]), doc["converged"])
             self.assertEqual(float(at["objective"]), doc["objective"])
+            for k in ("deviance", "llf", "aic"):
+                self.assertEqual(float(at[k]), doc[k], k)
         # and a Zarr model: attributes in .zattrs
         outz = self.fresh("model.zarr")
         doc = self.fit("logistic", "-o", outz)
@@ -582,6 +585,47 @@ class Glm(C.InteropCase):
                                          intercept)
                         np.testing.assert_allclose(got, want, rtol=1e-6,
                                                    err_msg=what)
+
+    def test_deviance_llf_aic_match_statsmodels(self):
+        # statsmodels' GLM results' deviance, llf and aic: at its own fit
+        # for unpenalised ones, and at chunkctl's coefficients for a
+        # penalised fit (the model's loglike and family's deviance there)
+        fams = {"logistic": sm.families.Binomial(),
+                "normal": sm.families.Gaussian(),
+                "poisson": sm.families.Poisson()}
+        for family in FAMILIES:
+            for intercept in (True, False):
+                what = "%s/%s" % (family, intercept)
+                ref = statsmodels_glm(family, self.x, self.y[family],
+                                      intercept)
+                with self.subTest(what=what):
+                    doc = self.fit(family,
+                                   *(() if intercept else
+                                     ("--no-intercept",)))
+                    for k in ("deviance", "llf", "aic"):
+                        self.assertAlmostEqual(
+                            doc[k], getattr(ref, k),
+                            delta=1e-10 * abs(getattr(ref, k)),
+                            msg=what + ": " + k)
+            with self.subTest(what=family + "/l2"):
+                doc = self.fit(family, "--regularizer", "l2", "--lambda",
+                               "0.3")
+                y = self.y[family]
+                xa = np.column_stack([self.x, np.ones(len(y))])
+                b = np.append(doc["coef"], doc["intercept"])
+                model = sm.GLM(y, xa, family=fams[family])
+                mu = model.predict(b)
+                dev = fams[family].deviance(y, mu)
+                # statsmodels' normal llf with the scale SSR / n, as its
+                # results give it
+                llf = model.loglike(b, scale=dev / len(y)
+                                    if family == "normal" else 1.0)
+                self.assertAlmostEqual(doc["deviance"], dev,
+                                       delta=1e-10 * dev)
+                self.assertAlmostEqual(doc["llf"], llf,
+                                       delta=1e-10 * abs(llf))
+                self.assertAlmostEqual(doc["aic"], -2 * llf + 2 * (P + 1),
+                                       delta=1e-10 * abs(llf))
 
     def test_std_errors_in_the_model_file(self):
         want = statsmodels_bse("poisson", self.x, self.y["poisson"])
