@@ -32,16 +32,38 @@
 #include "io/cache.h"
 #include "io/journal.h"
 
+static int has_suffix(const char *s, const char *suf);
+static int store_suffix(const char *path);
+
+/* The ':' of target to split at (see ck_target_split), or NULL. */
+static const char *split_colon(const char *target)
+{
+    const char *last = strrchr(target, ':'), *named = NULL, *found = NULL;
+    char pre[PATH_MAX];
+    struct stat st;
+
+    if (!last || lstat(target, &st) == 0)
+        return NULL;
+    for (const char *c = strchr(target, ':'); c; c = strchr(c + 1, ':')) {
+        size_t k = (size_t)(c - target);
+        if (k == 0 || k >= sizeof pre)
+            continue;
+        memcpy(pre, target, k);
+        pre[k] = '\0';
+        if (stat(pre, &st) == 0)
+            found = c;
+        else if (!named && store_suffix(pre))
+            named = c;
+    }
+    return found ? found : named ? named : last;
+}
+
 ck_code ck_target_split(const char *target, char *path, char *dataset, size_t n,
                         ck_err *err)
 {
-    const char *colon = strrchr(target, ':');
-    struct stat st;
+    const char *colon = split_colon(target);
     size_t plen;
 
-    /* A path that exists as given is never split: "a:b.h5" is a file. */
-    if (colon && lstat(target, &st) == 0)
-        colon = NULL;
     if (colon && colon[1] == '\0' && colon > target)
         return ck_err_set(err, CK_EUSAGE,
                           "'%s': no dataset name after ':' (name one, as in "
@@ -71,16 +93,13 @@ static int has_suffix(const char *s, const char *suf)
     return a >= b && strcasecmp(s + a - b, suf) == 0;
 }
 
-ck_store_kind ck_store_kind_guess(const char *path)
+/* The kind a path's extension names (trailing '/' aside), or NONE. */
+static ck_store_kind suffix_kind(const char *path)
 {
     static const char *const h5[] = {".h5", ".hdf5", ".he5", ".hdf", ".nc"};
     char trimmed[PATH_MAX];
     size_t n;
 
-    if (ck_zarr_sniff(path))
-        return CK_KIND_ZARR;
-    if (ck_h5_sniff(path))
-        return CK_KIND_HDF5;
     snprintf(trimmed, sizeof trimmed, "%s", path);
     n = strlen(trimmed);
     while (n > 1 && trimmed[n - 1] == '/')
@@ -91,6 +110,20 @@ ck_store_kind ck_store_kind_guess(const char *path)
         if (has_suffix(trimmed, h5[i]))
             return CK_KIND_HDF5;
     return CK_KIND_NONE;
+}
+
+static int store_suffix(const char *path)
+{
+    return suffix_kind(path) != CK_KIND_NONE;
+}
+
+ck_store_kind ck_store_kind_guess(const char *path)
+{
+    if (ck_zarr_sniff(path))
+        return CK_KIND_ZARR;
+    if (ck_h5_sniff(path))
+        return CK_KIND_HDF5;
+    return suffix_kind(path);
 }
 
 static const ck_store_ops *ops_of(ck_store_kind k)

@@ -23,10 +23,14 @@
 #include "base/ck_mem.h"
 #include "io/array.h"
 
-/* Splits "PATH[:DATASET]" at the last ':' that is not part of a path that
- * exists as given.  *dataset is "" when absent.  path and dataset are
- * written into caller buffers of n bytes.  CK_EUSAGE when they do not fit,
- * and for "PATH:" (nothing after the ':') that does not exist. */
+/* Splits "PATH[:DATASET]": a target that exists as given is a path
+ * ("a:b.h5"); otherwise at the ':' after the longest prefix that exists
+ * (so "f.h5:/a:b" names dataset "/a:b", and "a:b.h5:/x" file "a:b.h5"),
+ * or where none does (a new output), after the first prefix with a
+ * store's extension (.h5, .zarr, ...), or else at the last ':'.  *dataset
+ * is "" when absent.  path and dataset are written into caller buffers of
+ * n bytes.  CK_EUSAGE when they do not fit, and for "PATH:" (nothing after
+ * the ':') that does not exist. */
 ck_code ck_target_split(const char *target, char *path, char *dataset, size_t n,
                         ck_err *err);
 

@@ -12,7 +12,7 @@ import json
 import os
 
 import _common as C
-from _common import np, h5py
+from _common import np, h5py, zarr
 
 RNG = np.random.default_rng(20261124)
 
@@ -228,6 +228,52 @@ class OddNames(C.InteropCase):
                 np.testing.assert_allclose(
                     json.loads(p.stdout)["sum"]["values"],
                     self.x.sum(axis=1), rtol=1e-12)
+
+
+class ColonNames(C.InteropCase):
+    """A ':' in a dataset name or a file name: PATH[:DATASET] splits after
+    the longest prefix that exists, or for a new output after the first
+    prefix with a store's extension (h5py and zarr allow ':' in names)."""
+
+    @classmethod
+    def make_fixtures(cls):
+        cls.a = np.arange(12.0).reshape(3, 4)
+        with h5py.File(cls.path("c.h5"), "w") as f:
+            f.create_dataset("t:0", data=cls.a, chunks=(2, 4))
+            f.create_dataset("g:1/x:y", data=cls.a * 2)
+        with h5py.File(cls.path("d:e.h5"), "w") as f:
+            f.create_dataset("x", data=cls.a * 3)
+
+    def test_dataset_names_with_colons(self):
+        for name, want in (("/t:0", self.a), ("t:0", self.a),
+                           ("/g:1/x:y", self.a * 2)):
+            with self.subTest(name=name):
+                p = C.run("reduce", "--quiet", "sum",
+                          self.path("c.h5") + ":" + name)
+                self.assertEqual(float(p.stdout), want.sum())
+
+    def test_file_names_with_colons(self):
+        p = C.run("reduce", "--quiet", "sum", self.path("d:e.h5") + ":/x")
+        self.assertEqual(float(p.stdout), (self.a * 3).sum())
+        p = C.run("reduce", "--quiet", "sum", self.path("d:e.h5"))
+        self.assertEqual(float(p.stdout), (self.a * 3).sum())
+
+    def test_new_outputs_named_with_colons(self):
+        src = self.path("c.h5") + ":/t:0"
+        out = self.fresh("n.h5")
+        C.run("copy", "--quiet", src, out + ":/q:r")
+        with h5py.File(out, "r") as f:
+            self.assertSameArray(f["q:r"][()], self.a)
+        outz = self.fresh("n.zarr")
+        C.run("copy", "--quiet", src, outz + ":/g:1/q:r")
+        self.assertSameArray(zarr.open_group(outz, "r")["g:1/q:r"][...],
+                             self.a)
+
+    def test_missing_file_is_named_as_the_file(self):
+        p = C.run("reduce", "sum", self.path("none.h5") + ":/a:b",
+                  expect=1)
+        self.assertIn("none.h5: No such file", p.stderr)
+        self.assertNotIn("none.h5:/a", p.stderr)
 
 
 if __name__ == "__main__":
