@@ -144,6 +144,41 @@ static void no_coords(ck_node *n)
     }
 }
 
+int ck_cf_fill_of(ck_store *s, const char *dataset, const ck_array_info *ai,
+                  double *fill, const char *label, ck_err *err)
+{
+    int k1,
+        hf = num_list_attr(s, dataset, "_FillValue", fill, 1, &k1, label, err);
+
+    if (hf != 0)
+        return hf;
+    /* ... and any other fill_value too where xarray reads the array so: a
+     * Zarr v2 array that names its dimensions (_ARRAY_DIMENSIONS), as
+     * xarray and chunkctl write netCDF variables to Zarr (xarray's
+     * use_zarr_fill_value_as_mask, on for v2 only: pydata/xarray#10269).
+     * A plain array's fill_value (zarr-python's default 0) only fills
+     * unwritten chunks, and a NaN one marks NaN as missing (above). */
+    if (ai->zarr_format == 2 && ai->has_fill && ai->has_dims &&
+        !(ck_dtype_is_float(ai->dtype) && isnan(ai->fill.f))) {
+        *fill = ck_dtype_is_float(ai->dtype)    ? ai->fill.f
+                : ck_dtype_is_signed(ai->dtype) ? (double)ai->fill.i
+                                                : (double)ai->fill.u;
+        return 1;
+    }
+    /* ... and a netCDF float variable without _FillValue has netCDF's
+     * default fill (9.97e36) where nothing was written, which
+     * netCDF4-python masks (Variable._toma).  An integer one keeps its
+     * type and values: its default fill (-2147483647 for int32) would
+     * turn every netCDF integer variable into floats. */
+    if (ai->nc_fill == CK_NC_FILL_DEFAULT && ck_dtype_is_float(ai->dtype)) {
+        ck_scalar nf;
+        ck_dtype_nc_fill(ai->dtype, &nf);
+        *fill = nf.f;
+        return 1;
+    }
+    return 0;
+}
+
 ck_code ck_cf_plan_input(ck_plan *p, const char *path, const char *where, int i,
                          ck_store *s, const char *dataset,
                          const ck_array_info *ai, ck_err *err)
@@ -191,34 +226,9 @@ ck_code ck_cf_plan_input(ck_plan *p, const char *path, const char *where, int i,
         ck_store_get_attrs(s, dataset, &all, err) != CK_OK)
         return err->code;
     free(all);
-    hf = num_list_attr(s, dataset, "_FillValue", &fill, 1, &k1, n->source, err);
+    hf = ck_cf_fill_of(s, dataset, ai, &fill, n->source, err);
     if (hf < 0)
         return err->code;
-    /* ... and any other fill_value too where xarray reads the array so: a
-     * Zarr v2 array that names its dimensions (_ARRAY_DIMENSIONS), as
-     * xarray and chunkctl write netCDF variables to Zarr (xarray's
-     * use_zarr_fill_value_as_mask, on for v2 only: pydata/xarray#10269).
-     * A plain array's fill_value (zarr-python's default 0) only fills
-     * unwritten chunks. */
-    if (!hf && ai->zarr_format == 2 && ai->has_fill && ai->has_dims &&
-        !n->missing) {
-        fill = ck_dtype_is_float(ai->dtype)    ? ai->fill.f
-               : ck_dtype_is_signed(ai->dtype) ? (double)ai->fill.i
-                                               : (double)ai->fill.u;
-        hf = 1;
-    }
-    /* ... and a netCDF float variable without _FillValue has netCDF's
-     * default fill (9.97e36) where nothing was written, which
-     * netCDF4-python masks (Variable._toma).  An integer one keeps its
-     * type and values: its default fill (-2147483647 for int32) would
-     * turn every netCDF integer variable into floats. */
-    if (!hf && ai->nc_fill == CK_NC_FILL_DEFAULT &&
-        ck_dtype_is_float(ai->dtype)) {
-        ck_scalar nf;
-        ck_dtype_nc_fill(ai->dtype, &nf);
-        fill = nf.f;
-        hf = 1;
-    }
     hm = num_list_attr(s, dataset, "missing_value", miss, CK_CF_MAX_MISSING,
                        &nmiss, n->source, err);
     if (hm < 0)

@@ -25,6 +25,15 @@ ck_code ck_cf_plan_input(ck_plan *p, const char *path, const char *where, int i,
                          ck_store *s, const char *dataset,
                          const ck_array_info *ai, ck_err *err);
 
+/* The value CF decoding takes as missing in array dataset of s (ai): its
+ * _FillValue, or a Zarr v2 fill_value where the array names its
+ * dimensions (not NaN: a NaN fill_value marks NaN as missing in any Zarr
+ * array), or netCDF's default fill for a float netCDF variable without
+ * _FillValue.  1 with *fill set, 0 for none, -1 on a malformed
+ * _FillValue (err says which, naming label). */
+int ck_cf_fill_of(ck_store *s, const char *dataset, const ck_array_info *ai,
+                  double *fill, const char *label, ck_err *err);
+
 /* The step about to be parsed names axes by dimension ("axis": "time",
  * "axes": ["lat", "lon"]): a copy of the step with those replaced by
  * indices into its first operand's axes in *out (caller deletes; NULL

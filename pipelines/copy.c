@@ -233,6 +233,49 @@ static ck_code check_fill_fits(ck_store *in, const ck_array_info *si,
     return rc;
 }
 
+/* The source's CF fill (ck_cf_fill_of), where the output as written does
+ * not say it (a Zarr v2 array's fill_value or a netCDF variable's default
+ * fill is not the output's: an .h5 or Zarr v3 output, a netCDF default
+ * fill that a non-default fill_value replaced): a _FillValue attribute.
+ * One that the output says without it (netCDF's default fill in a .nc
+ * output, which netCDF4 masks, and masks default fills only so) gets
+ * none: a variable that had none gets none back, coordinates too. */
+static ck_code keep_cf_fill(ck_store *in, const ck_array_info *si,
+                            ck_store *out, const char *oname,
+                            const ck_array_spec *spec, ck_err *err)
+{
+    double want, got;
+    ck_array *d = NULL;
+    ck_err e = {0};
+    ck_attr f;
+    int says = 0;
+
+    if (ck_cf_fill_of(in, si->name, si, &want, si->name, &e) != 1)
+        return CK_OK;
+    want = ck_scalar_convert(
+               CK_F64, spec->dtype,
+               ck_scalar_convert(spec->dtype, CK_F64, (ck_scalar){.f = want}))
+               .f;
+    if (ck_array_open(out, oname, &d, &e) == CK_OK) {
+        const ck_array_info *di = ck_array_info_of(d);
+        ck_scalar nf;
+        ck_dtype_nc_fill(spec->dtype, &nf);
+        says = ck_cf_fill_of(out, oname, di, &got, oname, &e) == 1 &&
+               (got == want || (isnan(got) && isnan(want)));
+        /* (an integer's too, which chunkctl leaves unmasked) */
+        says |= di->nc_fill == CK_NC_FILL_DEFAULT &&
+                want == ck_scalar_convert(CK_F64, spec->dtype, nf).f;
+    }
+    ck_array_close(d);
+    if (says)
+        return CK_OK;
+    if (ck_dtype_is_float(spec->dtype) || !ck_dtype_is_signed(spec->dtype))
+        f = (ck_attr){.kind = CK_ATTR_F64, .f64 = want};
+    else
+        f = (ck_attr){.kind = CK_ATTR_I64, .i64 = (int64_t)want};
+    return ck_store_set_attr(out, oname, "_FillValue", &f, err);
+}
+
 static ck_code copy_one(const ck_copy_opts *o, ck_store *in, const char *name,
                         ck_store *out, const char *oname, ck_budget *budget,
                         ck_err *err)
@@ -340,6 +383,23 @@ static ck_code copy_one(const ck_copy_opts *o, ck_store *in, const char *name,
     memcpy(spec.dims, si->dims, sizeof spec.dims);
     if ((rc = zarr_layout(o, si, out, &spec, err)) != CK_OK)
         goto out;
+    /* The value the source's readers take as missing (CF decoding, as
+     * chunkctl reads it: ck_cf_fill_of) is what the output must say, and
+     * nothing else (a malformed _FillValue is copied as it is) */
+    double cfv = 0;
+    ck_err ce = {0};
+    int hcf = si->dtype == CK_BOOL || spec.dtype == CK_BOOL
+                  ? 0
+                  : ck_cf_fill_of(in, si->name, si, &cfv, si->name, &ce);
+    hcf = hcf > 0;
+    /* A v2 array that names its dimensions says what is missing in its
+     * fill_value: an array with none (an HDF5 array with dimension scales
+     * but no _FillValue, a v3 array's fill_value 0) gets a null one, or
+     * its zeros would read as missing. */
+    if (spec.zarr_format == 2 && spec.has_dims && !hcf &&
+        si->nc_fill != CK_NC_FILL_DEFAULT &&
+        !(si->has_fill && ck_dtype_is_float(si->dtype) && isnan(si->fill.f)))
+        spec.has_fill = 0;
     /* A v2 output says what is missing in its fill_value alone (the
      * writer drops a _FillValue attribute beside it, io/zarr): a source's
      * _FillValue other than its fill_value (an HDF5 or v3 array's) goes
@@ -347,18 +407,19 @@ static ck_code copy_one(const ck_copy_opts *o, ck_store *in, const char *name,
     ck_attr fv;
     ck_err fe = {0};
     if (spec.zarr_format == 2 && spec.dtype != CK_BOOL &&
-        ck_store_get_attr(in, si->name, "_FillValue", &fv, &fe) == CK_OK &&
-        fv.kind != CK_ATTR_STR) {
+        ck_store_get_attr(in, si->name, "_FillValue", &fv, &fe) == CK_OK) {
         ck_scalar f;
         if (fv.kind == CK_ATTR_I64) {
             f.i = fv.i64;
             f = ck_scalar_convert(spec.dtype, CK_I64, f);
-        } else {
-            f.f = fv.f64;
+        } else { /* a number, or a string CF reads as one ("NaN") */
+            f.f = fv.kind == CK_ATTR_STR ? cfv : fv.f64;
             f = ck_scalar_convert(spec.dtype, CK_F64, f);
         }
-        spec.has_fill = 1;
-        spec.fill = f;
+        if (fv.kind != CK_ATTR_STR || hcf) {
+            spec.has_fill = 1;
+            spec.fill = f;
+        }
     }
     if ((rc = ck_array_create(out, &spec, &dst, err)) != CK_OK)
         goto out;
@@ -388,34 +449,8 @@ static ck_code copy_one(const ck_copy_opts *o, ck_store *in, const char *name,
     if ((rc = ck_stream_run(&job, err)) != CK_OK)
         goto out;
     rc = ck_store_copy_attrs(in, si->name, out, oname, err);
-    /* Zarr v2 keeps a netCDF variable's _FillValue as the array's
-     * fill_value (where the array names its dimensions, as xarray reads
-     * it: pipelines/cf.c); HDF5 and netCDF need the attribute, which
-     * netCDF-C masks by */
-    if (rc == CK_OK && si->has_fill && si->has_dims && si->zarr_format == 2 &&
-        ck_store_kind_of(out) == CK_KIND_HDF5 && spec.dtype != CK_BOOL) {
-        ck_attr f;
-        ck_err e = {0};
-        /* netCDF's default fill needs no attribute: netCDF4 masks it
-         * without one (and masks default fill values only so), and a
-         * variable that had none gets none back (coordinates too). */
-        ck_scalar nf;
-        unsigned char a8[8], b8[8];
-        ck_dtype_nc_fill(spec.dtype, &nf);
-        ck_dtype_fill(spec.dtype, a8, spec.fill, 1);
-        ck_dtype_fill(spec.dtype, b8, nf, 1);
-        int is_default = memcmp(a8, b8, ck_dtype_size(spec.dtype)) == 0;
-        if (!is_default &&
-            ck_store_get_attr(in, si->name, "_FillValue", &f, &e) != CK_OK) {
-            if (ck_dtype_is_float(spec.dtype))
-                f = (ck_attr){.kind = CK_ATTR_F64, .f64 = spec.fill.f};
-            else if (ck_dtype_is_signed(spec.dtype))
-                f = (ck_attr){.kind = CK_ATTR_I64, .i64 = spec.fill.i};
-            else
-                f = (ck_attr){.kind = CK_ATTR_F64, .f64 = (double)spec.fill.u};
-            rc = ck_store_set_attr(out, oname, "_FillValue", &f, err);
-        }
-    }
+    if (rc == CK_OK && hcf)
+        rc = keep_cf_fill(in, si, out, oname, &spec, err);
 out:
     ck_chunk_cache_free(x.cache);
     ck_array_close(dst);

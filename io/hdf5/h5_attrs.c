@@ -669,7 +669,7 @@ ck_code ck_h5_set_attrs(ck_store *s, const char *name, const char *json,
             rc = ck_h5_fail(err, CK_EIO, "%s: cannot write attribute '%s'",
                             where, v->string);
         else if (r == 0)
-            ck_log(CK_LOG_NOTE,
+            ck_log(CK_LOG_WARN, /* lost: not a note --quiet may drop */
                    "%s: attribute '%s' skipped (HDF5 holds no such value)",
                    where, v->string);
     }

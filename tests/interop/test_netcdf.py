@@ -22,7 +22,7 @@ import tempfile
 import unittest
 
 import _common as C
-from _common import np, h5py
+from _common import np, h5py, zarr
 
 try:
     import netCDF4
@@ -267,6 +267,69 @@ def default_plugin_dir():
                         ".decode())"], env=env, stdout=subprocess.PIPE,
                        text=True, check=True, timeout=60)
     return p.stdout.strip()
+
+
+@unittest.skipIf(netCDF4 is None, "python3-netcdf4 is needed")
+class CopyKeepsMissing(C.InteropCase):
+    """A copy means what its source means: the values CF decoding takes as
+    missing stay missing in every output format, and no others become
+    missing (audit of 2026-11-29)."""
+
+    @classmethod
+    def make_fixtures(cls):
+        # a float variable without _FillValue, half written: netCDF4 masks
+        # netCDF's default fill in the rest
+        with netCDF4.Dataset(cls.path("nf.nc"), "w") as d:
+            d.createDimension("x", 4)
+            d.createVariable("v", "f4", ("x",))[0:2] = 1.5
+        # an HDF5 array with dimension scales and no _FillValue, holding
+        # zeros that are data
+        cls.d = np.array([[0.0, 1, 2], [3, 0, 5]])
+        with h5py.File(cls.path("ds.h5"), "w") as f:
+            y = f.create_dataset("y", data=np.arange(2.0))
+            y.make_scale("y")
+            x = f.create_dataset("x", data=np.arange(3.0))
+            x.make_scale("x")
+            d = f.create_dataset("d", data=cls.d, chunks=(1, 3))
+            d.dims[0].attach_scale(y)
+            d.dims[1].attach_scale(x)
+
+    def mean(self, target):
+        return float(C.run("reduce", "--quiet", "mean", target).stdout)
+
+    def test_default_fill_stays_missing_in_h5_and_zarr(self):
+        with netCDF4.Dataset(self.path("nf.nc")) as d:
+            want = float(d["v"][:].mean())
+        self.assertEqual(want, 1.5)
+        outs = {"nf.h5": (), "nf.zarr": (), "nf3.zarr": ("--zarr-format",
+                                                         "3")}
+        for name, opts in outs.items():
+            with self.subTest(out=name):
+                out = self.fresh(name)
+                C.run("copy", "--quiet", self.path("nf.nc"), out, *opts)
+                target = out + (":/v" if name.endswith(".h5") else "")
+                self.assertEqual(self.mean(target), want)
+        # netCDF-C reads the .h5 copy as netCDF4-python reads the source
+        with netCDF4.Dataset(self.path("nf.h5")) as d:
+            self.assertEqual(float(d["v"][:].mean()), want)
+
+    def test_dimension_names_do_not_make_zeros_missing(self):
+        for fmt in ("2", "3"):
+            with self.subTest(zarr_format=fmt):
+                out = self.fresh("ds%s.zarr" % fmt)
+                C.run("copy", "--quiet", self.path("ds.h5") + ":/d", out,
+                      "--zarr-format", fmt)
+                self.assertEqual(self.mean(out), self.d.mean())
+                if fmt == "2":
+                    a = zarr.open_array(out, "r")
+                    self.assertIsNone(a.fill_value)
+                    self.assertSameArray(a[...], self.d)
+        # and a v3 array with dimension names and fill_value 0, copied to
+        # v2, whose fill_value would then be xarray's mask
+        v2 = self.fresh("back.zarr")
+        C.run("copy", "--quiet", self.path("ds3.zarr"), v2,
+              "--zarr-format", "2")
+        self.assertEqual(self.mean(v2), self.d.mean())
 
 
 @unittest.skipIf(shutil.which("cmake") is None or H5DUMP is None,
