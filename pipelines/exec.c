@@ -984,6 +984,17 @@ enum { CK_MAX_WORKERS = 256, CK_MAX_FOLD = 16 };
 #define TASK_RUN 32
 #define STACK_BYTES ((size_t)32 << 20)
 
+/* Where the partials are small beside a chunk (a sum over every axis, a
+ * histogram), runs are cut so that a pass has at least this many tasks
+ * where it has the chunks: tasks are what threads and MPI ranks divide,
+ * and a few long runs left them idle (6 chunks were one task, read by
+ * one thread of one rank).  Not where a partial is about a chunk's size
+ * (a time mean): each task initialises and merges one, and 60 chunks of
+ * 4 MB in runs of 3 took twice as long as in runs of 8.  The cap depends
+ * on the grid and the steps alone, so results are the same bits for any
+ * --threads and number of ranks. */
+#define FOLD_MIN_TASKS 16
+
 typedef struct fold {
     xrun *r;
     int slabs; /* members fold the chunk slab by slab (all share) */
@@ -1260,6 +1271,84 @@ static ck_code fold_chunk(fold *f, const ck_chunk *c, char *part, int init,
     }
     ck_chunk_view_release(&view);
     return rc;
+}
+
+static int64_t run_cap(const ck_plan *p, const int *node, int nm,
+                       const ck_grid *g, int64_t run)
+{
+    int64_t cap = g->total_chunks / FOLD_MIN_TASKS, out = 0;
+
+    for (int k = 0; k < nm; k++) {
+        const ck_node *nd = &p->node[node[k]];
+        int64_t e = ck_exec_nelem(nd->ndim, nd->shape);
+        out = e > out ? e : out;
+    }
+    if (out * 4 > g->chunk_nelem)
+        return run;
+    cap = cap > 1 ? cap : 1;
+    return run < cap ? run : cap;
+}
+
+/* How a pass folding steps node[0..nm) over grid g (elements of esize
+ * bytes; cond: a mask's condition, or -1) cuts its chunks into tasks.
+ * Runs of chunks into one partial: when every chunk along the grid's
+ * last axis of several chunks (*axis) feeds the same output elements
+ * (that axis is reduced: a time mean of a file chunked by time step), a
+ * task folds up to TASK_RUN of them (*run) in turn into one partial, so
+ * the per-chunk work is the fold itself, not initialising and merging a
+ * partial the size of the output.  Runs of small chunks of reductions
+ * alone are read as one box (*stacked; a day of a time series chunked by
+ * time step): so many rows per kernel call that the partial's states are
+ * touched once per run.  Tasks depend on the grid and the steps only,
+ * and are combined in order: the same bits for any thread count. */
+static void fold_layout(const ck_plan *p, const int *node, int nm, int cond,
+                        const ck_grid *g, size_t esize, int *axis, int64_t *run,
+                        int *stacked)
+{
+    *run = 1;
+    *axis = -1;
+    *stacked = 0;
+    for (int d = 0; d < g->ndim; d++)
+        if (g->nchunks[d] > 1)
+            *axis = d;
+    if (*axis >= 0 && p->node[node[0]].kind != CK_NODE_MASK) {
+        *run = TASK_RUN;
+        for (int k = 0; k < nm; k++) {
+            const ck_node *nk = &p->node[node[k]];
+            if (nk->kind == CK_NODE_REDUCE && cond < 0 &&
+                !(nk->axes & (1u << *axis)))
+                *run = 1;
+        }
+    }
+    if (*run > 1 && cond < 0) {
+        size_t cb = (size_t)g->chunk_nelem * esize;
+        int all_red = 1;
+        for (int k = 0; k < nm; k++)
+            all_red &= p->node[node[k]].kind == CK_NODE_REDUCE;
+        if (all_red && cb > 0 && cb * 2 <= STACK_BYTES) {
+            *run = (int64_t)(STACK_BYTES / cb) < TASK_RUN
+                       ? (int64_t)(STACK_BYTES / cb)
+                       : TASK_RUN;
+            *stacked = 1;
+        }
+    }
+    *run = run_cap(p, node, nm, g, *run);
+    if (*run <= 1) {
+        *run = 1;
+        *stacked = 0;
+    }
+}
+
+/* f's tasks of its runs (fold_layout). */
+static void tasks_of_runs(fold *f)
+{
+    if (f->run > 1) {
+        f->per_row = (f->g.nchunks[f->axis] + f->run - 1) / f->run;
+        f->ntasks = f->g.total_chunks / f->g.nchunks[f->axis] * f->per_row;
+    } else {
+        f->per_row = 1;
+        f->ntasks = f->g.total_chunks;
+    }
 }
 
 /* Task t's chunks: first .. first + len - 1, consecutive along f->axis
@@ -1747,6 +1836,25 @@ static int64_t tree_bound(const fold *f)
     return sum;
 }
 
+/* The grid a pass walks over operand m: its chunks, or for a mask (x[cond]
+ * is in C order of the whole array) boxes that are C-contiguous runs
+ * (whole trailing axes), so appending the boxes' selections in order is C
+ * order; about a chunk each. */
+static ck_code fold_grid(const ck_node *m, int mask, ck_grid *g, ck_err *err)
+{
+    int64_t ch[CK_MAX_DIMS];
+
+    memcpy(ch, m->chunks, sizeof ch);
+    if (mask) {
+        int64_t bytes = (int64_t)ck_dtype_size(m->dtype);
+        for (int d = 0; d < m->ndim; d++)
+            bytes *= m->chunks[d] < m->shape[d] ? m->chunks[d] : m->shape[d];
+        ck_auto_chunks(m->ndim, m->shape, ck_dtype_size(m->dtype),
+                       (size_t)(bytes > (1 << 20) ? bytes : 1 << 20), ch);
+    }
+    return ck_grid_init(g, m->ndim, m->shape, ch, ck_dtype_size(m->dtype), err);
+}
+
 /* Runs the fold steps f->node[] over f->operand (f->cond: through a mask)
  * in one pass. */
 static ck_code run_fold(fold *f, ck_err *err)
@@ -1760,21 +1868,7 @@ static ck_code run_fold(fold *f, ck_err *err)
     size_t n;
     ck_code rc = CK_OK;
 
-    if (first->kind == CK_NODE_MASK) {
-        /* x[cond] is in C order of the whole array: walk it in boxes that
-         * are C-contiguous runs (whole trailing axes), so appending the
-         * boxes' selections in order is C order.  About a chunk each. */
-        int64_t bytes = (int64_t)ck_dtype_size(m->dtype), ch[CK_MAX_DIMS];
-        for (int d = 0; d < m->ndim; d++)
-            bytes *= m->chunks[d] < m->shape[d] ? m->chunks[d] : m->shape[d];
-        ck_auto_chunks(m->ndim, m->shape, ck_dtype_size(m->dtype),
-                       (size_t)(bytes > (1 << 20) ? bytes : 1 << 20), ch);
-        CK_TRY(ck_grid_init(&f->g, m->ndim, m->shape, ch,
-                            ck_dtype_size(m->dtype), err));
-    } else {
-        CK_TRY(ck_grid_init(&f->g, m->ndim, m->shape, m->chunks,
-                            ck_dtype_size(m->dtype), err));
-    }
+    CK_TRY(fold_grid(m, first->kind == CK_NODE_MASK, &f->g, err));
     n = (size_t)f->g.chunk_nelem;
     /* A mean over the same axes as a var or std of the pass is read from
      * that step's states (ck_red_mean_of): one kernel fewer per chunk. */
@@ -1788,52 +1882,9 @@ static ck_code run_fold(fold *f, ck_err *err)
                 f->twin[k] = j;
         }
     }
-    /* Runs of chunks into one partial: when every chunk along the grid's
-     * last axis of several chunks feeds the same output elements (that
-     * axis is reduced: a time mean of a file chunked by time step), a
-     * task folds up to TASK_RUN of them in turn into one partial, so the
-     * per-chunk work is the fold itself, not initialising and merging a
-     * partial the size of the output.  Tasks depend on the grid only, and
-     * are combined in order: the same bits for any thread count. */
-    f->run = 1;
-    f->axis = -1;
-    for (int d = 0; d < f->g.ndim; d++)
-        if (f->g.nchunks[d] > 1)
-            f->axis = d;
-    if (f->axis >= 0 && first->kind != CK_NODE_MASK) {
-        f->run = TASK_RUN;
-        for (int k = 0; k < f->nm; k++) {
-            const ck_node *nk = &r->p->node[f->node[k]];
-            if (nk->kind == CK_NODE_REDUCE && !masked(f, k) &&
-                !(nk->axes & (1u << f->axis)))
-                f->run = 1;
-        }
-    }
-    /* Runs of small chunks of reductions alone are read as one box (a day
-     * of a time series chunked by time step): so many rows per kernel
-     * call that the partial's states are touched once per run.  How many
-     * depends on the chunk's size only, never on the threads. */
-    f->stacked = 0;
-    if (f->run > 1 && f->cond < 0) {
-        size_t cb = (size_t)f->g.chunk_nelem * ck_dtype_size(m->dtype);
-        int all_red = 1;
-        for (int k = 0; k < f->nm; k++)
-            all_red &= r->p->node[f->node[k]].kind == CK_NODE_REDUCE;
-        if (all_red && cb > 0 && cb * 2 <= STACK_BYTES) {
-            f->run = (int64_t)(STACK_BYTES / cb) < TASK_RUN
-                         ? (int64_t)(STACK_BYTES / cb)
-                         : TASK_RUN;
-            f->stacked = 1;
-        }
-    }
-    if (f->run > 1) {
-        f->per_row = (f->g.nchunks[f->axis] + f->run - 1) / f->run;
-        f->ntasks = f->g.total_chunks / f->g.nchunks[f->axis] * f->per_row;
-    } else {
-        f->run = 1;
-        f->per_row = 1;
-        f->ntasks = f->g.total_chunks;
-    }
+    fold_layout(r->p, f->node, f->nm, f->cond, &f->g, ck_dtype_size(m->dtype),
+                &f->axis, &f->run, &f->stacked);
+    tasks_of_runs(f);
     /* Does the pass walk the operand's own chunks? */
     int own = first->kind != CK_NODE_MASK;
     /* An input folded over its own chunks in its own dtype is read in
@@ -1924,9 +1975,8 @@ static ck_code run_fold(fold *f, ck_err *err)
         fold keep = *f;
         f->stacked = f->slices = 0;
         f->arena_bytes = f->arena_bytes - stack_bytes + chunk_bytes;
-        f->run = TASK_RUN;
-        f->per_row = (f->g.nchunks[f->axis] + f->run - 1) / f->run;
-        f->ntasks = f->g.total_chunks / f->g.nchunks[f->axis] * f->per_row;
+        f->run = run_cap(r->p, f->node, f->nm, &f->g, TASK_RUN);
+        tasks_of_runs(f);
         int64_t per1 = (int64_t)f->arena_bytes + (int64_t)f->part_bytes;
         int64_t held1 = tree_bound(f);
         if (per1 + held1 < need)
@@ -2120,6 +2170,38 @@ static int mask_folded(const ck_plan *p, int i)
             }
     }
     return users > 0;
+}
+
+int ck_exec_fold_chunks(const ck_plan *p, int i, int rank, int nranks,
+                        int64_t *total, int64_t *mine)
+{
+    const ck_node *nd = &p->node[i];
+    fold f;
+    int64_t tlo, thi;
+
+    memset(&f, 0, sizeof f);
+    f.node[f.nm++] = i;
+    f.operand = nd->arg[0];
+    f.cond = nd->kind == CK_NODE_MASK ? nd->arg[1] : -1;
+    if (mask_folded(p, nd->arg[0])) {
+        f.operand = p->node[nd->arg[0]].arg[0];
+        f.cond = p->node[nd->arg[0]].arg[1];
+    }
+    const ck_node *m = &p->node[f.operand];
+    if (fold_grid(m, nd->kind == CK_NODE_MASK, &f.g, NULL) != CK_OK)
+        return -1;
+    fold_layout(p, f.node, f.nm, f.cond, &f.g, ck_dtype_size(m->dtype), &f.axis,
+                &f.run, &f.stacked);
+    tasks_of_runs(&f);
+    ck_comm_split(f.ntasks, rank, nranks, &tlo, &thi);
+    *total = f.g.total_chunks;
+    *mine = 0;
+    for (int64_t t = tlo; t < thi; t++) {
+        int64_t first, len;
+        task_chunks(&f, t, &first, &len);
+        *mine += len;
+    }
+    return 0;
 }
 
 /* Runs every fold step in dependency order, those over the same operand

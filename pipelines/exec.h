@@ -96,4 +96,11 @@ int ck_exec_restart_env(const char **name, const char **value);
 ck_code ck_exec_backend(const ck_plan *p, const char *want, const char **on,
                         char *why, size_t why_n, ck_err *err);
 
+/* A pass folding step i of p (a reduction, histogram or mask) alone: the
+ * chunks (or a mask's boxes) of its operand in *total, and of those the
+ * ones rank takes of nranks (a contiguous range of its tasks), as
+ * ck_exec_run divides them.  0, or -1 where the operand has no grid. */
+int ck_exec_fold_chunks(const ck_plan *p, int i, int rank, int nranks,
+                        int64_t *total, int64_t *mine);
+
 #endif

@@ -2869,22 +2869,19 @@ void ck_plan_print_ranks(const ck_plan *p, int nranks, FILE *f)
             nranks);
     for (int j = 0; j < p->n; j++) {
         const ck_node *n = &p->node[p->order[j]];
-        const ck_node *m;
-        ck_grid g;
         if (n->kind != CK_NODE_REDUCE && n->kind != CK_NODE_HIST &&
             n->kind != CK_NODE_HIST2D && n->kind != CK_NODE_MASK)
             continue;
-        m = &p->node[n->arg[0]];
-        if (ck_grid_init(&g, m->ndim, m->shape, m->chunks,
-                         ck_dtype_size(m->dtype), NULL) != CK_OK)
+        int64_t total, mine;
+        if (ck_exec_fold_chunks(p, p->order[j], 0, nranks, &total, &mine))
             continue;
         nfold++;
-        fprintf(f, "fold %s (%s): %lld chunks, per rank", n->name,
-                ck_optab_label(n), (long long)g.total_chunks);
+        fprintf(f, "fold %s (%s): %lld %s, per rank", n->name,
+                ck_optab_label(n), (long long)total,
+                n->kind == CK_NODE_MASK ? "boxes" : "chunks");
         for (int r = 0; r < nranks && r < 16; r++) {
-            int64_t lo, hi;
-            ck_comm_split(g.total_chunks, r, nranks, &lo, &hi);
-            fprintf(f, "%s%lld", r ? "/" : " ", (long long)(hi - lo));
+            ck_exec_fold_chunks(p, p->order[j], r, nranks, &total, &mine);
+            fprintf(f, "%s%lld", r ? "/" : " ", (long long)mine);
         }
         fprintf(f, "%s\n", nranks > 16 ? "/..." : "");
     }

@@ -746,6 +746,30 @@ class Mpi(C.InteropCase):
         self.assertCleanError(p, 1, "rank 2: ", "chunk 7.0")
         self.assertEqual(os.listdir(self.dir), ["in.zarr"])
 
+    def test_reductions_divide_few_chunks(self):
+        # a sum over 6 chunks (one run of the time-mean kind, partials far
+        # smaller than a chunk) was one task: rank 0 read all 6.  Each
+        # rank folds its share, as plan --ranks says; a damaged last chunk
+        # is then found by the last rank
+        src = self.out("in.zarr")
+        C.gen(src, "--shape", "60,500", "--chunks", "10,500", "--seed", "3")
+        with open(os.path.join(src, "5.0"), "wb") as f:
+            f.write(b"not a chunk at all")
+        for op in ("sum", "histogram"):
+            with self.subTest(op=op):
+                p = mpi(3, op, "--quiet", src,
+                        *(("--axis", "0") if op == "sum" else ()), expect=1)
+                self.assertCleanError(p, 1, "rank 2: ", "chunk 5.0")
+        doc = {"inputs": {"x": src},
+               "steps": [{"name": "s", "op": "sum", "args": ["x"],
+                          "axis": 0}],
+               "print": ["s"]}
+        pj = self.out("p.json")
+        with open(pj, "w") as fh:
+            json.dump(doc, fh)
+        self.assertIn("fold s (sum): 6 chunks, per rank 2/2/2\n",
+                      C.run("plan", "--ranks", "3", pj).stdout)
+
     def test_damaged_chunk_stops_the_others_promptly(self):
         # 168 chunks over 3 ranks, gzip:9 on one thread each: seconds of
         # work per rank.  Rank 1's first chunk is damaged: ranks 0 and 2
