@@ -24,6 +24,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -2370,6 +2371,109 @@ static const char *attrs_file(const ck_store *s)
     return ((const zstore *)s->impl)->fmt == 3 ? "zarr.json" : ".zattrs";
 }
 
+/* ---- xarray's v3 _FillValue ----
+ * xarray writes a float array's _FillValue attribute in Zarr v3 as the
+ * base64 text of the value as a little-endian float64 (its FillValueCoder;
+ * NaN is "AAAAAAAA+H8="), and reads it back only so.  The store turns it
+ * into a number when attributes are read and back when they are written,
+ * so that what stores exchange (io/attrs_json.h) is the number. */
+
+static const char B64[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/* 1 when zarr.json's data_type (meta[0, n)) is a float type. */
+static int v3_float(const char *meta, size_t n)
+{
+    const char *v;
+    size_t vn;
+
+    return ck_zarr_json_get(meta, n, "data_type", &v, &vn) == 1 &&
+           ((vn == 9 && memcmp(v, "\"float32\"", 9) == 0) ||
+            (vn == 9 && memcmp(v, "\"float64\"", 9) == 0));
+}
+
+/* The double in a JSON string v[0, vn) of 12 base64 characters (8 bytes,
+ * little-endian); 0 when it is not one. */
+static int b64_double(const char *v, size_t vn, double *d)
+{
+    unsigned char b[9];
+    uint64_t bits = 0, acc = 0;
+    int nb = 0, k = 0;
+
+    if (vn != 14 || v[0] != '"' || v[13] != '"' || v[12] != '=')
+        return 0;
+    for (size_t i = 1; i < 12; i++) {
+        const char *c = memchr(B64, v[i], 64);
+        if (!c || !v[i])
+            return 0;
+        acc = acc << 6 | (uint64_t)(c - B64);
+        if ((nb += 6) >= 8) {
+            nb -= 8;
+            b[k++] = (unsigned char)(acc >> nb);
+        }
+    }
+    for (int i = 7; i >= 0; i--)
+        bits = bits << 8 | b[i];
+    memcpy(d, &bits, 8);
+    return 1;
+}
+
+/* attrs (an object's text, malloc'd) with its _FillValue member as a
+ * number where it is xarray's base64 text (to_number) or as that text
+ * where it is a number (!to_number); *attrs is replaced, or left. */
+static ck_code v3_fill_attr(char **attrs, int to_number, const char *where,
+                            ck_err *err)
+{
+    const char *v;
+    size_t vn;
+    char text[40], *out = NULL;
+    double d;
+
+    if (ck_zarr_json_get(*attrs, strlen(*attrs), "_FillValue", &v, &vn) != 1)
+        return CK_OK;
+    if (to_number) {
+        if (!b64_double(v, vn, &d))
+            return CK_OK;
+        if (isnan(d))
+            snprintf(text, sizeof text, "NaN");
+        else if (isinf(d))
+            snprintf(text, sizeof text, "%sInfinity", d < 0 ? "-" : "");
+        else
+            snprintf(text, sizeof text, "%.17g%s", d,
+                     d == floor(d) && fabs(d) < 1e17 ? ".0" : "");
+    } else {
+        cJSON *t = ck_attrs_parse(v, vn);
+        ck_attrs_num num;
+        int ok = t && ck_attrs_number(t, &num);
+        cJSON_Delete(t);
+        if (!ok)
+            return CK_OK;
+        uint64_t bits;
+        memcpy(&bits, &num.f, 8);
+        unsigned char b[8];
+        for (int i = 0; i < 8; i++)
+            b[i] = (unsigned char)(bits >> (8 * i));
+        char *o = text;
+        *o++ = '"';
+        for (int i = 0; i < 9; i += 3) {
+            uint32_t g = (uint32_t)b[i] << 16 |
+                         (uint32_t)(i + 1 < 8 ? b[i + 1] : 0) << 8 |
+                         (uint32_t)(i + 2 < 8 ? b[i + 2] : 0);
+            *o++ = B64[g >> 18 & 63];
+            *o++ = B64[g >> 12 & 63];
+            *o++ = i + 1 < 8 ? B64[g >> 6 & 63] : '=';
+            *o++ = i + 2 < 8 ? B64[g & 63] : '=';
+        }
+        *o++ = '"';
+        *o = '\0';
+    }
+    CK_TRY(ck_zarr_json_put(*attrs, strlen(*attrs), "_FillValue", text, where,
+                            &out, err));
+    free(*attrs);
+    *attrs = out;
+    return CK_OK;
+}
+
 /* The attributes of the node in fd as the text of one object (malloc'd),
  * or NULL when it has none. */
 static ck_code read_attrs(const ck_store *s, int fd, const char *where,
@@ -2395,9 +2499,12 @@ static ck_code read_attrs(const ck_store *s, int fd, const char *where,
         free(txt);
         return ck_err_set(err, CK_ENOMEM, "out of memory");
     }
-    *len = r == 1 ? vlen : 0;
+    ck_code rc = CK_OK;
+    if (*out && v3_float(txt, n))
+        rc = v3_fill_attr(out, 1, where, err);
+    *len = *out ? strlen(*out) : 0;
     free(txt);
-    return CK_OK;
+    return rc;
 }
 
 /* Sets the attributes of the node in fd to the object in json. */
@@ -2453,14 +2560,18 @@ static ck_code write_attrs_as_is(const ck_store *s, int fd, const char *json,
     const char *v;
     size_t vn;
     char *plain = NULL;
-    if (ck_zarr_json_get(json, strlen(json), "_ARRAY_DIMENSIONS", &v, &vn) ==
-        1) {
+    rc = CK_OK;
+    if (ck_zarr_json_get(json, strlen(json), "_ARRAY_DIMENSIONS", &v, &vn) == 1)
         rc = ck_zarr_json_put(json, strlen(json), "_ARRAY_DIMENSIONS", NULL,
                               where, &plain, err);
-        if (rc != CK_OK) {
-            free(txt);
-            return rc;
-        }
+    else if (v3_float(txt, n) && !(plain = strdup(json)))
+        rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+    if (rc == CK_OK && plain && v3_float(txt, n))
+        rc = v3_fill_attr(&plain, 0, where, err);
+    if (rc != CK_OK) {
+        free(plain);
+        free(txt);
+        return rc;
     }
     rc = ck_zarr_json_put(txt, n, "attributes", plain ? plain : json, where,
                           &out, err);

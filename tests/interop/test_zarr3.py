@@ -1226,5 +1226,54 @@ class V3ShardReads(V3Case):
                              (read, size, nb, isize))
 
 
+class V3XarrayFill(V3Case):
+    """xarray's Zarr v3 convention for a float array's _FillValue
+    attribute: the base64 text of the value as a little-endian float64
+    (xarray.backends.zarr.FillValueCoder, which reads no other form).
+    chunkctl reads it as the missing value and writes it so."""
+
+    @staticmethod
+    def coded(v):
+        import base64
+        import struct
+        return base64.standard_b64encode(struct.pack("<d", v)).decode()
+
+    @classmethod
+    def make_fixtures(cls):
+        cls.a = np.arange(24.0).reshape(4, 6)
+        cls.a[1, 2] = cls.a[3, 5] = -9999.0
+        S.write_group(cls.path("x.zarr"))
+        S.write_array(cls.path("x.zarr"), "/t", cls.a, (2, 3),
+                      dimension_names=["y", "x"],
+                      attributes={"_FillValue": cls.coded(-9999.0),
+                                  "units": "K"})
+        with h5py.File(cls.path("f.h5"), "w") as f:
+            d = f.create_dataset("t", data=cls.a.astype(np.float32),
+                                 chunks=(2, 3))
+            d.attrs["_FillValue"] = np.float32(-9999.0)
+
+    def test_read_as_the_missing_value(self):
+        want = self.a[self.a != -9999.0].mean()
+        p = C.run("reduce", "--quiet", "mean", self.path("x.zarr") + ":/t")
+        self.assertAlmostEqual(float(p.stdout), want, delta=1e-12)
+
+    def test_written_as_xarray_writes_it(self):
+        out = self.fresh("o.zarr")
+        C.run("copy", "--quiet", self.path("f.h5") + ":/t", out,
+              "--zarr-format", "3")
+        at = S.read_meta(out)["attributes"]
+        self.assertEqual(at["_FillValue"], self.coded(-9999.0))
+        want = self.a[self.a != -9999.0].mean()
+        p = C.run("reduce", "--quiet", "mean", out)
+        self.assertAlmostEqual(float(p.stdout), want, delta=1e-5)
+
+    def test_back_to_hdf5_as_a_number(self):
+        out = self.fresh("back.h5")
+        C.run("copy", "--quiet", self.path("x.zarr") + ":/t", out + ":/t")
+        with h5py.File(out, "r") as f:
+            self.assertEqual(float(f["t"].attrs["_FillValue"]), -9999.0)
+            self.assertEqual(f["t"].attrs["units"], "K")
+
+
 if __name__ == "__main__":
     C.main()
