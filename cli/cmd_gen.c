@@ -157,6 +157,11 @@ ck_code cmd_gen(int argc, char **argv, cli_common *c, ck_err *err)
         return ck_err_set(err, CK_EUSAGE, "gen: --std must be >= 0");
     if (o->dist == CK_DIST_INTEGERS)
         CK_TRY(integers_fit(o, err));
+    if (o->dist == CK_DIST_UNIFORM && !ck_gen_uniform_fits(o->a, o->b))
+        return ck_err_set(err, CK_EUSAGE,
+                          "gen: --low %g, --high %g: high - low is past the "
+                          "largest double, as NumPy refuses",
+                          o->a, o->b);
     o->dst = argv[first];
     {
         /* The limits (chunkctl(1), LIMITS) as usage errors, before the

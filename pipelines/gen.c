@@ -254,3 +254,8 @@ int ck_gen_integers_fit(ck_dtype t, double lo, double hi, double *tlo,
         }
     return 0;
 }
+
+int ck_gen_uniform_fits(double lo, double hi)
+{
+    return isfinite(hi - lo);
+}

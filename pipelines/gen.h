@@ -48,6 +48,11 @@ ck_code ck_gen(const ck_gen_opts *o, ck_err *err);
  * if past the range, which is then [*tlo, *thi]. */
 int ck_gen_integers_fit(ck_dtype t, double lo, double hi, double *tlo,
                         double *thi);
+/* "uniform" draws lo + (hi - lo) * u, so the width hi - lo must be a
+ * finite double, as NumPy's Generator.uniform requires (OverflowError
+ * "high - low range exceeds valid bounds"); past it every value would be
+ * inf or nan.  1 if it is, 0 if not. */
+int ck_gen_uniform_fits(double lo, double hi);
 
 /* Value i of the stream (exposed for tests of the distribution). */
 double ck_gen_value(ck_dist dist, double a, double b, uint64_t seed,

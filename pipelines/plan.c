@@ -1323,6 +1323,11 @@ ck_code ck_plan_parse_random(ck_plan *p, const char *path, const char *where,
                            "low %g, high %g: outside %s's range [%.0f, %.0f] "
                            "(high is excluded), as NumPy refuses",
                            n->ra, n->rb, ck_dtype_name(n->dtype), tlo, thi);
+    if (n->dist == CK_DIST_UNIFORM && !ck_gen_uniform_fits(n->ra, n->rb))
+        return ck_plan_bad(err, path, where,
+                           "low %g, high %g: high - low is past the largest "
+                           "double, as NumPy refuses",
+                           n->ra, n->rb);
     if (ch) {
         CK_TRY(ck_plan_int_list(path, where, "chunks", ch, n->chunks, &nd, 0,
                                 err));

@@ -82,6 +82,10 @@ contract:
   to NumPy's promotion, in a pipeline and on a one-step command line;
 - compress takes a condition array of any dtype, nonzero true, as
   numpy.compress (audit 2 of 2026-11-29).
+- a uniform range whose width high - low is past the largest double is
+  refused by gen and the random step, as NumPy's Generator.uniform
+  raises OverflowError, where every value was inf (audit 3 of
+  2026-11-29);
 """
 import math
 import json
@@ -993,6 +997,37 @@ class EdgeCases(C.InteropCase):
                 with h5py.File(out, "r") as f:
                     self.assertSameArray(f["y"][...],
                                          np.compress(c, x, axis=0))
+
+    def test_uniform_range_past_the_largest_double(self):
+        # NumPy's Generator.uniform raises OverflowError where high - low
+        # is not finite; chunkctl wrote inf everywhere with exit 0.  A wide
+        # range whose width is finite still draws.
+        rng = np.random.default_rng(0)
+        for lo, hi in ((-1e308, 1e308), (-1e308, 0.0), (0.0, 1e308)):
+            try:
+                rng.uniform(lo, hi, 4)
+                numpy_refuses = False
+            except OverflowError:
+                numpy_refuses = True
+            with self.subTest(low=lo, high=hi):
+                out = self.fresh("wide.h5")
+                p = C.gen(out + ":/x", "--shape", "4", "--low", repr(lo),
+                          "--high", repr(hi),
+                          expect=2 if numpy_refuses else 0)
+                if not numpy_refuses:
+                    with h5py.File(out, "r") as f:
+                        self.assertTrue(np.isfinite(f["x"][...]).all())
+                    continue
+                self.assertCleanError(p, 2, "high - low", "--low")
+                self.assertFalse(os.path.exists(out))
+                pipe = self.fresh("wide.json")
+                with open(pipe, "w") as f:
+                    json.dump({"steps": [{"name": "y", "op": "random",
+                                          "shape": [4], "low": lo,
+                                          "high": hi}], "print": ["y"]}, f)
+                p = C.run("run", "--quiet", pipe, expect=2)
+                self.assertCleanError(p, 2, "wide.json: steps[0]:",
+                                      "high - low")
 
 if __name__ == "__main__":
     C.main()
