@@ -2396,6 +2396,54 @@ static void mark_floats(cJSON *v, float_marks *m)
     }
 }
 
+/* cJSON decodes "\u0000" into a NUL that ends its C string, so "sum\u0000zz"
+ * ran as sum and "a.h5\u0000zz:/x" read a.h5: a string (key or value)
+ * holding one is refused, naming where it is.  Walks the text's strings
+ * alongside the tree's keys and string values, which come in the same
+ * order (as mark_floats does for numbers). */
+static int next_string_has_nul(const char **c)
+{
+    const char *t = strchr(*c, '"');
+    int nul = 0;
+
+    if (!t) /* cannot happen: the tree came from this text */
+        return 0;
+    for (t++; *t && *t != '"'; t++)
+        if (t[0] == '\\' && t[1]) {
+            nul |= t[1] == 'u' && strncmp(t + 2, "0000", 4) == 0;
+            t++;
+        }
+    *c = *t ? t + 1 : t;
+    return nul;
+}
+
+static ck_code nul_strings(const char *path, const cJSON *v, const char *where,
+                           const char **c, ck_err *err)
+{
+    char sub[160];
+    int k = 0;
+
+    for (; v; v = v->next) {
+        if (v->string) /* an object's member: its key comes first */
+            snprintf(sub, sizeof sub, "%s%s%.60s", where, where[0] ? "." : "",
+                     v->string);
+        else
+            snprintf(sub, sizeof sub, "%s[%d]", where, k++);
+        if (v->string && next_string_has_nul(c))
+            return ck_plan_bad(err, path, where[0] ? where : "top level",
+                               "key \"%.60s\\u0000...\": a string may not "
+                               "hold \\u0000 (NUL)",
+                               v->string);
+        if (cJSON_IsString(v) && next_string_has_nul(c))
+            return ck_plan_bad(err, path, sub,
+                               "\"%.60s\\u0000...\": a string may not hold "
+                               "\\u0000 (NUL)",
+                               v->valuestring);
+        CK_TRY(nul_strings(path, v->child, sub, c, err));
+    }
+    return CK_OK;
+}
+
 static int key_cmp(const void *a, const void *b)
 {
     return strcmp((*(const cJSON *const *)a)->string,
@@ -2482,7 +2530,10 @@ ck_code ck_plan_parse(const char *path, const char *text, unsigned flags,
     }
     float_marks fm = {text};
     mark_floats(root, &fm);
-    rc = dup_keys(path, root, "", err);
+    const char *sc = text;
+    rc = nul_strings(path, root->child, "", &sc, err);
+    if (rc == CK_OK)
+        rc = dup_keys(path, root, "", err);
     if (rc == CK_OK)
         rc = ck_plan_build(path, root, flags, memory, out, err);
     cJSON_Delete(root);

@@ -86,6 +86,9 @@ contract:
   refused by gen and the random step, as NumPy's Generator.uniform
   raises OverflowError, where every value was inf (audit 3 of
   2026-11-29);
+- a pipeline string or key holding a NUL (json.dumps writes \\u0000) is
+  refused, naming where, where cJSON cut it there: "sum\\u0000zz" ran as
+  sum and "in.h5\\u0000zz:/f" read in.h5;
 """
 import math
 import json
@@ -1028,6 +1031,31 @@ class EdgeCases(C.InteropCase):
                 p = C.run("run", "--quiet", pipe, expect=2)
                 self.assertCleanError(p, 2, "wide.json: steps[0]:",
                                       "high - low")
+
+    def test_pipeline_strings_holding_nul_are_refused(self):
+        # json.dumps writes "\x00" as \u0000, which cJSON decoded into a
+        # C string that ended there: the step ran as "sum", on "in.h5".
+        src = self.path("in.h5")
+        for what, pipe in (
+                ("steps[0].op", {"inputs": {"x": src + ":/f"},
+                                 "steps": [{"name": "r", "op": "sum\x00zz",
+                                            "args": ["x"]}],
+                                 "print": ["r"]}),
+                ("inputs.x", {"inputs": {"x": src + "\x00zz:/f"},
+                              "steps": [{"name": "r", "op": "sum",
+                                         "args": ["x"]}],
+                              "print": ["r"]}),
+                ("steps[0].name", {"inputs": {"x": src + ":/f"},
+                                   "steps": [{"name": "r\x00zz", "op": "sum",
+                                              "args": ["x"]}],
+                                   "print": ["r"]})):
+            with self.subTest(where=what):
+                path = self.fresh("nul.json")
+                with open(path, "w") as f:
+                    json.dump(pipe, f)
+                p = C.run("run", "--quiet", path, expect=2)
+                self.assertCleanError(p, 2, "nul.json: " + what + ":",
+                                      "\\u0000")
 
 if __name__ == "__main__":
     C.main()
