@@ -110,8 +110,9 @@ static ck_code parse_input(ck_plan *p, const char *path, const cJSON *item,
     CK_TRY(add_node(p, path, where, item->string, &n, err));
     n->kind = CK_NODE_INPUT;
     snprintf(n->source, sizeof n->source, "%s", item->valuestring);
-    CK_TRY(ck_target_split(n->source, spath, sname, sizeof spath, err));
-    if ((rc = ck_store_open(spath, &s, err)) == CK_OK &&
+    if ((rc = ck_target_split(n->source, spath, sname, sizeof spath, err)) ==
+            CK_OK &&
+        (rc = ck_store_open(spath, &s, err)) == CK_OK &&
         (rc = ck_array_open(s, sname, &a, err)) == CK_OK) {
         const ck_array_info *ai = ck_array_info_of(a);
         n->dtype = ai->dtype;
@@ -2297,6 +2298,22 @@ static ck_code parse_output(const char *path, const char *ow, const cJSON *it,
         return ck_plan_bad(err, path, ow, "a path of %zu bytes (at most %zu)",
                            strlen(t->valuestring), sizeof o->target - 1);
     snprintf(o->target, sizeof o->target, "%s", t->valuestring);
+    /* What the executor would refuse about the target when it creates the
+     * store, said here, where the message can name the output (a one-step
+     * command's -o as before: the target alone). */
+    {
+        char sp[PATH_MAX], sn[PATH_MAX];
+        ck_err e = {0};
+        if (ck_target_split(o->target, sp, sn, sizeof sp, &e) == CK_OK &&
+            ck_store_kind_guess(sp) == CK_KIND_NONE)
+            ck_err_set(&e, CK_EUSAGE,
+                       "%s: cannot tell the output format; name it *.h5 or "
+                       "*.zarr",
+                       sp);
+        if (e.code != CK_OK)
+            return ow[0] ? ck_plan_bad(err, path, ow, "%s", e.msg)
+                         : ck_err_set(err, e.code, "%s", e.msg);
+    }
     if (c) {
         ck_err e = {0};
         if (!cJSON_IsString(c) ||

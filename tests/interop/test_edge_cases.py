@@ -89,6 +89,9 @@ contract:
 - a pipeline string or key holding a NUL (json.dumps writes \\u0000) is
   refused, naming where, where cJSON cut it there: "sum\\u0000zz" ran as
   sum and "in.h5\\u0000zz:/f" read in.h5;
+- an input or output target refused for its form (no file name, no
+  format, "PATH:") names the pipeline file and inputs.NAME or
+  outputs.NAME, as every other input and output error does;
 """
 import math
 import json
@@ -1056,6 +1059,27 @@ class EdgeCases(C.InteropCase):
                 p = C.run("run", "--quiet", path, expect=2)
                 self.assertCleanError(p, 2, "nul.json: " + what + ":",
                                       "\\u0000")
+
+    def test_pipeline_target_errors_name_the_place(self):
+        src = self.path("in.h5")
+        step = [{"name": "s", "op": "negative", "args": ["x"]}]
+        for where, needle, pipe in (
+                ("inputs.x", "no file name",
+                 {"inputs": {"x": ""}, "steps": step, "print": ["s"]}),
+                ("outputs.s", "cannot tell the output format",
+                 {"inputs": {"x": src + ":/f"}, "steps": step,
+                  "outputs": {"s": self.fresh("o.txt")}}),
+                ("outputs.s", "no dataset name",
+                 {"inputs": {"x": src + ":/f"}, "steps": step,
+                  "outputs": {"s": self.fresh("n.h5") + ":"}})):
+            with self.subTest(where=where, error=needle):
+                path = self.fresh("target.json")
+                with open(path, "w") as f:
+                    json.dump(pipe, f)
+                p = C.run("run", "--quiet", path, expect=2)
+                self.assertCleanError(p, 2, "target.json: " + where + ": ",
+                                      needle)
+                self.assertFalse(os.path.exists(self.path("o.txt")))
 
 if __name__ == "__main__":
     C.main()
