@@ -253,7 +253,9 @@ ck_code ck_plan_axes(const char *path, const char *where, const cJSON *ax,
         *mask = ndim ? (uint32_t)((1ULL << ndim) - 1) : 0;
         return CK_OK;
     }
-    if (cJSON_IsNumber(ax)) {
+    /* A number that is not whole (1.5) or not a number ([1], true) is not
+     * an axis at all; "out of range" is for whole numbers only. */
+    if (cJSON_IsNumber(ax) && ax->valuedouble == floor(ax->valuedouble)) {
         int v = ax->valueint;
         if (ax->valuedouble != v || v < -ndim || v >= ndim)
             return ck_plan_bad(err, path, where,
@@ -265,13 +267,18 @@ ck_code ck_plan_axes(const char *path, const char *where, const cJSON *ax,
     if (!cJSON_IsArray(ax))
         return ck_plan_bad(err, path, where,
                            "axis must be an integer or a list");
+    int k = 0;
     cJSON_ArrayForEach(a, ax)
     {
         int v = a->valueint;
-        if (!cJSON_IsNumber(a) || a->valuedouble != v || v < -ndim || v >= ndim)
+        if (!cJSON_IsNumber(a) || a->valuedouble != floor(a->valuedouble))
+            return ck_plan_bad(err, path, where,
+                               "axis[%d]: expected an integer", k);
+        if (a->valuedouble != v || v < -ndim || v >= ndim)
             return ck_plan_bad(err, path, where,
                                "axis %g out of range for a %d-D array",
-                               cJSON_IsNumber(a) ? a->valuedouble : NAN, ndim);
+                               a->valuedouble, ndim);
+        k++;
         v = v < 0 ? v + ndim : v;
         if (*mask & (1u << v))
             return ck_plan_bad(err, path, where, "axis %d repeated", v);
@@ -940,10 +947,17 @@ static ck_code axis_list(const char *path, const char *where, const char *key,
     for (e = cJSON_IsArray(v) ? v->child : v; e;
          e = cJSON_IsArray(v) ? e->next : NULL) {
         int a = ck_plan_is_int(e) ? (int)e->valuedouble : INT_MIN;
+        if (!cJSON_IsNumber(e) || e->valuedouble != floor(e->valuedouble)) {
+            if (cJSON_IsArray(v))
+                return ck_plan_bad(err, path, where,
+                                   "%s[%d]: expected an integer", key, k);
+            return ck_plan_bad(err, path, where,
+                               "%s: expected an axis or a list of axes", key);
+        }
         if (k == CK_MAX_DIMS || a < -ndim || a >= ndim)
             return ck_plan_bad(err, path, where,
                                "%s: axis %g out of range for a %d-D array", key,
-                               cJSON_IsNumber(e) ? e->valuedouble : NAN, ndim);
+                               e->valuedouble, ndim);
         a = a < 0 ? a + ndim : a;
         for (int j = 0; j < k; j++)
             if (ax[j] == a)

@@ -92,6 +92,9 @@ contract:
 - an input or output target refused for its form (no file name, no
   format, "PATH:") names the pipeline file and inputs.NAME or
   outputs.NAME, as every other input and output error does;
+- an axis list element that is not a whole number ([[1]], true, 1.5)
+  is said to be no integer, where it was "axis nan out of range" (NumPy
+  raises TypeError for it, not AxisError);
 """
 import math
 import json
@@ -1080,6 +1083,32 @@ class EdgeCases(C.InteropCase):
                 self.assertCleanError(p, 2, "target.json: " + where + ": ",
                                       needle)
                 self.assertFalse(os.path.exists(self.path("o.txt")))
+
+    def test_axis_elements_must_be_integers(self):
+        # NumPy's sum(axis=([1],)) and sum(axis=(1.5,)) raise TypeError
+        # (not an integer), not AxisError; chunkctl said "axis nan out of
+        # range" for [[1]] and "axis 1.5 out of range" for 1.5.
+        x = np.arange(6.0).reshape(3, 2)
+        for bad in ([1],), (1.5,):
+            with self.assertRaises(TypeError):
+                np.sum(x, axis=bad)
+        src = self.path("in.h5")
+        for axis, k in (([[1]], 0), ([0, 1.5], 1), ([True], 0)):
+            with self.subTest(axis=axis):
+                pipe = self.fresh("axis.json")
+                with open(pipe, "w") as f:
+                    json.dump({"inputs": {"x": src + ":/x"},
+                               "steps": [{"name": "s", "op": "sum",
+                                          "args": ["x"], "axis": axis}],
+                               "print": ["s"]}, f)
+                p = C.run("run", "--quiet", pipe, expect=2)
+                self.assertCleanError(
+                    p, 2, "axis.json: steps[0]: axis[%d]: expected an "
+                    "integer" % k)
+                p = C.run("sum", "--quiet", src + ":/x", "--axis",
+                          json.dumps(axis), expect=2)
+                self.assertCleanError(
+                    p, 2, "sum: axis[%d]: expected an integer" % k)
 
 if __name__ == "__main__":
     C.main()
