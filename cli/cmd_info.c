@@ -291,7 +291,7 @@ static ck_code attrs_collect(const char *target, const ck_info_list *l,
     info_attrs at = {0, NULL};
     ck_code rc = CK_OK;
 
-    CK_TRY(ck_target_split(target, path, name, sizeof path, err));
+    CK_TRY(ck_target_split(target, path, sizeof path, name, sizeof name, err));
     if (!(at.json = calloc(l->n ? (size_t)l->n : 1, sizeof *at.json)))
         return ck_err_set(err, CK_ENOMEM, "info: out of memory");
     at.n = l->n;
@@ -588,7 +588,8 @@ ck_code cmd_info(int argc, char **argv, cli_common *c, ck_err *err)
         return ck_err_set(err, CK_EUSAGE,
                           "info: expected one PATH[:DATASET] (see chunkctl "
                           "info --help)");
-    CK_TRY(ck_target_split(argv[first], path, name, sizeof path, err));
+    CK_TRY(ck_target_split(argv[first], path, sizeof path, name, sizeof name,
+                           err));
     CK_TRY(ck_info_collect(argv[first], &l, err));
     rc = attrs_collect(argv[first], &l, &at, err);
     if (rc == CK_OK && json)

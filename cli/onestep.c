@@ -183,7 +183,7 @@ ck_code cli_target_split(const char *target, char **path, char **dataset,
     *dataset = malloc(n);
     if (!*path || !*dataset)
         return ck_err_set(err, CK_ENOMEM, "out of memory");
-    return ck_target_split(target, *path, *dataset, n, err);
+    return ck_target_split(target, *path, n, *dataset, n, err);
 }
 
 char *cli_target_join(const char *path, const char *dataset, const char *leaf)

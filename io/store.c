@@ -58,8 +58,8 @@ static const char *split_colon(const char *target)
     return found ? found : named ? named : last;
 }
 
-ck_code ck_target_split(const char *target, char *path, char *dataset, size_t n,
-                        ck_err *err)
+ck_code ck_target_split(const char *target, char *path, size_t pathn,
+                        char *dataset, size_t datasetn, ck_err *err)
 {
     const char *colon = split_colon(target);
     size_t plen;
@@ -72,14 +72,17 @@ ck_code ck_target_split(const char *target, char *path, char *dataset, size_t n,
     plen = colon ? (size_t)(colon - target) : strlen(target);
     if (plen == 0)
         return ck_err_set(err, CK_EUSAGE, "'%s': no file name", target);
-    if (plen >= n || (colon && strlen(colon) + 1 >= n))
-        return ck_err_set(err, CK_EUSAGE, "'%s': name too long", target);
+    /* (the dataset gains at most a leading '/') */
+    if (plen >= pathn || (colon && strlen(colon) + 1 >= datasetn))
+        return ck_err_set(err, CK_EUSAGE, "'%.*s...': name too long", 200,
+                          target);
     memcpy(path, target, plen);
     path[plen] = '\0';
     dataset[0] = '\0';
     if (colon) {
         /* Normalise to "/a/b": a leading '/', no trailing one. */
-        snprintf(dataset, n, "%s%s", colon[1] == '/' ? "" : "/", colon + 1);
+        snprintf(dataset, datasetn, "%s%s", colon[1] == '/' ? "" : "/",
+                 colon + 1);
         size_t dl = strlen(dataset);
         while (dl > 1 && dataset[dl - 1] == '/')
             dataset[--dl] = '\0';

@@ -29,10 +29,10 @@
  * or where none does (a new output), after the first prefix with a
  * store's extension (.h5, .zarr, ...), or else at the last ':'.  *dataset
  * is "" when absent.  path and dataset are written into caller buffers of
- * n bytes.  CK_EUSAGE when they do not fit, and for "PATH:" (nothing after
- * the ':') that does not exist. */
-ck_code ck_target_split(const char *target, char *path, char *dataset, size_t n,
-                        ck_err *err);
+ * pathn and datasetn bytes.  CK_EUSAGE when they do not fit, and for
+ * "PATH:" (nothing after the ':') that does not exist. */
+ck_code ck_target_split(const char *target, char *path, size_t pathn,
+                        char *dataset, size_t datasetn, ck_err *err);
 
 /* The kind of store at path: by content when it exists, else by name
  * (.zarr -> Zarr; .h5 .hdf5 .he5 .hdf .nc -> HDF5).  CK_KIND_NONE if

@@ -612,8 +612,10 @@ ck_code ck_copy(const ck_copy_opts *o, ck_err *err)
     ck_store_kind kind;
     ck_code rc;
 
-    CK_TRY(ck_target_split(o->src, spath, sname, sizeof spath, err));
-    CK_TRY(ck_target_split(o->dst, dpath, dname, sizeof dpath, err));
+    CK_TRY(
+        ck_target_split(o->src, spath, sizeof spath, sname, sizeof sname, err));
+    CK_TRY(
+        ck_target_split(o->dst, dpath, sizeof dpath, dname, sizeof dname, err));
     CK_TRY(ck_store_check_apart(spath, dpath, dpath, err));
     kind = ck_store_kind_guess(dpath);
     if (kind == CK_KIND_NONE)

@@ -2915,8 +2915,8 @@ static void run_key(const ck_plan *p, const ck_exec_opts *o, ck_journal_key *k)
     for (int i = 0; i < p->n; i++) {
         char sp[PATH_MAX], sn[512];
         if (p->node[i].kind == CK_NODE_INPUT &&
-            ck_target_split(p->node[i].source, sp, sn, sizeof sp, NULL) ==
-                CK_OK)
+            ck_target_split(p->node[i].source, sp, sizeof sp, sn, sizeof sn,
+                            NULL) == CK_OK)
             ck_journal_key_input(k, sp);
     }
 }
@@ -2968,7 +2968,7 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
         char sp[PATH_MAX], sn[512];
         if (nd->kind != CK_NODE_INPUT)
             continue;
-        rc = ck_target_split(nd->source, sp, sn, sizeof sp, err);
+        rc = ck_target_split(nd->source, sp, sizeof sp, sn, sizeof sn, err);
         if (rc == CK_OK)
             rc = ck_store_open(sp, &r->x[i].store, err);
         if (rc == CK_OK)
@@ -2978,7 +2978,8 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
      * output fails the run at once. */
     for (int k = 0; rc == CK_OK && k < p->nout; k++) {
         char dp[PATH_MAX];
-        rc = ck_target_split(p->out[k].target, dp, names[k], sizeof dp, err);
+        rc = ck_target_split(p->out[k].target, dp, sizeof dp, names[k],
+                             sizeof names[k], err);
         if (rc != CK_OK)
             break;
         if (!names[k][0]) {
@@ -2995,8 +2996,8 @@ ck_code ck_exec_run(const ck_plan *p, const ck_exec_opts *o, ck_results *res,
             for (int j = 0; j < p->nout && alone; j++) {
                 char op_[PATH_MAX], on[512];
                 if (j != k &&
-                    ck_target_split(p->out[j].target, op_, on, sizeof op_,
-                                    NULL) == CK_OK &&
+                    ck_target_split(p->out[j].target, op_, sizeof op_, on,
+                                    sizeof on, NULL) == CK_OK &&
                     strcmp(op_, dp) == 0)
                     alone = 0;
             }

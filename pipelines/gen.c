@@ -142,7 +142,7 @@ ck_code ck_gen(const ck_gen_opts *o, ck_err *err)
     ck_store_kind kind;
     ck_code rc;
 
-    CK_TRY(ck_target_split(o->dst, path, name, sizeof path, err));
+    CK_TRY(ck_target_split(o->dst, path, sizeof path, name, sizeof name, err));
     kind = ck_store_kind_guess(path);
     if (kind == CK_KIND_NONE)
         return ck_err_set(err, CK_EUSAGE,

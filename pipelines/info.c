@@ -15,7 +15,7 @@ ck_code ck_info_collect(const char *target, ck_info_list *out, ck_err *err)
     ck_info_list l = {0};
     ck_code rc;
 
-    CK_TRY(ck_target_split(target, path, name, sizeof path, err));
+    CK_TRY(ck_target_split(target, path, sizeof path, name, sizeof name, err));
     CK_TRY(ck_store_open(path, &s, err));
     l.kind = ck_store_kind_of(s);
     rc = name[0] ? ck_names_push(&names, name, err)

@@ -110,8 +110,8 @@ static ck_code parse_input(ck_plan *p, const char *path, const cJSON *item,
     CK_TRY(add_node(p, path, where, item->string, &n, err));
     n->kind = CK_NODE_INPUT;
     snprintf(n->source, sizeof n->source, "%s", item->valuestring);
-    if ((rc = ck_target_split(n->source, spath, sname, sizeof spath, err)) ==
-            CK_OK &&
+    if ((rc = ck_target_split(n->source, spath, sizeof spath, sname,
+                              sizeof sname, err)) == CK_OK &&
         (rc = ck_store_open(spath, &s, err)) == CK_OK &&
         (rc = ck_array_open(s, sname, &a, err)) == CK_OK) {
         const ck_array_info *ai = ck_array_info_of(a);
@@ -1895,7 +1895,7 @@ static ck_code parse_model(ck_plan *p, const char *path, const char *where,
     if (!cJSON_IsString(mj))
         return ck_plan_bad(err, path, where,
                            "model must be \"PATH[:DATASET]\"");
-    CK_TRY(ck_target_split(mj->valuestring, mp, mn, sizeof mp, err));
+    CK_TRY(ck_target_split(mj->valuestring, mp, sizeof mp, mn, sizeof mn, err));
     if (!mn[0])
         snprintf(mn, sizeof mn, "/coef");
     snprintf(nm, sizeof nm, "%.50s.coef", n->name);
@@ -2318,7 +2318,8 @@ static ck_code parse_output(const char *path, const char *ow, const cJSON *it,
     {
         char sp[PATH_MAX], sn[PATH_MAX];
         ck_err e = {0};
-        if (ck_target_split(o->target, sp, sn, sizeof sp, &e) == CK_OK &&
+        if (ck_target_split(o->target, sp, sizeof sp, sn, sizeof sn, &e) ==
+                CK_OK &&
             ck_store_kind_guess(sp) == CK_KIND_NONE)
             ck_err_set(&e, CK_EUSAGE,
                        "%s: cannot tell the output format; name it *.h5 or "
@@ -3130,11 +3131,12 @@ void ck_plan_print_ranks(const ck_plan *p, int nranks, FILE *f)
     for (int k = 0; k < p->nout; k++) {
         char pk[PATH_MAX], pj[PATH_MAX], nk[512], nj[512];
         int seen = 0;
-        if (ck_target_split(p->out[k].target, pk, nk, sizeof pk, NULL) != CK_OK)
+        if (ck_target_split(p->out[k].target, pk, sizeof pk, nk, sizeof nk,
+                            NULL) != CK_OK)
             continue;
         for (int j = 0; j < k && !seen; j++)
-            seen = ck_target_split(p->out[j].target, pj, nj, sizeof pj, NULL) ==
-                       CK_OK &&
+            seen = ck_target_split(p->out[j].target, pj, sizeof pj, nj,
+                                   sizeof nj, NULL) == CK_OK &&
                    strcmp(pk, pj) == 0;
         nstores += !seen;
     }

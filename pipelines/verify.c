@@ -157,7 +157,8 @@ ck_code ck_verify(const ck_verify_opts *o, ck_verify_report *rep, ck_err *err)
     ck_code rc;
 
     memset(rep, 0, sizeof *rep);
-    CK_TRY(ck_target_split(o->target, path, name, sizeof path, err));
+    CK_TRY(
+        ck_target_split(o->target, path, sizeof path, name, sizeof name, err));
     CK_TRY(
         ck_budget_charge(&budget, ck_base_overhead(), "chunkctl itself", err));
     CK_TRY(ck_store_open(path, &s, err));

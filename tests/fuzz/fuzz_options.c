@@ -78,7 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size > 4096)
         return 0;
     s = fz_str(data, size);
-    ck_target_split(s, path, ds, sizeof path, &err);
+    ck_target_split(s, path, sizeof path, ds, sizeof ds, &err);
     ck_parse_size(s, v, &err);
     ck_parse_ints(s, "--chunks", v, CK_MAX_DIMS, &n, &err);
     codec(s);
