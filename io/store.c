@@ -1193,6 +1193,15 @@ static ck_code create_in(const char *path, ck_store_kind kind, int force,
                           "%s exists (use --force to overwrite it)", path);
     if (stat(path, &st) == 0)
         CK_TRY(replaceable(path, kind, &st, err));
+    /* said of the output, not of the temporary beside it */
+    if (stat(d, &st) != 0)
+        return ck_err_set(err, CK_EIO, "%s: cannot write it: %s: %s", path, d,
+                          strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return ck_err_set(err, CK_EIO,
+                          "%s: cannot write it: %s is not a "
+                          "directory",
+                          path, d);
     host_name(host, sizeof host);
     if (tmp_leaf(leaf, b, (long)getpid(), proc_start((long)getpid()), host) !=
             0 ||
