@@ -269,10 +269,20 @@ static ck_code keep_cf_fill(ck_store *in, const ck_array_info *si,
     ck_array_close(d);
     if (says)
         return CK_OK;
-    if (ck_dtype_is_float(spec->dtype) || !ck_dtype_is_signed(spec->dtype))
+    /* an integer exactly (want is a double): a Zarr v2 fill_value is the
+     * output's fill, converted; a _FillValue attribute was copied */
+    if (ck_dtype_is_float(spec->dtype))
         f = (ck_attr){.kind = CK_ATTR_F64, .f64 = want};
+    else if (ck_dtype_is_signed(spec->dtype))
+        f = (ck_attr){.kind = CK_ATTR_I64,
+                      .i64 = si->zarr_format == 2 && si->has_fill
+                                 ? spec->fill.i
+                                 : (int64_t)want};
+    else if (si->zarr_format == 2 && si->has_fill &&
+             spec->fill.u <= (uint64_t)INT64_MAX)
+        f = (ck_attr){.kind = CK_ATTR_I64, .i64 = (int64_t)spec->fill.u};
     else
-        f = (ck_attr){.kind = CK_ATTR_I64, .i64 = (int64_t)want};
+        f = (ck_attr){.kind = CK_ATTR_F64, .f64 = want};
     return ck_store_set_attr(out, oname, "_FillValue", &f, err);
 }
 

@@ -2172,6 +2172,64 @@ static int mask_folded(const ck_plan *p, int i)
     return users > 0;
 }
 
+/* The steps one pass folds, from step order[j] (node[0]) on: the later
+ * steps not done that fold the same operand and can share the pass, not
+ * those waiting for their range (waits[]).  Their count. */
+static int fold_group(const ck_plan *p, int j, const char *done,
+                      const char *waits, int *node)
+{
+    const ck_node *nd = &p->node[p->order[j]];
+    int nm = 0;
+
+    node[nm++] = p->order[j];
+    for (int j2 = j + 1; shares(nd) && j2 < p->n && nm < CK_MAX_FOLD; j2++) {
+        int i2 = p->order[j2];
+        if (!done[i2] && shares(&p->node[i2]) &&
+            p->node[i2].arg[0] == nd->arg[0] && !waits[i2])
+            node[nm++] = i2;
+    }
+    return nm;
+}
+
+/* The pass that folds step i, as run_folds_and_models groups them (a
+ * histogram waiting for its range steps runs after their pass): its
+ * steps into node, their count. */
+static int pass_of(const ck_plan *p, int i, int *node)
+{
+    char done[CK_MAX_NODES] = {0}, waits[CK_MAX_NODES] = {0};
+
+    for (int k = 0; k < p->n; k++)
+        waits[k] =
+            p->node[k].kind == CK_NODE_HIST && p->node[k].range_of[0] >= 0;
+    for (int j = 0; j < p->n; j++) {
+        int q = p->order[j], nm, jq;
+        if (done[q] || !is_fold(&p->node[q]) || mask_folded(p, q))
+            continue;
+        for (int k = 0; waits[q] && k < 2; k++) {
+            int rq = p->node[q].range_of[k];
+            for (jq = 0; p->order[jq] != rq; jq++)
+                ;
+            if (done[rq])
+                continue;
+            nm = fold_group(p, jq, done, waits, node);
+            for (int t = 0; t < nm; t++)
+                done[node[t]] = 1;
+            for (int t = 0; t < nm; t++)
+                if (node[t] == i)
+                    return nm;
+        }
+        waits[q] = 0;
+        nm = fold_group(p, j, done, waits, node);
+        for (int t = 0; t < nm; t++)
+            done[node[t]] = 1;
+        for (int t = 0; t < nm; t++)
+            if (node[t] == i)
+                return nm;
+    }
+    node[0] = i;
+    return 1;
+}
+
 int ck_exec_fold_chunks(const ck_plan *p, int i, int rank, int nranks,
                         int64_t *total, int64_t *mine)
 {
@@ -2180,7 +2238,8 @@ int ck_exec_fold_chunks(const ck_plan *p, int i, int rank, int nranks,
     int64_t tlo, thi;
 
     memset(&f, 0, sizeof f);
-    f.node[f.nm++] = i;
+    f.nm = pass_of(p, i, f.node);
+    nd = &p->node[f.node[0]];
     f.operand = nd->arg[0];
     f.cond = nd->kind == CK_NODE_MASK ? nd->arg[1] : -1;
     if (mask_folded(p, nd->arg[0])) {
@@ -2225,23 +2284,19 @@ static ck_code fold_pass(xrun *r, int j, char *done, ck_err *err)
 
     if (!f)
         return ck_err_set(err, CK_ENOMEM, "out of memory");
-    done[i] = 1;
     f->r = r;
-    f->node[f->nm++] = i;
     f->operand = nd->arg[0];
     f->cond = nd->kind == CK_NODE_MASK ? nd->arg[1] : -1;
     if (mask_folded(p, nd->arg[0])) {
         f->operand = p->node[nd->arg[0]].arg[0];
         f->cond = p->node[nd->arg[0]].arg[1];
     }
-    for (int j2 = j + 1; shares(nd) && j2 < p->n && f->nm < CK_MAX_FOLD; j2++) {
-        int i2 = p->order[j2];
-        if (!done[i2] && shares(&p->node[i2]) &&
-            p->node[i2].arg[0] == nd->arg[0] && !waits_for_range(r, i2)) {
-            f->node[f->nm++] = i2;
-            done[i2] = 1;
-        }
-    }
+    char waits[CK_MAX_NODES];
+    for (int k = 0; k < p->n; k++)
+        waits[k] = (char)waits_for_range(r, k);
+    f->nm = fold_group(p, j, done, waits, f->node);
+    for (int k = 0; k < f->nm; k++)
+        done[f->node[k]] = 1;
     f->slabs = 1;
     for (int k = 0; k < f->nm; k++)
         f->slabs &= shares(&p->node[f->node[k]]);

@@ -313,6 +313,21 @@ class CopyKeepsMissing(C.InteropCase):
         with netCDF4.Dataset(self.path("nf.h5")) as d:
             self.assertEqual(float(d["v"][:].mean()), want)
 
+    def test_int64_fill_value_stays_exact(self):
+        # a v2 fill_value past 2^53 (with dimension names: the missing
+        # value) becomes the HDF5 copy's _FillValue exactly, not rounded
+        # through a double
+        src = self.fresh("i64.zarr")
+        fill = 2 ** 53 + 1
+        a = zarr.open_array(src, "w", shape=(4,), chunks=(2,), dtype="i8",
+                            fill_value=fill)
+        a[:] = [1, fill, 3, 4]
+        a.attrs["_ARRAY_DIMENSIONS"] = ["x"]
+        out = self.fresh("i64.h5")
+        C.run("copy", "--quiet", src, out + ":/v")
+        with h5py.File(out, "r") as f:
+            self.assertEqual(int(f["v"].attrs["_FillValue"]), fill)
+
     def test_dimension_names_do_not_make_zeros_missing(self):
         for fmt in ("2", "3"):
             with self.subTest(zarr_format=fmt):
