@@ -74,8 +74,8 @@ ck_code ck_target_split(const char *target, char *path, size_t pathn,
         return ck_err_set(err, CK_EUSAGE, "'%s': no file name", target);
     /* (the dataset gains at most a leading '/') */
     if (plen >= pathn || (colon && strlen(colon) + 1 >= datasetn))
-        return ck_err_set(err, CK_EUSAGE, "'%.*s...': name too long", 200,
-                          target);
+        return ck_err_set(err, CK_EUSAGE, "'%.*s%s': name too long", 200,
+                          target, strlen(target) > 200 ? "..." : "");
     memcpy(path, target, plen);
     path[plen] = '\0';
     dataset[0] = '\0';
