@@ -2174,9 +2174,10 @@ static int mask_folded(const ck_plan *p, int i)
 
 /* The steps one pass folds, from step order[j] (node[0]) on: the later
  * steps not done that fold the same operand and can share the pass, not
- * those waiting for their range (waits[]).  Their count. */
-static int fold_group(const ck_plan *p, int j, const char *done,
-                      const char *waits, int *node)
+ * those waiting for their range (waits[]); all of them then done.  Their
+ * count. */
+static int fold_group(const ck_plan *p, int j, char *done, const char *waits,
+                      int *node)
 {
     const ck_node *nd = &p->node[p->order[j]];
     int nm = 0;
@@ -2188,7 +2189,18 @@ static int fold_group(const ck_plan *p, int j, const char *done,
             p->node[i2].arg[0] == nd->arg[0] && !waits[i2])
             node[nm++] = i2;
     }
+    for (int k = 0; k < nm; k++)
+        done[node[k]] = 1;
     return nm;
+}
+
+/* Is step i among node[0..nm)? */
+static int holds(const int *node, int nm, int i)
+{
+    for (int k = 0; k < nm; k++)
+        if (node[k] == i)
+            return 1;
+    return 0;
 }
 
 /* The pass that folds step i, as run_folds_and_models groups them (a
@@ -2212,19 +2224,13 @@ static int pass_of(const ck_plan *p, int i, int *node)
             if (done[rq])
                 continue;
             nm = fold_group(p, jq, done, waits, node);
-            for (int t = 0; t < nm; t++)
-                done[node[t]] = 1;
-            for (int t = 0; t < nm; t++)
-                if (node[t] == i)
-                    return nm;
+            if (holds(node, nm, i))
+                return nm;
         }
         waits[q] = 0;
         nm = fold_group(p, j, done, waits, node);
-        for (int t = 0; t < nm; t++)
-            done[node[t]] = 1;
-        for (int t = 0; t < nm; t++)
-            if (node[t] == i)
-                return nm;
+        if (holds(node, nm, i))
+            return nm;
     }
     node[0] = i;
     return 1;
@@ -2295,8 +2301,6 @@ static ck_code fold_pass(xrun *r, int j, char *done, ck_err *err)
     for (int k = 0; k < p->n; k++)
         waits[k] = (char)waits_for_range(r, k);
     f->nm = fold_group(p, j, done, waits, f->node);
-    for (int k = 0; k < f->nm; k++)
-        done[f->node[k]] = 1;
     f->slabs = 1;
     for (int k = 0; k < f->nm; k++)
         f->slabs &= shares(&p->node[f->node[k]]);
