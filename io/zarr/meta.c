@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "base/ck_json.h"
+#include "io/attrs_json.h"
 
 #define HOST_BIG_ENDIAN (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__)
 #define EXACT_MAX 9007199254740992.0 /* 2^53: doubles are exact below */
@@ -46,6 +47,35 @@ static int is_ws(char c)
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
+/* Python's json, and so zarr-python (v3 attributes included), reads and
+ * writes the bare words NaN, Infinity and -Infinity: text that is JSON
+ * but for them parses with each word as a string of itself, which is how
+ * the metadata spells them (fill_value "NaN"); attributes are read from
+ * the text as written (io/attrs_json.h).  NULL when that is not JSON
+ * either. */
+static cJSON *parse_words(const char *text, size_t len)
+{
+    char *q = ck_attrs_quote_words(text, len);
+    const char *end = NULL;
+    cJSON *j = NULL;
+    size_t n, off;
+
+    if (!q)
+        return NULL;
+    n = strlen(q);
+    if (n != len) { /* no words: nothing to retry */
+        j = cJSON_ParseWithLengthOpts(q, n, &end, 0);
+        for (off = j ? (size_t)(end - q) : n; off < n && is_ws(q[off]); off++)
+            ;
+        if (j && off != n) {
+            cJSON_Delete(j);
+            j = NULL;
+        }
+    }
+    free(q);
+    return j;
+}
+
 /* Parses exactly one JSON value from text.  cJSON_GetErrorPtr is a global;
  * the parse end pointer is per call, so this is safe from several threads. */
 ck_code ck_zarr_parse_json(const char *text, size_t len, const char *where,
@@ -66,6 +96,10 @@ ck_code ck_zarr_parse_json(const char *text, size_t len, const char *where,
     }
     j = cJSON_ParseWithLengthOpts(text, nul ? (size_t)(nul - text) : len, &end,
                                   0);
+    if (!j && !nul && (j = parse_words(text, len)) != NULL) {
+        *out = j;
+        return CK_OK;
+    }
     if (j) {
         off = (size_t)(end - text);
         while (off < len && is_ws(text[off]))

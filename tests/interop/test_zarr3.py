@@ -1226,6 +1226,54 @@ class V3ShardReads(V3Case):
                              (read, size, nb, isize))
 
 
+class V3NonFiniteAttrs(V3Case):
+    """Attributes holding NaN and +-Infinity: Python's json, and so
+    zarr-python 3, writes them as the bare words in zarr.json.  chunkctl
+    reads such a store and writes them the same way (it once wrote the
+    words and then refused its own output)."""
+
+    ATTRS = {"missing_value": float("nan"), "valid_max": float("inf"),
+             "valid_min": float("-inf"), "units": "K"}
+
+    @classmethod
+    def make_fixtures(cls):
+        cls.a = np.arange(12.0).reshape(3, 4)
+        S.write_group(cls.path("py.zarr"), attributes={"title": "t",
+                                                       "bad": float("nan")})
+        S.write_array(cls.path("py.zarr"), "/t", cls.a, (2, 2),
+                      attributes=cls.ATTRS)
+        with h5py.File(cls.path("f.h5"), "w") as f:
+            d = f.create_dataset("t", data=cls.a, chunks=(2, 2))
+            for k, v in cls.ATTRS.items():
+                d.attrs[k] = v
+
+    def check_h5(self, path):
+        with h5py.File(path, "r") as f:
+            at = f["t"].attrs
+            self.assertTrue(np.isnan(at["missing_value"]))
+            self.assertEqual(float(at["valid_max"]), np.inf)
+            self.assertEqual(float(at["valid_min"]), -np.inf)
+            self.assertSameArray(f["t"][()], self.a)
+
+    def test_zarr_python_style_store_is_read(self):
+        C.info(self.path("py.zarr"))
+        out = self.fresh("back.h5")
+        C.copy(self.path("py.zarr"), out, "--compress", "none")
+        self.check_h5(out)
+
+    def test_written_and_read_back(self):
+        out = self.fresh("o.zarr")
+        C.copy(self.path("f.h5"), out, "--zarr-format", "3")
+        at = S.read_meta(out)["attributes"]
+        self.assertTrue(np.isnan(at["missing_value"]))
+        self.assertEqual(at["valid_max"], np.inf)
+        self.assertEqual(at["valid_min"], -np.inf)
+        self.assertSameArray(S.read_array(out, "/"), self.a)
+        back = self.fresh("back2.h5")
+        C.copy(out, back + ":/t", "--compress", "none")
+        self.check_h5(back)
+
+
 class V3XarrayFill(V3Case):
     """xarray's Zarr v3 convention for a float array's _FillValue
     attribute: the base64 text of the value as a little-endian float64
