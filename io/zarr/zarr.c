@@ -726,6 +726,22 @@ static void zarr_codec_str(const ck_codec_spec *c, char *buf, size_t n)
                  ck_codec_str(c, part, sizeof part));
 }
 
+/* What a v3 chain compresses with, as v2's shuffle filter folds into
+ * its compressor (ck_codec_fold_shuffle): a numcodecs.shuffle of whole
+ * elements just before gzip or zstd is their shuffle, which HDF5 and a
+ * copy's "the input's compression" then keep.  The chain itself still
+ * decodes. */
+static void fold_shuffle3(const ck_z3_chain *c, ck_dtype dt, ck_codec_spec *cs)
+{
+    for (int i = 0; i + 1 < c->nbb; i++)
+        if (c->bb[i] == CK_Z3_SHUFFLE && c->bb[i + 1] == CK_Z3_COMPRESS &&
+            (size_t)c->elementsize[i] == ck_dtype_size(dt) &&
+            (cs->id == CK_CODEC_GZIP || cs->id == CK_CODEC_ZSTD ||
+             cs->id == CK_CODEC_ZLIB) &&
+            cs->shuffle == CK_SHUF_NONE)
+            cs->shuffle = CK_SHUF_BYTE;
+}
+
 /* A v3 chain for people: "transpose(1,0)+bytes:little+zstd:3+crc32c". */
 static size_t chain_str(const ck_z3_chain *c, int ndim, ck_dtype dt, char *buf,
                         size_t n)
@@ -803,7 +819,9 @@ static void info_from_meta(const ck_zarr_meta *m, const char *name,
     info->fill = m->fill;
     info->layout = CK_LAYOUT_CHUNKED;
     info->codec = m->codec;
-    zarr_codec_str(&m->codec, info->compressor, sizeof info->compressor);
+    if (m->zarr_format == 3)
+        fold_shuffle3(&m->chain, m->dtype, &info->codec);
+    zarr_codec_str(&info->codec, info->compressor, sizeof info->compressor);
     info->stored_bytes = -1;
     info->chunks_stored = -1;
     info->zarr_format = m->zarr_format;

@@ -1274,6 +1274,40 @@ class V3NonFiniteAttrs(V3Case):
         self.check_h5(back)
 
 
+class V3ShuffleCodec(V3Case):
+    """A numcodecs.shuffle of whole elements before gzip or zstd (what
+    chunkctl writes for gzip:4:shuffle) is that compressor's shuffle: info
+    says so and copies keep it, to HDF5 (h5py sees the shuffle filter) and
+    to v3 (the chain keeps the codec).  It was once dropped."""
+
+    @classmethod
+    def make_fixtures(cls):
+        cls.a = np.random.default_rng(5).integers(
+            0, 100, (13, 7)).astype(np.float32)
+        S.write_array(cls.path("s.zarr"), "/", cls.a, (4, 3),
+                      codecs=[b_(), {"name": "numcodecs.shuffle",
+                                     "configuration": {"elementsize": 4}},
+                              gzip_(4)])
+
+    def test_info_names_the_shuffle(self):
+        doc = json.loads(C.run("info", "--json",
+                               self.path("s.zarr")).stdout)
+        self.assertEqual(doc["arrays"][0]["compressor"], "gzip:4:shuffle")
+
+    def test_copies_keep_it(self):
+        h5 = self.fresh("o.h5")
+        C.copy(self.path("s.zarr"), h5 + ":/x")
+        with h5py.File(h5, "r") as f:
+            self.assertTrue(f["x"].shuffle)
+            self.assertEqual(f["x"].compression, "gzip")
+            self.assertSameArray(f["x"][()], self.a)
+        v3 = self.fresh("o.zarr")
+        C.copy(self.path("s.zarr"), v3, "--zarr-format", "3")
+        names = [c["name"] for c in S.read_meta(v3)["codecs"]]
+        self.assertEqual(names, ["bytes", "numcodecs.shuffle", "gzip"])
+        self.assertSameArray(S.read_array(v3, "/"), self.a)
+
+
 class V3XarrayFill(V3Case):
     """xarray's Zarr v3 convention for a float array's _FillValue
     attribute: the base64 text of the value as a little-endian float64

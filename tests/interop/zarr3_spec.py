@@ -25,6 +25,7 @@ Codecs (name: configuration):
   blosc {"cname", "clevel": 0..9, "shuffle": "noshuffle"|"shuffle"|
          "bitshuffle", "typesize", "blocksize"}
   crc32c {} (4 bytes, little-endian CRC-32C of what precedes, appended)
+  numcodecs.shuffle {"elementsize": N} (numcodecs' Shuffle: byte planes)
   sharding_indexed {"chunk_shape", "codecs", "index_codecs",
                     "index_location": "start"|"end"}
 """
@@ -36,7 +37,7 @@ import os
 import numpy as np
 import crc32c as _crc32c
 import zstandard
-from numcodecs import Blosc, GZip, Zstd
+from numcodecs import Blosc, GZip, Shuffle, Zstd
 
 # v3 core data types and their NumPy equivalents (native order; the bytes
 # codec decides the order on disk).
@@ -52,7 +53,8 @@ ARRAY_REQUIRED = ARRAY_KEYS - {"attributes", "dimension_names",
 GROUP_KEYS = {"zarr_format", "node_type", "attributes",
               "consolidated_metadata"}
 KIND = {"transpose": "aa", "bytes": "ab", "sharding_indexed": "ab",
-        "gzip": "bb", "zstd": "bb", "blosc": "bb", "crc32c": "bb"}
+        "gzip": "bb", "zstd": "bb", "blosc": "bb", "crc32c": "bb",
+        "numcodecs.shuffle": "bb"}
 SHUFFLES = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
 BLOSC_CNAMES = ("blosclz", "lz4", "lz4hc", "zlib", "zstd")
 EMPTY = 2 ** 64 - 1
@@ -181,6 +183,9 @@ def _encode_bb(c, data, itemsize):
                      blocksize=cfg.get("blocksize", 0)).encode(arr)
     if name == "crc32c":
         return bytes(data) + crc32c(data).to_bytes(4, "little")
+    if name == "numcodecs.shuffle":
+        return bytes(Shuffle(elementsize=cfg.get("elementsize",
+                                                 itemsize)).encode(data))
     raise SpecError("unknown codec %r" % name)
 
 
@@ -205,6 +210,11 @@ def _decode_bb(c, data):
         if crc32c(body) != int.from_bytes(tail, "little"):
             raise SpecError("crc32c mismatch")
         return body
+    if name == "numcodecs.shuffle":
+        if not isinstance(cfg.get("elementsize"), int) or \
+                cfg["elementsize"] < 1:
+            raise SpecError("numcodecs.shuffle configuration %r" % cfg)
+        return bytes(Shuffle(elementsize=cfg["elementsize"]).decode(data))
     raise SpecError("unknown codec %r" % name)
 
 
