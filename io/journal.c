@@ -9,6 +9,7 @@
 #define _XOPEN_SOURCE 700
 #include "io/journal.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -82,11 +83,73 @@ void ck_journal_key_command(ck_journal_key *k, const void *bytes, size_t n)
             ck_journal_hash(CK_JOURNAL_HASH_INIT, bytes, n));
 }
 
+/* What a directory holds, for a Zarr store: the number of entries below
+ * it and a sum of a hash of each one's name (from the top), kind, size
+ * and modification time.  A sum does not depend on the order readdir
+ * gives; any chunk or metadata file written, added or removed, at any
+ * depth, changes it.  Symbolic links are followed to what they name but
+ * never walked into; what cannot be read counts as such. */
+typedef struct tree_sum {
+    uint64_t n, sum;
+} tree_sum;
+
+static void tree_add(tree_sum *t, const char *rel, const struct stat *st)
+{
+    uint64_t h = ck_journal_hash(CK_JOURNAL_HASH_INIT, rel, strlen(rel) + 1);
+    int64_t v[4] = {(int64_t)(st ? st->st_mode & S_IFMT : 0),
+                    st ? (int64_t)st->st_size : -1,
+                    st ? (int64_t)st->st_mtim.tv_sec : -1,
+                    st ? (int64_t)st->st_mtim.tv_nsec : -1};
+
+    t->sum += ck_journal_hash(h, v, sizeof v);
+    t->n++;
+}
+
+static void tree_walk(int dfd, char *rel, size_t rlen, size_t cap, int depth,
+                      tree_sum *t)
+{
+    DIR *d = fdopendir(dfd);
+    struct dirent *e;
+
+    if (!d) {
+        close(dfd);
+        tree_add(t, rel, NULL);
+        return;
+    }
+    while ((e = readdir(d)) != NULL) {
+        struct stat st;
+        size_t n = strlen(e->d_name);
+        int sub, link;
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        if (rlen + n + 2 > cap) {
+            tree_add(t, rel, NULL);
+            continue;
+        }
+        rel[rlen] = '/';
+        memcpy(rel + rlen + 1, e->d_name, n + 1);
+        link = fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+               S_ISLNK(st.st_mode);
+        if (fstatat(dirfd(d), e->d_name, &st, 0) != 0) {
+            tree_add(t, rel, NULL);
+        } else {
+            tree_add(t, rel, &st);
+            if (S_ISDIR(st.st_mode) && !link && depth < 64 &&
+                (sub = openat(dirfd(d), e->d_name,
+                              O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0)
+                tree_walk(sub, rel, rlen + 1 + n, cap, depth + 1, t);
+        }
+        rel[rlen] = '\0';
+    }
+    closedir(d);
+}
+
 void ck_journal_key_input(ck_journal_key *k, const char *path)
 {
-    static const char *const meta[] = {".zarray", "zarr.json", ".zgroup"};
     struct stat st;
-    char p[4200];
+    char rel[4096] = "";
+    tree_sum t = {0, 0};
+    int fd;
 
     /* A path with a newline cannot be told apart from two lines. */
     if (strchr(path, '\n')) {
@@ -100,16 +163,11 @@ void ck_journal_key_input(ck_journal_key *k, const char *path)
     key_add(k, "input %s %lld %lld.%09ld", path, (long long)st.st_size,
             (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
     /* A Zarr store is a directory whose own time changes only when entries
-     * come and go: its root metadata file says more. */
-    for (size_t i = 0; S_ISDIR(st.st_mode) && i < sizeof meta / sizeof *meta;
-         i++) {
-        struct stat ms;
-        snprintf(p, sizeof p, "%s/%s", path, meta[i]);
-        if (stat(p, &ms) == 0) {
-            key_add(k, " %s %lld %lld.%09ld", meta[i], (long long)ms.st_size,
-                    (long long)ms.st_mtim.tv_sec, (long)ms.st_mtim.tv_nsec);
-            break;
-        }
+     * come and go in it, not below it nor when a file is rewritten. */
+    if (S_ISDIR(st.st_mode) &&
+        (fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+        tree_walk(fd, rel, 0, sizeof rel, 0, &t);
+        key_add(k, " tree %" PRIu64 " %016" PRIx64, t.n, t.sum);
     }
     key_add(k, "\n");
 }

@@ -33,7 +33,7 @@ void ck_journal_key_init(ck_journal_key *k);
  * (a pipeline's JSON text, the options that change bytes). */
 void ck_journal_key_command(ck_journal_key *k, const void *bytes, size_t n);
 /* Adds "input PATH SIZE MTIME" for an input path (as stat gives them; for
- * a Zarr store, the directory's and its metadata file's). */
+ * a Zarr store, also a sum over every file and folder below it). */
 void ck_journal_key_input(ck_journal_key *k, const char *path);
 
 /* 64-bit FNV-1a, to fold option bytes into a command hash. */

@@ -1723,9 +1723,10 @@ ck_code ck_array_resume(ck_array *a, const ck_grid *units, unsigned char *kept,
 {
     ck_store *s = a->store;
 
-    *nkept = 0;
+    *nkept = -1;
     if (!s->kept || !s->from[0])
         return CK_OK;
+    *nkept = 0;
     return take_units(a, units, s->from, s->kept, kept, 0, nkept, err);
 }
 

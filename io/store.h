@@ -157,8 +157,8 @@ ck_code ck_store_create_resumable(const char *path, ck_store_kind kind,
 int ck_array_units(const ck_array *a, ck_grid *units);
 /* Takes over the units of a that the killed run recorded and whose stored
  * bytes check: kept[u] set to 1 for each (kept holds units->total_chunks
- * bytes, zeroed), *nkept their count; they are recorded in this run's
- * journal too. */
+ * bytes, zeroed), *nkept their count (-1 when this run resumes none);
+ * they are recorded in this run's journal too. */
 ck_code ck_array_resume(ck_array *a, const ck_grid *units, unsigned char *kept,
                         int64_t *nkept, ck_err *err);
 /* Where another process writing the same output under the same key

@@ -252,7 +252,7 @@ ck_code ck_stream_run(const ck_stream_job *j, ck_err *err)
         }
         if (rc == CK_OK)
             rc = ck_array_resume(j->dst, &r.units, r.kept, &nkept, err);
-        if (rc == CK_OK && nkept > 0)
+        if (rc == CK_OK && nkept >= 0)
             ck_log(CK_LOG_NOTE,
                    "%s:%s: %lld of %lld %s kept from the killed run, the "
                    "rest computed",

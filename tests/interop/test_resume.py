@@ -17,12 +17,13 @@ import glob
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import time
 
 import _common as C
-from _common import np, h5py
+from _common import np, h5py, zarr
 
 RNG = np.random.default_rng(1717)
 # gzip:9 of random doubles on one thread: about a second, so that a kill
@@ -204,6 +205,23 @@ class Resume(C.InteropCase):
         self.assertGreaterEqual(kept, seen - 1)
         self.assertSameChunks(out, ref)
 
+    def test_nothing_kept_says_so(self):
+        """A resume that can keep none of the recorded chunks (the killed
+        file cut short) says 0 were kept; it once said nothing."""
+        src, opts = self.path("big.h5"), ["--chunks", "50,500", "--compress",
+                                          "gzip:9"]
+        ref, out = self.out("ref.h5"), self.out("o.h5")
+        C.run("copy", "--quiet", *opts, src, ref)
+        self.kill_when_journaled(
+            ["copy", "--quiet", "--threads", "1"] + opts + [src, out], out, 4)
+        tmp = [t for t in self.stale(out) if not t.endswith(".ck-jnl")][0]
+        os.truncate(tmp, 4096)
+        p = C.run("copy", "--resume", *opts, src, out)
+        m = KEPT.search(p.stderr)
+        self.assertTrue(m, "no 'kept' note in: %s" % p.stderr)
+        self.assertEqual((m.group(2), m.group(3)), ("0", "40"))
+        self.assertSameChunks(out, ref)
+
     def test_hdf5_run_resumed(self):
         """A pipeline writing two datasets to one HDF5 file."""
         doc = {"inputs": {"x": self.path("big.h5") + ":/data"},
@@ -263,6 +281,29 @@ class Resume(C.InteropCase):
         # without --resume the stale temporary goes, as before
         C.run("copy", "--quiet", *opts, src, out)
         self.assertEqual(self.stale(out), [])
+
+    def test_zarr_input_changed_below_its_root_refused(self):
+        """A Zarr input is every file below it: an array in a group and
+        nested chunk keys change nothing at the store's root, yet a chunk
+        rewritten there once resumed silently into a mix of old and new."""
+        src = self.out("in.zarr")
+        g = zarr.open_group(src, "w")
+        g.create_dataset("x", data=BIG, chunks=(50, 1000),
+                         dimension_separator="/")
+        out = self.out("o.zarr")
+        opts = ["--compress", "gzip:9"]
+        args = ["copy", "--quiet", "--threads", "1"] + opts + \
+            [src + ":/x", out]
+        seen = self.kill_when_journaled(args, out)
+        # unchanged, it resumes
+        p = C.run("copy", "--resume", *opts, src + ":/x", out)
+        self.assertResumed(p.stderr, seen)
+        shutil.rmtree(out)
+        self.kill_when_journaled(args, out)
+        zarr.open_group(src, "r+")["x"][0:50] = 123.0
+        p = C.run("copy", "--resume", *opts, src + ":/x", out, expect=2)
+        self.assertCleanError(p, 2, "cannot resume: input %s changed" % src)
+        self.assertEqual(len(self.stale(out)), 1)
 
     def test_other_version_refused(self):
         src, out = self.path("big.h5"), self.out("o.zarr")
