@@ -140,6 +140,57 @@ cJSON *ck_attrs_parse(const char *text, size_t len)
     return root;
 }
 
+/* The length of the well-formed UTF-8 sequence at p[0, n) (RFC 3629: no
+ * overlong forms, no surrogates, nothing past U+10FFFF), or minus the
+ * length of its longest start that could begin one (at least 1 byte),
+ * which Unicode's "maximal subpart" rule (and Python) turns into one
+ * U+FFFD. */
+static long utf8_len(const unsigned char *p, size_t n)
+{
+    unsigned c = p[0], lo = 0x80, hi = 0xbf;
+    size_t k, i;
+
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf)
+        k = 2;
+    else if (c >= 0xe0 && c <= 0xef)
+        k = 3, lo = c == 0xe0 ? 0xa0 : lo, hi = c == 0xed ? 0x9f : hi;
+    else if (c >= 0xf0 && c <= 0xf4)
+        k = 4, lo = c == 0xf0 ? 0x90 : lo, hi = c == 0xf4 ? 0x8f : hi;
+    else
+        return -1;
+    for (i = 1; i < k && i < n; i++)
+        if (i == 1 ? p[1] < lo || p[1] > hi : (p[i] & 0xc0) != 0x80)
+            break;
+    return i == k ? (long)k : -(long)i;
+}
+
+char *ck_attrs_utf8(const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    char *out, *o;
+
+    n = strnlen(s, n);
+    if (!(out = malloc(3 * n + 1)))
+        return NULL;
+    o = out;
+    for (size_t i = 0; i < n;) {
+        long k = utf8_len(p + i, n - i);
+        if (k > 0) {
+            memcpy(o, p + i, (size_t)k);
+            o += k;
+            i += (size_t)k;
+        } else {
+            memcpy(o, "\xef\xbf\xbd", 3);
+            o += 3;
+            i += (size_t)-k;
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
 int ck_attrs_number(const cJSON *v, ck_attrs_num *n)
 {
     const char *s, *p;

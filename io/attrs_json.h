@@ -28,6 +28,12 @@ struct cJSON *ck_attrs_parse(const char *text, size_t len);
  * ended; NULL when out of memory). */
 char *ck_attrs_quote_words(const char *text, size_t len);
 
+/* s[0, n) (or to its NUL) as valid UTF-8 (malloc'd, NUL ended; NULL when
+ * out of memory): what is not well-formed becomes U+FFFD, as Python's
+ * bytes.decode("utf-8", "replace") reads it.  JSON
+ * text must be UTF-8, and legacy HDF5 strings are often Latin-1 ("\xb0C"). */
+char *ck_attrs_utf8(const char *s, size_t n);
+
 /* A number as Python's json module reads it. */
 typedef struct ck_attrs_num {
     int integer;  /* an integer literal (no '.', no exponent) ... */

@@ -155,14 +155,14 @@ static cJSON *attr_json(hid_t attr, const char *name, const char *where)
             item = cJSON_CreateBool(((int8_t *)buf)[i] != 0);
         else if (isvstr) {
             const char *p = ((char **)buf)[i];
-            item = cJSON_CreateString(p ? p : "");
+            char *tmp = ck_attrs_utf8(p ? p : "", SIZE_MAX);
+            item = tmp ? cJSON_CreateString(tmp) : NULL;
+            free(tmp);
         } else {
             const char *p = (const char *)buf + (size_t)i * esz;
-            size_t len = strnlen(p, esz);
-            char *tmp = malloc(len + 1);
+            char *tmp = ck_attrs_utf8(p, esz);
             if (tmp) {
-                memcpy(tmp, p, len);
-                tmp[len] = '\0';
+                size_t len = strlen(tmp);
                 if (H5Tget_strpad(type) == H5T_STR_SPACEPAD)
                     while (len > 0 && tmp[len - 1] == ' ')
                         tmp[--len] = '\0';
@@ -265,8 +265,14 @@ static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *ai,
         return 0;
     v = attr_json(attr, name, c->where);
     H5Aclose(attr);
-    if (v)
-        cJSON_AddItemToObject(c->obj, name, v);
+    if (v) {
+        char *key = ck_attrs_utf8(name, SIZE_MAX);
+        if (key)
+            cJSON_AddItemToObject(c->obj, key, v);
+        else
+            cJSON_Delete(v);
+        free(key);
+    }
     return 0;
 }
 

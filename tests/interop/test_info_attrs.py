@@ -162,5 +162,45 @@ class InfoAttrs(C.InteropCase):
         self.assertFalse([line for line in out if line.startswith("    ")])
 
 
+
+class NotUtf8Attrs(C.InteropCase):
+    """A legacy HDF5 string attribute that is not UTF-8 (Latin-1 "\xb0C",
+    fixed-length or variable-length, in a value or a name) reads as
+    Python's bytes.decode("utf-8", "replace") does, so that every JSON
+    chunkctl writes is UTF-8: info --json, .zattrs, v3 zarr.json.  The v3
+    writer and info once wrote the raw bytes (invalid JSON)."""
+
+    # Latin-1, a surrogate and a sequence cut short: all invalid
+    LATIN = b"\xb0C \xe9t\xe9 \xed\xa0\x80 \xe2\x82x \xf0\x9f"
+
+    @classmethod
+    def make_fixtures(cls):
+        with h5py.File(cls.path("l.h5"), "w") as f:
+            d = f.create_dataset("t", data=np.arange(4.0), chunks=(2,))
+            d.attrs["units"] = np.bytes_(cls.LATIN)
+            tid = h5py.h5t.C_S1.copy()
+            tid.set_size(h5py.h5t.VARIABLE)
+            aid = h5py.h5a.create(d.id, b"vlen", tid,
+                                  h5py.h5s.create(h5py.h5s.SCALAR))
+            aid.write(np.array(cls.LATIN, dtype=h5py.string_dtype("ascii")))
+            d.attrs.create(b"k\xe9y", 1)
+
+    def test_every_json_is_utf8(self):
+        want = self.LATIN.decode("utf-8", "replace")
+        doc = json.loads(C.run("info", "--json",
+                               self.path("l.h5")).stdout.encode())
+        at = doc["arrays"][0]["attrs"]
+        self.assertEqual(at["units"], want)
+        self.assertEqual(at["vlen"], want)
+        self.assertEqual(at["k\ufffdy"], 1)
+        for fmt, meta in (("2", ".zattrs"), ("3", "zarr.json")):
+            out = self.fresh("o%s.zarr" % fmt)
+            C.copy(self.path("l.h5"), out, "--zarr-format", fmt)
+            with open("%s/%s" % (out, meta), "rb") as f:
+                doc = json.loads(f.read())
+            at = doc["attributes"] if fmt == "3" else doc
+            self.assertEqual(at["units"], want, fmt)
+            self.assertEqual(at["vlen"], want, fmt)
+
 if __name__ == "__main__":
     C.main()
