@@ -6,6 +6,7 @@
  * as for v2 (io/zarr/meta.c).  Only the metadata text: chunk files and
  * shards are io/zarr/zarr.c's, the codecs' bytes io/zarr/chain3.c's.
  */
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -783,6 +784,34 @@ fail:
     return NULL;
 }
 
+/* v3's "NaN" is the one canonical quiet NaN (0x7fc00000, 0x7ff8...);
+ * any other NaN (a payload, the sign bit) keeps its bits as hex, which
+ * hex_fill reads back. */
+static cJSON *fill_item(const ck_zarr_meta *m)
+{
+    char buf[24];
+    uint64_t bits = 0;
+    size_t es = ck_dtype_size(m->dtype);
+
+    if (!m->has_fill || !ck_dtype_is_float(m->dtype) || !isnan(m->fill.f) ||
+        (es != 4 && es != 8))
+        return ck_zarr_fill_item(m);
+    if (es == 4) {
+        float x = (float)m->fill.f;
+        uint32_t b;
+        memcpy(&b, &x, 4);
+        if (b == 0x7fc00000u)
+            return ck_zarr_fill_item(m);
+        snprintf(buf, sizeof buf, "0x%08" PRIx32, b);
+    } else {
+        memcpy(&bits, &m->fill.f, 8);
+        if (bits == 0x7ff8000000000000ull)
+            return ck_zarr_fill_item(m);
+        snprintf(buf, sizeof buf, "0x%016" PRIx64, bits);
+    }
+    return cJSON_CreateString(buf);
+}
+
 static ck_code finish(cJSON *root, const char *attrs, char **out, ck_err *err)
 {
     cJSON *a = cJSON_CreateRaw(attrs && *attrs ? attrs : "{}");
@@ -862,7 +891,7 @@ ck_code ck_zarr3_meta_format(const ck_zarr_meta *m, const char *attrs,
         f.has_fill = 1; /* v3 has no null fill: 0 then */
         if (!m->has_fill)
             f.fill.u = 0;
-        if (!cJSON_AddItemToObject(root, "fill_value", ck_zarr_fill_item(&f)))
+        if (!cJSON_AddItemToObject(root, "fill_value", fill_item(&f)))
             goto nomem;
     }
     rc = CK_ENOMEM;

@@ -1230,7 +1230,8 @@ class V3NonFiniteAttrs(V3Case):
     """Attributes holding NaN and +-Infinity: Python's json, and so
     zarr-python 3, writes them as the bare words in zarr.json.  chunkctl
     reads such a store and writes them the same way (it once wrote the
-    words and then refused its own output)."""
+    words and then refused its own output).  A NaN fill value other than
+    the canonical one is hex, as the spec says."""
 
     ATTRS = {"missing_value": float("nan"), "valid_max": float("inf"),
              "valid_min": float("-inf"), "units": "K"}
@@ -1272,6 +1273,25 @@ class V3NonFiniteAttrs(V3Case):
         back = self.fresh("back2.h5")
         C.copy(out, back + ":/t", "--compress", "none")
         self.check_h5(back)
+
+    def test_nan_fill_with_a_payload_kept_as_hex(self):
+        """v3's "NaN" is the canonical NaN; another keeps its bits."""
+        for dt, hexbits in (("<f8", "7ff8000000000001"),
+                            ("<f8", "fff8000000000000"),
+                            ("<f4", "7fc00001")):
+            src = self.fresh("nan%s.h5" % hexbits)
+            nan = np.frombuffer(bytes.fromhex(hexbits)[::-1], dt)[0]
+            with h5py.File(src, "w") as f:
+                f.create_dataset("v", shape=(4,), dtype=dt, chunks=(2,),
+                                 fillvalue=nan)
+            out = self.fresh("nan%s.zarr" % hexbits)
+            C.copy(src, out, "--zarr-format", "3")
+            self.assertEqual(S.read_meta(out)["fill_value"], "0x" + hexbits)
+            back = self.fresh("back%s.h5" % hexbits)
+            C.copy(out, back + ":/v")
+            with h5py.File(back, "r") as f:
+                got = np.array(f["v"].fillvalue, dt).tobytes()[::-1].hex()
+            self.assertEqual(got, hexbits)
 
 
 class V3ShuffleCodec(V3Case):
