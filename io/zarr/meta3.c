@@ -262,17 +262,20 @@ typedef struct shard_cfg {
 
 /* One codecs list into c.  sh (NULL inside a shard) gets a
  * sharding_indexed codec, which must then be the only codec. */
-static ck_code parse_chain(const cJSON *list, int ndim, ck_dtype dtype,
-                           const char *where, ck_z3_chain *c, shard_cfg *sh,
-                           ck_err *err)
+static ck_code parse_chain(const cJSON *list, const char *key, int ndim,
+                           ck_dtype dtype, const char *where, ck_z3_chain *c,
+                           shard_cfg *sh, ck_err *err)
 {
     const cJSON *e;
     int k = 0, phase = 0; /* 0: array to array, 1: bytes to bytes */
     size_t esize = ck_dtype_size(dtype);
 
     memset(c, 0, sizeof *c);
+    if (!list)
+        return ck_err_set(err, CK_EFORMAT, "%s: missing key '%s'", where, key);
     if (!cJSON_IsArray(list))
-        return ck_err_set(err, CK_EFORMAT, "%s: 'codecs' is not a list", where);
+        return ck_err_set(err, CK_EFORMAT, "%s: '%s' is not a list", where,
+                          key);
     cJSON_ArrayForEach(e, list)
     {
         const char *name = "";
@@ -395,13 +398,14 @@ static ck_code parse_sharding(const shard_cfg *sh, const char *where,
                               "'chunk_shape' along axis %d (%lld, %lld)",
                               what, d, (long long)m->shard[d],
                               (long long)m->chunks[d]);
-    CK_TRY(parse_chain(cJSON_GetObjectItemCaseSensitive(cfg, "codecs"), m->ndim,
-                       m->dtype, what, &m->chain, NULL, err));
+    CK_TRY(parse_chain(cJSON_GetObjectItemCaseSensitive(cfg, "codecs"),
+                       "codecs", m->ndim, m->dtype, what, &m->chain, NULL,
+                       err));
     /* The index: bytes and perhaps crc32c, so its size is known. */
     snprintf(what, sizeof what, "%s: codecs[%d] (sharding_indexed) index",
              where, sh->k);
-    CK_TRY(parse_chain(cJSON_GetObjectItemCaseSensitive(cfg, "index_codecs"), 1,
-                       CK_U64, what, &m->index, NULL, err));
+    CK_TRY(parse_chain(cJSON_GetObjectItemCaseSensitive(cfg, "index_codecs"),
+                       "index_codecs", 1, CK_U64, what, &m->index, NULL, err));
     if (m->index.has_perm || m->index.codec.id != CK_CODEC_NONE ||
         (m->index.nbb && (m->index.nbb > 1 || m->index.bb[0] != CK_Z3_CRC32C)))
         return ck_err_set(err, CK_ENOTSUP,
@@ -596,7 +600,8 @@ static ck_code parse_array3(const cJSON *root, const char *text, size_t len,
     j = cJSON_GetObjectItemCaseSensitive(root, "codecs");
     if (!j)
         return ck_err_set(err, CK_EFORMAT, "%s: missing key 'codecs'", where);
-    CK_TRY(parse_chain(j, m->ndim, m->dtype, where, &m->chain, &sh, err));
+    CK_TRY(parse_chain(j, "codecs", m->ndim, m->dtype, where, &m->chain, &sh,
+                       err));
     if (sh.present)
         CK_TRY(parse_sharding(&sh, where, m, err));
     m->codec = m->chain.codec;
