@@ -1069,6 +1069,27 @@ static void teardown(qrun *x)
     ck_budget_release(&x->r->budget, x->charged);
 }
 
+/* NumPy's RuntimeWarnings, as the reductions give theirs (exec.c): a
+ * result over an empty axis ("Mean of empty slice"), or a nan-quantile's
+ * of a slice of NaNs only ("All-NaN slice encountered"). */
+static void warn_nan(const qrun *x)
+{
+    size_t n = (size_t)x->nq * (size_t)x->nout;
+    int any = 0;
+
+    if (!x->nanf && x->n != 0)
+        return;
+    for (size_t k = 0; k < n && !any; k++)
+        any = x->nd->dtype == CK_F32 ? isnan(((const float *)x->res)[k])
+                                     : isnan(((const double *)x->res)[k]);
+    if (any && x->n == 0)
+        ck_log(CK_LOG_WARN, "%s: %s of an empty selection is NaN",
+               ck_exec_who(x->r, x->nd), x->nd->op);
+    else if (any)
+        ck_log(CK_LOG_WARN, "%s: %s of an all-NaN slice is NaN",
+               ck_exec_who(x->r, x->nd), x->nd->op);
+}
+
 ck_code ck_exec_run_quantile(xrun *r, int i, ck_err *err)
 {
     const ck_node *nd = &r->p->node[i];
@@ -1152,6 +1173,8 @@ ck_code ck_exec_run_quantile(xrun *r, int i, ck_err *err)
                nd->where, nd->op, x->passes, x->passes == 1 ? "" : "es");
     }
 out:
+    if (rc == CK_OK)
+        warn_nan(x);
     teardown(x);
     free(x);
     if (rc != CK_OK)

@@ -183,6 +183,32 @@ class Quantile(C.InteropCase):
         p = C.run("quantile", src, "--q", "0.5", "--axis", "0", expect=2)
         self.assertCleanError(p, 2, "empty axis")
 
+    def test_warns_where_numpy_warns(self):
+        """NumPy's RuntimeWarning ("All-NaN slice encountered", "Mean of
+        empty slice") is a chunkctl warning, and the other cases none."""
+        cases = [("nans", NANS, op, axis)
+                 for op in ["nanmedian", "nanquantile", "nanpercentile",
+                            "median"] for axis in [0, 1]]
+        cases += [("empty", np.zeros((0, 4)), op, 0)
+                  for op in ["median", "nanmedian", "nanquantile"]]
+        for name, a, op, axis in cases:
+            with self.subTest(op=op, name=name, axis=axis):
+                q = [] if op.endswith("median") else \
+                    ["--q", "50" if "percentile" in op else "0.5"]
+                with warnings.catch_warnings(record=True) as w:
+                    warnings.simplefilter("always")
+                    if op.endswith("median"):
+                        getattr(np, op)(a, axis=axis)
+                    else:
+                        getattr(np, op)(a, 50 if "percentile" in op else
+                                        0.5, axis=axis)
+                np_warned = any(issubclass(x.category, RuntimeWarning)
+                                for x in w)
+                p = C.run(op, self.path("in.h5") + ":/" + name, *q,
+                          "--axis", str(axis))
+                self.assertEqual("warning:" in p.stderr, np_warned,
+                                 p.stderr)
+
     def test_refining_when_one_result_does_not_fit(self):
         inputs = {"b": self.path("in.h5") + ":/big",
                   "i": self.path("in.h5") + ":/bigi"}
