@@ -37,6 +37,14 @@ static ck_code list_indices(const char *path, const char *where, ck_node *n,
     const cJSON *e;
     int64_t k = 0, cnt = cJSON_GetArraySize(v);
 
+    if (!cJSON_IsArray(v) && !compress && ck_plan_is_int(v))
+        return ck_plan_bad(err, path, where,
+                           "%s: expected a list: [%lld] takes one index and "
+                           "keeps the axis (on the command line '--%s "
+                           "[%lld]'); an integer in slice's \"index\" drops "
+                           "it, as numpy.take with a scalar does",
+                           key, (long long)v->valuedouble, key,
+                           (long long)v->valuedouble);
     if (!cJSON_IsArray(v))
         return ck_plan_bad(err, path, where, "%s: expected a list", key);
     if (compress && cnt > len)
