@@ -24,8 +24,12 @@
 #include "pipelines/plan_impl.h"
 
 /* Elements of either operand's block for one box, at most (unless one
- * row of the contraction is larger). */
-enum { BLOCK_ELEMS = 1 << 22 };
+ * row of the contraction is larger).  A contraction longer than K_CAP is
+ * summed in pieces along its longest axis, each operand block about
+ * PIECE_ELEMS, the products added up (gemm's beta 1): the free axes'
+ * chunks are then capped as for K_CAP, not crushed to one row (X^T X of
+ * a 2e6 x 50 X was 2500 boxes each reading all of X). */
+enum { BLOCK_ELEMS = 1 << 22, K_CAP = 1 << 16, PIECE_ELEMS = 1 << 19 };
 
 /* Free axes of operand 'side' (0: a, 1: b) of nd axes: neither summed
  * nor batch axes. */
@@ -315,8 +319,8 @@ CK_PLAN_PARSE_FN(contract)
         tch[nt] = b->chunks[fb[j]];
         ib[n->nbat + j] = nt++;
     }
-    cap_chunks(tch, ia, n->nbat + na, k);
-    cap_chunks(tch, ib, n->nbat + nb, k);
+    cap_chunks(tch, ia, n->nbat + na, k < K_CAP ? k : K_CAP);
+    cap_chunks(tch, ib, n->nbat + nb, k < K_CAP ? k : K_CAP);
     n->dtype = a->dtype == CK_F32 && b->dtype == CK_F32 ? CK_F32 : CK_F64;
     n->ndim = nt;
     for (int d = 0; d < n->ndim; d++) {
@@ -397,6 +401,48 @@ static void t_box(const ck_node *nd, const int64_t *start, const int64_t *shape,
     }
 }
 
+/* The contracted pair summed in pieces (the longest) and the piece's
+ * length along it, from the node's chunk so every box sums alike. */
+static int split_pair(const xrun *r, const ck_node *nd, int64_t *piece)
+{
+    const ck_node *a = &r->p->node[nd->arg[0]];
+    int64_t zero[CK_MAX_DIMS] = {0}, tst[CK_MAX_DIMS] = {0},
+            tsh[CK_MAX_DIMS] = {0};
+    int sp = 0;
+    blocks bl;
+
+    for (int j = 1; j < nd->ncon; j++)
+        if (a->shape[nd->con_a[j]] > a->shape[nd->con_a[sp]])
+            sp = j;
+    t_box(nd, zero, nd->chunks, tst, tsh);
+    make_blocks(r, nd, tst, tsh, &bl);
+    int64_t len = nd->ncon ? a->shape[nd->con_a[sp]] : 1;
+    int64_t rest = len > 0 ? bl.k / len : 1, side = bl.m > bl.n ? bl.m : bl.n;
+    *piece = len;
+    if (bl.k > K_CAP && len > 1) {
+        int64_t per = bl.nb * side * rest;
+        *piece = per > 0 && PIECE_ELEMS / per > 1 ? PIECE_ELEMS / per : 1;
+        if (*piece > len)
+            *piece = len;
+    }
+    return sp;
+}
+
+/* bl cut to the piece [k0, k0 + len) of contracted pair sp. */
+static void cut_piece(const xrun *r, const ck_node *nd, int sp, int64_t k0,
+                      int64_t len, int64_t full, blocks *bl)
+{
+    if (nd->ncon == 0)
+        return;
+    bl->ast[nd->con_a[sp]] = bl->bst[nd->con_b[sp]] = k0;
+    bl->ash[nd->con_a[sp]] = bl->bsh[nd->con_b[sp]] = len;
+    bl->k = bl->k / full * len;
+    for (int d = 0; d < r->p->node[nd->arg[0]].ndim; d++)
+        bl->am[d] = bl->ash[bl->aperm[d]];
+    for (int d = 0; d < r->p->node[nd->arg[1]].ndim; d++)
+        bl->bm[d] = bl->bsh[bl->bperm[d]];
+}
+
 /* Bytes for the largest box (the node's chunk): each operand's block in
  * its dtype, permuted and converted, the product, and the operands' own
  * scratch one at a time. */
@@ -405,13 +451,19 @@ size_t ck_exec_contract_bytes(const xrun *r, int i, size_t n, int known,
 {
     const ck_node *nd = &r->p->node[i];
     const ck_node *a = &r->p->node[nd->arg[0]], *b = &r->p->node[nd->arg[1]];
-    int64_t zero[CK_MAX_DIMS] = {0}, tst[CK_MAX_DIMS], tsh[CK_MAX_DIMS];
+    int64_t zero[CK_MAX_DIMS] = {0}, tst[CK_MAX_DIMS] = {0},
+            tsh[CK_MAX_DIMS] = {0};
     size_t cs = ck_dtype_size(nd->dtype), ea, eb, sa, sb;
     blocks bl;
 
     (void)n, (void)known, (void)aligned;
     t_box(nd, zero, nd->chunks, tst, tsh);
     make_blocks(r, nd, tst, tsh, &bl);
+    if (nd->ncon > 0) {
+        int64_t piece;
+        int sp = split_pair(r, nd, &piece);
+        cut_piece(r, nd, sp, 0, piece, a->shape[nd->con_a[sp]], &bl);
+    }
     sa = (size_t)(bl.nb * bl.m * bl.k);
     sb = (size_t)(bl.nb * bl.k * bl.n);
     ea = ck_exec_eval_bytes(r, nd->arg[0], sa);
@@ -452,7 +504,7 @@ ck_code ck_exec_contract_eval(xrun *r, int i, const int64_t *start,
                               const memo *mm, ck_err *err)
 {
     const ck_node *nd = &r->p->node[i];
-    int64_t tst[CK_MAX_DIMS], tsh[CK_MAX_DIMS];
+    int64_t tst[CK_MAX_DIMS] = {0}, tsh[CK_MAX_DIMS] = {0};
     size_t cs = ck_dtype_size(nd->dtype);
     int ident = 1;
     void *am, *bm, *c = dst;
@@ -471,27 +523,37 @@ ck_code ck_exec_contract_eval(xrun *r, int i, const int64_t *start,
         memset(dst, 0, (size_t)(bl.nb * bl.m * bl.n) * cs);
         return CK_OK;
     }
-    CK_TRY(operand_matrix(r, nd->arg[0], bl.ast, bl.ash, bl.am, bl.aperm,
-                          nd->dtype, &am, a, err));
-    CK_TRY(operand_matrix(r, nd->arg[1], bl.bst, bl.bsh, bl.bm, bl.bperm,
-                          nd->dtype, &bm, a, err));
-    /* one gemm per batch index: the box's t values are (batch, free a,
-     * free b) in C order */
-    for (int64_t q = 0; q < bl.nb; q++) {
-        ck_gemm_args g = {
-            .dtype = nd->dtype,
-            .m = bl.m,
-            .n = bl.n,
-            .k = bl.k,
-            .alpha = 1,
-            .beta = 0,
-            .a = (const char *)am + (size_t)(q * bl.m * bl.k) * cs,
-            .lda = bl.k,
-            .b = (const char *)bm + (size_t)(q * bl.k * bl.n) * cs,
-            .ldb = bl.n,
-            .c = (char *)c + (size_t)(q * bl.m * bl.n) * cs,
-            .ldc = bl.n};
-        CK_TRY(ck_op_gemm(&r->be, &g, err));
+    int64_t piece, full;
+    int sp = split_pair(r, nd, &piece);
+    full = nd->ncon ? r->p->node[nd->arg[0]].shape[nd->con_a[sp]] : 1;
+    for (int64_t k0 = 0; k0 < full; k0 += piece) {
+        blocks pb = bl;
+        size_t mark = a->used;
+        cut_piece(r, nd, sp, k0, full - k0 < piece ? full - k0 : piece, full,
+                  &pb);
+        CK_TRY(operand_matrix(r, nd->arg[0], pb.ast, pb.ash, pb.am, pb.aperm,
+                              nd->dtype, &am, a, err));
+        CK_TRY(operand_matrix(r, nd->arg[1], pb.bst, pb.bsh, pb.bm, pb.bperm,
+                              nd->dtype, &bm, a, err));
+        /* one gemm per batch index: the box's t values are (batch, free
+         * a, free b) in C order; later pieces add to the first's */
+        for (int64_t q = 0; q < pb.nb; q++) {
+            ck_gemm_args g = {
+                .dtype = nd->dtype,
+                .m = pb.m,
+                .n = pb.n,
+                .k = pb.k,
+                .alpha = 1,
+                .beta = k0 == 0 ? 0 : 1,
+                .a = (const char *)am + (size_t)(q * pb.m * pb.k) * cs,
+                .lda = pb.k,
+                .b = (const char *)bm + (size_t)(q * pb.k * pb.n) * cs,
+                .ldb = pb.n,
+                .c = (char *)c + (size_t)(q * pb.m * pb.n) * cs,
+                .ldc = pb.n};
+            CK_TRY(ck_op_gemm(&r->be, &g, err));
+        }
+        a->used = mark;
     }
     if (!ident)
         ck_exec_permute(nd->ndim, cs, dst, shape, c, tsh, nd->perm);

@@ -20,6 +20,10 @@ M = RNG.normal(size=(130, 90))
 N = RNG.normal(size=(90, 41))
 F = RNG.normal(size=(60, 30)).astype(np.float32)
 I = RNG.integers(-9, 9, size=(30, 12)).astype(np.int32)
+# contractions longer than 2^16, summed in pieces along the longest axis
+T = RNG.normal(size=(150000, 6))
+P = RNG.normal(size=(3, 300, 400))
+Q = RNG.normal(size=(2, 300, 400))
 
 
 class Contract(C.InteropCase):
@@ -32,6 +36,9 @@ class Contract(C.InteropCase):
             f.create_dataset("m", data=M, chunks=(37, 16))
             f.create_dataset("f", data=F, chunks=(16, 7))
             f.create_dataset("i", data=I, chunks=(7, 5))
+            f.create_dataset("t", data=T, chunks=(7001, 5))
+            f.create_dataset("p", data=P, chunks=(2, 128, 77))
+            f.create_dataset("q", data=Q, chunks=(1, 100, 400))
         z = zarr.open(cls.path("n.zarr"), mode="w", shape=N.shape,
                       chunks=(11, 13), dtype=N.dtype)
         z[...] = N
@@ -39,7 +46,8 @@ class Contract(C.InteropCase):
     def inputs(self):
         h = self.path("x.h5")
         return {"a": h + ":/a", "b": h + ":/b", "m": h + ":/m",
-                "f": h + ":/f", "i": h + ":/i", "n": self.path("n.zarr")}
+                "f": h + ":/f", "i": h + ":/i", "tall": h + ":/t",
+                "p": h + ":/p", "q": h + ":/q", "n": self.path("n.zarr")}
 
     def run_step(self, step, threads="2", extra=()):
         out = self.fresh("out.h5")
@@ -91,6 +99,23 @@ class Contract(C.InteropCase):
                 self.check({"name": "t", "op": "einsum", "args": args,
                             "subscripts": sub}, np.asarray(want))
 
+    def test_long_contractions_in_pieces(self):
+        """X^T X of a tall X once cut the result into 1-row boxes that each
+        read all of X (minutes for 2e6 x 50); the long sum is now added up
+        in pieces, and a small --memory holds it."""
+        self.check({"name": "t", "op": "tensordot", "args": ["tall", "tall"],
+                    "axes": [[0], [0]]}, T.T @ T, rtol=1e-11)
+        self.check({"name": "t", "op": "tensordot", "args": ["p", "q"],
+                    "axes": [[1, 2], [1, 2]]},
+                   np.tensordot(P, Q, axes=([1, 2], [1, 2])), rtol=1e-11)
+        self.check({"name": "t", "op": "einsum", "args": ["p", "q"],
+                    "subscripts": "ijk,ljk->li"},
+                   np.einsum("ijk,ljk->li", P, Q), rtol=1e-11)
+        got = self.run_step({"name": "t", "op": "einsum", "args": ["tall", "tall"],
+                             "subscripts": "ij,ik->jk"},
+                            extra=("--memory", "56M"))
+        np.testing.assert_allclose(got, T.T @ T, rtol=1e-11)
+
     def test_dtypes(self):
         got = self.check({"name": "t", "op": "tensordot", "args": ["f", "f"],
                           "axes": [[0], [0]]},
@@ -105,7 +130,7 @@ class Contract(C.InteropCase):
     def test_small_memory(self):
         got = self.run_step({"name": "t", "op": "tensordot",
                              "args": ["m", "n"], "axes": 1},
-                            extra=("--memory", "48M"))
+                            extra=("--memory", "56M"))
         np.testing.assert_allclose(got, M @ N, rtol=1e-12)
 
     def test_one_step_command(self):
