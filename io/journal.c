@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/ck_comm.h"
 #include "base/ck_config.h"
 #include "io/codec.h"
 #include "io/oserr.h"
@@ -163,8 +164,10 @@ void ck_journal_key_input(ck_journal_key *k, const char *path)
     key_add(k, "input %s %lld %lld.%09ld", path, (long long)st.st_size,
             (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
     /* A Zarr store is a directory whose own time changes only when entries
-     * come and go in it, not below it nor when a file is rewritten. */
-    if (S_ISDIR(st.st_mode) &&
+     * come and go in it, not below it nor when a file is rewritten.  Under
+     * MPI, where --resume is refused, the ranks spare the file system a
+     * walk each (their keys stay alike). */
+    if (S_ISDIR(st.st_mode) && ck_comm_size() == 1 &&
         (fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
         tree_walk(fd, rel, 0, sizeof rel, 0, &t);
         key_add(k, " tree %" PRIu64 " %016" PRIx64, t.n, t.sum);
