@@ -127,12 +127,14 @@ static void typestr(const ck_array_info *a, char *buf, size_t n)
              kind, size);
 }
 
-/* 1 when the file keeps a's chunks (a chunked layout, at least one
- * axis): the chunks of contiguous, compact and scalar datasets are only
- * how chunkctl reads them. */
+/* 1 when the file keeps a's chunks (a chunked layout): the chunks of
+ * contiguous, compact and scalar HDF5 datasets are only how chunkctl
+ * reads them.  A 0-d Zarr array is chunked: its one chunk is the file
+ * "0" (v2) or "c" (v3); HDF5 has no chunked scalar (H5Pset_chunk needs
+ * a rank of at least 1), so io/hdf5 never says chunked for one. */
 static int has_file_chunks(const ck_array_info *a)
 {
-    return a->layout == CK_LAYOUT_CHUNKED && a->ndim > 0;
+    return a->layout == CK_LAYOUT_CHUNKED;
 }
 
 static void json_dims(const ck_array_info *a)
@@ -426,15 +428,18 @@ static void print_json(const char *path, const ck_info_list *l,
         }
         printf(", \"dtype\": \"%s\", \"typestr\": \"%s\", \"chunks\": ",
                ck_dtype_name(a->dtype), ts);
+        /* No chunks in the file, so none stored either: null, like
+         * chunks and nchunks (h5py's get_num_chunks() refuses such a
+         * dataset); -1 stays "not counted" (a sharded array's). */
         if (has_file_chunks(a)) {
             json_ints(a->ndim, a->chunks);
-            printf(", \"nchunks\": %lld", (long long)l->nchunks[i]);
+            printf(", \"nchunks\": %lld, \"chunks_stored\": %lld",
+                   (long long)l->nchunks[i], (long long)a->chunks_stored);
         } else {
-            printf("null, \"nchunks\": null");
+            printf("null, \"nchunks\": null, \"chunks_stored\": null");
         }
-        printf(", \"chunks_stored\": %lld, "
-               "\"raw_bytes\": %.0f, \"stored_bytes\": %lld, ",
-               (long long)a->chunks_stored, raw, (long long)a->stored_bytes);
+        printf(", \"raw_bytes\": %.0f, \"stored_bytes\": %lld, ", raw,
+               (long long)a->stored_bytes);
         if (a->stored_bytes > 0)
             printf("\"ratio\": %.3f, ", raw / (double)a->stored_bytes);
         else

@@ -4,6 +4,7 @@ byte counts, compressor names, layout, order, byte order, fill value.
 The expected values come from h5py / zarr-python / NumPy, never from
 chunkctl."""
 
+import json
 import math
 import os
 
@@ -225,6 +226,65 @@ class Info(C.InteropCase):
     def test_plain_text(self):
         p = C.run("info", self.h5)
         self.assertIn("/partial", p.stdout)
+
+    # -- chunks, nchunks, chunks_stored: JSON as the table (audit B #3) ----
+
+    def test_zero_d_zarr_has_one_chunk(self):
+        """A 0-d Zarr array (v2 by zarr-python, v3 as the spec lays it out:
+        chunk_shape [] and the one chunk key "c") is chunked: chunks [],
+        nchunks 1, as its one chunk file and the table say."""
+        v2 = self.fresh("zero_d_v2.zarr")
+        z = zarr.open(v2, mode="w", shape=(), dtype="<f8")
+        z[()] = 2.5
+        self.assertEqual(z.nchunks, 1)
+        v3 = self.fresh("zero_d_v3.zarr")
+        os.makedirs(v3)
+        with open(os.path.join(v3, "zarr.json"), "w") as f:
+            json.dump({"zarr_format": 3, "node_type": "array", "shape": [],
+                       "data_type": "float64",
+                       "chunk_grid": {"name": "regular", "configuration":
+                                      {"chunk_shape": []}},
+                       "chunk_key_encoding": {"name": "default"},
+                       "fill_value": 0.0,
+                       "codecs": [{"name": "bytes",
+                                   "configuration": {"endian": "little"}}]},
+                      f)
+        with open(os.path.join(v3, "c"), "wb") as f:
+            f.write(np.float64(3.5).tobytes())
+        for store in (v2, v3):
+            with self.subTest(store=os.path.basename(store)):
+                _, arrays = self.info_arrays(store)
+                a = arrays["/"]
+                self.assertEqual(a["shape"], [])
+                self.assertEqual(a["layout"], "chunked")
+                self.assertEqual(a["chunks"], [])
+                self.assertEqual(a["nchunks"], 1)
+                self.assertEqual(a["chunks_stored"], 1)
+                row = C.run("info", store).stdout.splitlines()[2].split()
+                self.assertEqual(row[:5], ["/", "()", "float64", "()", "1"],
+                                 "table row")
+
+    def test_chunks_stored_null_without_file_chunks(self):
+        """h5py's get_num_chunks() refuses a contiguous, compact or scalar
+        dataset: the file keeps no chunks, and chunks_stored is null like
+        chunks and nchunks (not -1, which only a sharded array has)."""
+        h5 = self.fresh("unchunked.h5")
+        with h5py.File(h5, "w") as f:
+            f.create_dataset("contig", data=np.arange(6.0))
+            f.create_dataset("scalar", data=np.float64(1.5))
+            f.create_dataset("chunked", data=np.arange(6.0), chunks=(4,))
+        _, arrays = self.info_arrays(h5)
+        with h5py.File(h5, "r") as f:
+            for name in ("/contig", "/scalar"):
+                with self.subTest(name=name):
+                    self.assertIsNone(f[name].chunks)
+                    with self.assertRaises(Exception):
+                        f[name].id.get_num_chunks()
+                    self.assertIsNone(arrays[name]["chunks"])
+                    self.assertIsNone(arrays[name]["nchunks"])
+                    self.assertIsNone(arrays[name]["chunks_stored"])
+            self.assertEqual(arrays["/chunked"]["chunks_stored"],
+                             f["chunked"].id.get_num_chunks())
 
     # -- errors -------------------------------------------------------------
 
