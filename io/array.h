@@ -112,6 +112,15 @@ typedef struct ck_array_spec {
     unsigned unlimited;
 } ck_array_spec;
 
+/* Fits a new array's chunks (and shards) to its shape.  A chunk axis
+ * longer than the array is cut to the array: nothing is gained by writing
+ * padding (h5py cuts too).  A shard axis is cut to the smallest multiple of
+ * that chunk which covers the array, so it stays a whole number of inner
+ * chunks (Zarr v3 sharding_indexed) and covers no shard's worth of empty
+ * index.  Before anything is cut, CK_EUSAGE when a shard axis is not a
+ * multiple of the chunk axis, naming both as the caller gave them. */
+ck_code ck_array_spec_fit(ck_array_spec *spec, ck_err *err);
+
 /* A list of array names, owned by the caller: ck_names_release(). */
 typedef struct ck_names {
     char **v;

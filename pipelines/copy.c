@@ -316,11 +316,6 @@ static ck_code copy_one(const ck_copy_opts *o, ck_store *in, const char *name,
         }
         memcpy(spec.chunks, o->chunks, sizeof spec.chunks);
     }
-    /* A chunk never needs to be larger than the array (h5py clips too);
-     * keeping it so avoids writing padding. */
-    for (int d = 0; d < spec.ndim; d++)
-        if (spec.chunks[d] > spec.shape[d] && spec.shape[d] > 0)
-            spec.chunks[d] = spec.shape[d];
     spec.dtype = o->dtype != CK_DT_INVALID ? o->dtype : si->dtype;
     if ((rc = check_fill_fits(in, si, spec.dtype, err)) != CK_OK)
         goto out;
@@ -393,6 +388,13 @@ static ck_code copy_one(const ck_copy_opts *o, ck_store *in, const char *name,
     memcpy(spec.dims, si->dims, sizeof spec.dims);
     if ((rc = zarr_layout(o, si, out, &spec, err)) != CK_OK)
         goto out;
+    /* Chunks (and shards) longer than the array are cut to it only now:
+     * the shards are checked against the chunks the user gave, not cut
+     * ones (audit B #8: --chunks 20,20 --shards 20,20 on 13x7). */
+    if ((rc = ck_array_spec_fit(&spec, err)) != CK_OK) {
+        ck_err_prefix(err, "%s:%s", ck_store_path(out), oname);
+        goto out;
+    }
     /* The value the source's readers take as missing (CF decoding, as
      * chunkctl reads it: ck_cf_fill_of) is what the output must say, and
      * nothing else (a malformed _FillValue is copied as it is) */

@@ -163,9 +163,6 @@ ck_code ck_gen(const ck_gen_opts *o, ck_err *err)
         ck_auto_chunks(o->ndim, o->shape, ck_dtype_size(o->dtype), 8 << 20,
                        spec.chunks);
     }
-    for (int d = 0; d < spec.ndim; d++)
-        if (spec.chunks[d] > spec.shape[d] && spec.shape[d] > 0)
-            spec.chunks[d] = spec.shape[d];
     spec.dtype = o->dtype;
     spec.codec = o->codec;
     spec.has_fill = 1;
@@ -179,6 +176,7 @@ ck_code ck_gen(const ck_gen_opts *o, ck_err *err)
                           path);
     spec.zarr_format = o->zarr_format;
     memcpy(spec.shards, o->shards, sizeof spec.shards);
+    CK_TRY(ck_array_spec_fit(&spec, err)); /* chunks, shards cut to shape */
     CK_TRY(
         ck_budget_charge(&budget, ck_base_overhead(), "chunkctl itself", err));
     /* Journaled as every output is (under MPI each rank's part is taken

@@ -761,6 +761,42 @@ class V3Write(V3Case):
         self.assertCleanError(p, 2, "shard", "multiple")
         self.assertFalse(os.path.exists(out))
 
+    def test_chunks_and_shards_longer_than_the_array(self):
+        """--chunks longer than the array are cut to it (as documented);
+        --shards is checked against the chunks given, then cut to the
+        smallest multiple of the cut chunk that covers the array, so the
+        store stays valid by the sharding spec (audit B #8: 13x7 with
+        --chunks 20,20 --shards 20,20 was refused, naming chunks 13)."""
+        src = self.fresh("small.h5")
+        a = np.arange(91.0).reshape(13, 7)
+        b = np.arange(13, dtype="<i4")
+        with h5py.File(src, "w") as f:
+            f.create_dataset("x", data=a, chunks=(4, 3))
+            f.create_dataset("y", data=b, chunks=(4,))
+        for name, data, chunks, shards, want_ch, want_sh in (
+                ("/x", a, "20,20", "20,20", [13, 7], [13, 7]),
+                ("/x", a, "20,5", "40,10", [13, 5], [13, 10]),
+                ("/y", b, "5", "20", [5], [15]),
+                ("/y", b, "5", "10", [5], [10])):
+            with self.subTest(array=name, chunks=chunks, shards=shards):
+                out = self.fresh("cut.zarr")
+                C.copy(src + ":" + name, out + ":" + name, "--zarr-format",
+                       "3", "--chunks", chunks, "--shards", shards)
+                meta = S.read_meta(out, name)
+                self.assertEqual(S.check_array_meta(meta), [])
+                grid = meta["chunk_grid"]["configuration"]["chunk_shape"]
+                inner = meta["codecs"][0]["configuration"]["chunk_shape"]
+                self.assertEqual((inner, grid), (want_ch, want_sh))
+                self.assertSameArray(S.read_array(out, name), data, name)
+        # a shard shape the chunks given do not divide is refused in the
+        # values given, before any is cut
+        out = self.fresh("cut.zarr")
+        p = C.copy(src + ":/x", out + ":/x", "--zarr-format", "3",
+                   "--chunks", "20,20", "--shards", "30,20", expect=None)
+        self.assertCleanError(p, 2, "multiple", "axis 0: shards 30, "
+                              "chunks 20")
+        self.assertFalse(os.path.exists(out))
+
     def test_threads_do_not_change_the_bytes(self):
         outs = []
         for t in ("1", "2", "7"):
