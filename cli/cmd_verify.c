@@ -11,8 +11,9 @@
 static const char help[] =
     "usage: chunkctl verify [OPTIONS] PATH[:DATASET]\n\n"
     "Read and decode every chunk of every array (or the one named) on all\n"
-    "cores, and report the chunks that do not decode.  Nothing is written.\n"
-    "Exit status 1 when any chunk is damaged.\n\n"
+    "cores, and report the chunks that do not decode, and the names the\n"
+    "metadata gives that lead to no array.  Nothing is written.\n"
+    "Exit status 1 when any chunk is damaged or any name leads nowhere.\n\n"
     "  --memory SIZE, --threads N, --quiet, --help\n";
 
 ck_code cmd_verify(int argc, char **argv, cli_common *c, ck_err *err)
@@ -45,16 +46,32 @@ ck_code cmd_verify(int argc, char **argv, cli_common *c, ck_err *err)
         return rc;
     for (int i = 0; i < rep.nmsg; i++)
         printf("damaged: %s\n", rep.msg[i]);
-    if (rep.bad > rep.nmsg)
-        printf("damaged: ... and %lld more\n", (long long)(rep.bad - rep.nmsg));
+    if (rep.missing + rep.bad > rep.nmsg)
+        printf("damaged: ... and %lld more\n",
+               (long long)(rep.missing + rep.bad - rep.nmsg));
     double secs = (double)(t1.tv_sec - t0.tv_sec) +
                   (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
     printf("%s: %d array%s, %lld chunks, %s decoded in %.2f s (%.2f GB/s), "
-           "%lld damaged\n",
+           "%lld damaged",
            o.target, rep.arrays, rep.arrays == 1 ? "" : "s",
            (long long)rep.chunks, ck_size_str((double)rep.bytes, sz, sizeof sz),
            secs, secs > 0 ? (double)rep.bytes / secs / 1e9 : 0.0,
            (long long)rep.bad);
+    if (rep.missing)
+        printf(", %lld named but missing", (long long)rep.missing);
+    putchar('\n');
+    if (rep.missing && rep.bad)
+        return ck_err_set(err, CK_ECORRUPT,
+                          "%s: %lld of %lld chunks damaged, and %lld "
+                          "name%s lead%s nowhere",
+                          o.target, (long long)rep.bad, (long long)rep.chunks,
+                          (long long)rep.missing, rep.missing == 1 ? "" : "s",
+                          rep.missing == 1 ? "s" : "");
+    if (rep.missing)
+        return ck_err_set(err, CK_ECORRUPT, "%s: %lld name%s lead%s nowhere",
+                          o.target, (long long)rep.missing,
+                          rep.missing == 1 ? "" : "s",
+                          rep.missing == 1 ? "s" : "");
     if (rep.bad)
         return ck_err_set(err, CK_ECORRUPT, "%s: %lld of %lld chunks damaged",
                           o.target, (long long)rep.bad, (long long)rep.chunks);

@@ -712,6 +712,11 @@ ck_code ck_store_list_groups(ck_store *s, ck_names *out, ck_err *err)
     return list_sorted(s, 1, out, err);
 }
 
+ck_code ck_store_dangling(ck_store *s, ck_names *out, ck_err *err)
+{
+    return s->ops->dangling ? s->ops->dangling(s, out, err) : CK_OK;
+}
+
 ck_code ck_store_list_readable(ck_store *s, int warn, ck_names *out,
                                ck_err *err)
 {

@@ -62,6 +62,12 @@ ck_code ck_store_list(ck_store *s, ck_names *out, ck_err *err);
  * holds), empty ones and those holding only attributes included. */
 ck_code ck_store_list_groups(ck_store *s, ck_names *out, ck_err *err);
 
+/* Appends to *out one message ("s.zarr:/g/x: .zmetadata lists it, but
+ * g/x/.zarray is missing") for each name the store's metadata gives that
+ * leads nowhere: what zarr.open_consolidated or h5py's f[name] would name
+ * but cannot (or can only half) read.  Such names are in no listing. */
+ck_code ck_store_dangling(ck_store *s, ck_names *out, ck_err *err);
+
 /* The arrays of ck_store_list that chunkctl can read: those whose open
  * says CK_ENOTSUP (a type or a layout it does not hold: float16, strings,
  * compound types, a null dataspace) are left out, each with a warning

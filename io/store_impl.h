@@ -52,6 +52,11 @@ struct ck_store_ops {
     /* Appends the names of all arrays ("/g/x"; "/" for a root Zarr array),
      * or with 'groups' of all groups but the root ("/g"). */
     ck_code (*list)(ck_store *s, int groups, ck_names *out, ck_err *err);
+    /* Optional (NULL: none).  Appends one message for each name the
+     * store's metadata gives that leads to no array or object: an array a
+     * Zarr v2 .zmetadata lists whose .zarray is gone, an HDF5 soft or
+     * external link whose target is not there. */
+    ck_code (*dangling)(ck_store *s, ck_names *out, ck_err *err);
     /* Opens array 'name' (normalised: leading '/', no trailing '/') and
      * fills a->info and a->impl.  CK_EFORMAT if there is no such array. */
     ck_code (*array_open)(ck_store *s, const char *name, ck_array *a,

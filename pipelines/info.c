@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/ck_log.h"
+
 ck_code ck_info_collect(const char *target, ck_info_list *out, ck_err *err)
 {
     char path[PATH_MAX], name[512];
@@ -20,6 +22,15 @@ ck_code ck_info_collect(const char *target, ck_info_list *out, ck_err *err)
     l.kind = ck_store_kind_of(s);
     rc = name[0] ? ck_names_push(&names, name, err)
                  : ck_store_list_readable(s, 1, &names, err);
+    /* Names that lead to no array are in no listing: a warning each, so
+     * a listing does not hide them (verify counts them as damage). */
+    if (rc == CK_OK && !name[0]) {
+        ck_names lost = {0};
+        rc = ck_store_dangling(s, &lost, err);
+        for (int i = 0; i < lost.n && rc == CK_OK; i++)
+            ck_log(CK_LOG_WARN, "%s", lost.v[i]);
+        ck_names_release(&lost);
+    }
     if (rc == CK_OK && names.n > 0) {
         l.v = calloc((size_t)names.n, sizeof *l.v);
         l.nchunks = calloc((size_t)names.n, sizeof *l.nchunks);

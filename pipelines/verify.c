@@ -164,6 +164,15 @@ ck_code ck_verify(const ck_verify_opts *o, ck_verify_report *rep, ck_err *err)
     CK_TRY(ck_store_open(path, &s, err));
     rc = name[0] ? ck_names_push(&names, name, err)
                  : ck_store_list_readable(s, 1, &names, err);
+    /* Names that lead nowhere come first, keyed before every chunk (whose
+     * keys are >= 0); every rank finds the same ones. */
+    ck_names lost = {0};
+    if (rc == CK_OK && !name[0])
+        rc = ck_store_dangling(s, &lost, err);
+    for (int i = 0; i < lost.n && rc == CK_OK; i++)
+        keep(rep, INT64_MIN + i, lost.v[i]);
+    rep->missing = lost.n;
+    ck_names_release(&lost);
     for (int i = 0; i < names.n && rc == CK_OK; i++) {
         if (o->progress) /* one bar per array */
             o->progress->done = o->progress->bytes = 0;

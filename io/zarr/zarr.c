@@ -633,6 +633,78 @@ static ck_code zarr_list(ck_store *s, int groups, ck_names *out, ck_err *err)
     return list_rec(s, "", 0, groups, out, err);
 }
 
+/* 1 when the relative key p ("g/x/.zarray") has no empty, "." or ".."
+ * directory component: it names a place inside the store. */
+static int inside_key(const char *p)
+{
+    for (;;) {
+        size_t n = strcspn(p, "/");
+        if (n == 0 || (n == 1 && p[0] == '.') ||
+            (n == 2 && p[0] == '.' && p[1] == '.'))
+            return 0;
+        if (p[n] == '\0')
+            return 1;
+        p += n + 1;
+    }
+}
+
+/* A v2 store's consolidated metadata (.zmetadata at its root, zarr-python
+ * 2's consolidate_metadata) names each array by its ".zarray" key, and
+ * zarr.open_consolidated and xarray open an array from there alone; every
+ * other reader (chunkctl's listing, zarr.open_group) goes by the .zarray
+ * files.  A listed array whose .zarray is gone is a store half deleted or
+ * half copied, which the two kinds of reader see differently. */
+static ck_code zarr_dangling(ck_store *s, ck_names *out, ck_err *err)
+{
+    const zstore *zs = s->impl;
+    char where[PATH_MAX + 16], key[1024], msg[PATH_MAX + 1200], *txt = NULL;
+    const char *meta, *val;
+    size_t len = 0, metan, vlen, pos = 0;
+    int fd, r;
+    ck_code rc;
+
+    if (zs->fmt != 2)
+        return CK_OK;
+    if ((fd = open(zs->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        return ck_os_fail(err, CK_EIO, errno, "%s", s->path);
+    snprintf(where, sizeof where, "%s/.zmetadata", s->path);
+    rc = read_small(fd, ".zmetadata", where, &txt, &len, err);
+    if (rc != CK_OK || !txt) {
+        close(fd);
+        return rc;
+    }
+    if (ck_zarr_json_get(txt, len, "metadata", &meta, &metan) != 1 ||
+        meta[0] != '{') {
+        snprintf(msg, sizeof msg,
+                 "%s: no 'metadata' object (zarr.open_consolidated cannot "
+                 "read it)",
+                 where);
+        rc = ck_names_push(out, msg, err);
+        metan = 0;
+    }
+    while (rc == CK_OK && metan &&
+           (r = ck_zarr_json_members(meta, metan, &pos, key, sizeof key, &val,
+                                     &vlen)) == 1) {
+        size_t kn = strlen(key);
+        const char *file = ".zarray";
+        if (strcmp(key, ".zarray") != 0 &&
+            (kn < 9 || strcmp(key + kn - 8, "/.zarray") != 0 ||
+             !inside_key(key)))
+            continue;
+        if (has_file(fd, key))
+            continue;
+        if (kn > 8)
+            file = key;
+        snprintf(msg, sizeof msg,
+                 "%s:/%.*s: .zmetadata lists this array, but %s is missing",
+                 s->path, kn > 8 ? (int)(kn - 8) : 0, key, file);
+        rc = ck_names_push(out, msg, err);
+    }
+    free(txt);
+    close(fd);
+    return rc;
+}
+
 /* ---- arrays ------------------------------------------------------------ */
 
 static int all_digits(const char *p, size_t n)
@@ -2831,6 +2903,7 @@ const ck_store_ops ck_zarr_ops = {
     .open = zarr_open,
     .close = zarr_close,
     .list = zarr_list,
+    .dangling = zarr_dangling,
     .array_open = zarr_array_open,
     .array_close = zarr_array_close,
     .scratch_bytes = zarr_scratch_bytes,

@@ -365,6 +365,44 @@ Test(zarr, root_array_lists_as_slash)
     ck_store_close(s);
 }
 
+Test(zarr, dangling_names_consolidated_arrays_without_zarray)
+{
+    ck_names l = {0};
+    ck_err err = {0};
+
+    mk("c.zarr");
+    mk("c.zarr/g");
+    mk("c.zarr/g/x");
+    mk("c.zarr/y");
+    put_text("c.zarr/.zgroup", "{\"zarr_format\": 2}");
+    put_text("c.zarr/g/.zgroup", "{\"zarr_format\": 2}");
+    put_zarray("c.zarr/y", "[3]", "[3]", "<i2", "null", "0", "C", ".");
+    /* g/x is listed but has no .zarray; y has one; ../z leaves the store
+     * and is not looked at */
+    put_text("c.zarr/.zmetadata",
+             "{\"metadata\": {\".zgroup\": {\"zarr_format\": 2},"
+             " \"g/.zgroup\": {}, \"g/x/.zarray\": {}, \"y/.zarray\": {},"
+             " \"../z/.zarray\": {}}, \"zarr_consolidated_format\": 1}");
+    ck_store *s = open_ok("c.zarr");
+    cr_assert_eq(ck_store_dangling(s, &l, &err), CK_OK, "%s", err.msg);
+    cr_assert_eq(l.n, 1);
+    cr_assert(strstr(l.v[0], "c.zarr:/g/x: .zmetadata lists this array, "
+                             "but g/x/.zarray is missing"),
+              "%s", l.v[0]);
+    ck_names_release(&l);
+    cr_assert_eq(ck_store_list(s, &l, &err), CK_OK);
+    cr_assert_eq(l.n, 1);
+    cr_assert_str_eq(l.v[0], "/y");
+    ck_names_release(&l);
+    ck_store_close(s);
+    /* no .zmetadata, no dangling names */
+    cr_assert_eq(unlink(at("c.zarr/.zmetadata")), 0);
+    s = open_ok("c.zarr");
+    cr_assert_eq(ck_store_dangling(s, &l, &err), CK_OK, "%s", err.msg);
+    cr_assert_eq(l.n, 0);
+    ck_store_close(s);
+}
+
 Test(zarr, root_array_and_other_arrays_exclude_each_other)
 {
     ck_store *s = NULL;
