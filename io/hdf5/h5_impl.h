@@ -81,8 +81,11 @@ typedef struct h5_array {
     } * index;
     int index_state;
     /* The dataset lives in another file (an external link): its addresses
-     * are not offsets in hs->fd, so nothing is read past HDF5. */
+     * are not offsets in hs->fd, so nothing is read past HDF5.  origin:
+     * that file and the dataset's name in it ("ext.h5:/e"), which chunk
+     * messages name beside the linking file's ("" when not foreign). */
     int foreign;
+    char origin[1024];
     /* Writing: what write_chunk applies before H5Dwrite_chunk. */
     int writing;
     int wshuffle;
@@ -115,7 +118,9 @@ ck_code ck_h5_fail(ck_err *err, ck_code code, const char *fmt, ...)
  * written (HDF5 1.10); clears the error stack.  Lock held. */
 int ck_h5_chunk_not_allocated(void);
 
-/* "(i, j)": chunk coords of a, written into buf. */
+/* "(i, j)": chunk coords of a, written into buf; for a dataset reached
+ * through an external link, "(i, j) in ext.h5:/e": the file that holds
+ * the chunk's bytes, which the linking file's name does not say. */
 const char *ck_h5_chunk_str(const ck_array *a, const int64_t *coords, char *buf,
                             size_t n);
 

@@ -48,7 +48,7 @@ static ck_code read_h5(ck_array *a, const int64_t *coords, void *dst,
     hsize_t zero[CK_MAX_DIMS] = {0}, stored = 0;
     hid_t fspace = -1, mspace = -1;
     ck_code rc = CK_OK;
-    char cs[160];
+    char cs[600];
 
     for (int d = 0; d < info->ndim; d++) {
         int64_t s0 = coords[d] * info->chunks[d];
@@ -102,7 +102,7 @@ out:
 static ck_code pread_all(ck_array *a, const int64_t *coords, void *buf,
                          size_t n, uint64_t off, ck_err *err)
 {
-    char cs[160];
+    char cs[600];
     size_t got = 0;
 
     if (off > (uint64_t)INT64_MAX - n)
@@ -292,7 +292,7 @@ ck_code ck_h5_read_bytes(ck_array *a, const int64_t *coords, size_t off,
     uint64_t addr = 0;
     hsize_t size = 0;
     uint32_t mask = 0;
-    char cs[160];
+    char cs[600];
 
     if (!indexed(a, coords, &addr, &size, &mask))
         return ck_err_set(err, CK_ENOTSUP, "%s:%s: chunk %s: not indexed",
@@ -335,7 +335,7 @@ static ck_code read_raw_chunk(ck_array *a, const int64_t *coords, void *dst,
     hsize_t off[CK_MAX_DIMS], size = 0;
     uint32_t mask = 0;
     void *raw = NULL;
-    char cs[160];
+    char cs[600];
     ck_code rc = CK_OK;
     int missing = 0;
 
@@ -479,7 +479,7 @@ ck_code ck_h5_read_chunk(ck_array *a, const int64_t *coords, void *dst,
                          ck_arena *scratch, ck_err *err)
 {
     h5_array *ha = a->impl;
-    char cs[160];
+    char cs[600];
 
     for (int d = 0; d < a->info.ndim; d++)
         if (coords[d] < 0 || coords[d] >= a->grid.nchunks[d])

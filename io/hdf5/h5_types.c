@@ -454,6 +454,13 @@ ck_code ck_h5_describe(ck_store *s, const char *name, hid_t dset, ck_array *a,
     info->chunks_stored = -1;
     ha->contig_addr = HADDR_UNDEF;
     ha->foreign = hs->file >= 0 && in_other_file(hs->file, dset);
+    if (ha->foreign) {
+        char file[PATH_MAX], obj[512];
+        if (H5Fget_name(dset, file, sizeof file) > 0 &&
+            H5Iget_name(dset, obj, sizeof obj) > 0)
+            snprintf(ha->origin, sizeof ha->origin, "%s:%s", file, obj);
+        H5Eclear2(H5E_DEFAULT);
+    }
     if ((type = H5Dget_type(dset)) < 0 || (space = H5Dget_space(dset)) < 0 ||
         (dcpl = H5Dget_create_plist(dset)) < 0) {
         rc = ck_h5_fail(err, CK_EFORMAT, "%s:%s: cannot read dataset header",

@@ -181,6 +181,35 @@ Test(h5, sniff_finds_the_signature_after_a_user_block)
     cr_assert_not(ck_h5_sniff(in_dir("missing.h5")));
 }
 
+Test(h5, dangling_names_links_that_lead_nowhere)
+{
+    hsize_t dims[1] = {3};
+    int v[3] = {1, 2, 3};
+    hid_t f = new_file("ln.h5", 0);
+    ck_names l = {0};
+    ck_err err = {0};
+
+    put(f, "/a", H5T_STD_I32LE, 1, dims, H5P_DEFAULT, H5T_NATIVE_INT, v);
+    cr_assert_geq(H5Lcreate_soft("/a", f, "ok", H5P_DEFAULT, H5P_DEFAULT), 0);
+    cr_assert_geq(H5Lcreate_soft("/nope", f, "soft", H5P_DEFAULT, H5P_DEFAULT),
+                  0);
+    cr_assert_geq(H5Lcreate_external("nofile.h5", "/x", f, "ext", H5P_DEFAULT,
+                                     H5P_DEFAULT),
+                  0);
+    H5Fclose(f);
+    ck_store *s = open_store("ln.h5");
+    cr_assert_eq(ck_store_dangling(s, &l, &err), CK_OK, "%s", err.msg);
+    cr_assert_eq(l.n, 2);
+    cr_assert(strstr(l.v[0], "ln.h5: '/ext' is an external link to "
+                             "nofile.h5:/x, which cannot be opened"),
+              "%s", l.v[0]);
+    cr_assert(strstr(l.v[1], "ln.h5: '/soft' is a soft link to '/nope', "
+                             "which does not exist"),
+              "%s", l.v[1]);
+    ck_names_release(&l);
+    ck_store_close(s);
+}
+
 Test(h5, reads_shuffle_deflate_with_edge_chunks)
 {
     hsize_t dims[2] = {10, 7}, ch[2] = {4, 3};
