@@ -167,8 +167,9 @@ static const char op_help[] =
     "\nEach pipeline op is a command too (see chunkctl-pipeline(5) for the\n"
     "op's keys): the positional arguments are its args, arrays as\n"
     "PATH[:DATASET] or numbers, and each --KEY VALUE one of its keys (1,2,3\n"
-    "is a list, 7,11;-5,5 a list of lists, [ or { raw JSON).  Reductions\n"
-    "and histograms print their result when no -o is given.\n\n"
+    "is a list, 7,11;-5,5 a list of lists, [ or { raw JSON).  Reductions,\n"
+    "quantiles, histograms, unique and bincount print their result when\n"
+    "no -o is given.\n\n"
     "  -o, --output DST   write the result to DST[:DATASET]\n"
     "  --json             print the result as JSON\n"
     "  --backend NAME     auto, cpu or cuda (default: "
@@ -180,7 +181,8 @@ static const char op_help[] =
     "  chunkctl slice data.h5:/x --index '[[null,null,2],[100,-100]]' "
     "-o s.h5\n"
     "  chunkctl std data.h5:/x --axis 0 --ddof 1\n"
-    "  chunkctl histogram2d xy.h5:/x xy.h5:/y --bins 20,30 --json\n";
+    "  chunkctl histogram2d xy.h5:/x xy.h5:/y --bins 20,30 "
+    "--range='-4,4;-4,4' --json\n";
 
 ck_code cmd_op(int argc, char **argv, cli_common *c, ck_err *err)
 {
@@ -298,8 +300,9 @@ ck_code cmd_op(int argc, char **argv, cli_common *c, ck_err *err)
         goto done;
     if (!ck_plan_prints(op) && !out) {
         rc = ck_err_set(err, CK_EUSAGE,
-                        "%s: give -o DST[:DATASET] (only reductions and "
-                        "histograms print their result)",
+                        "%s: give -o DST[:DATASET] (only reductions, "
+                        "quantiles, histograms, unique and bincount print "
+                        "their result)",
                         op);
         goto done;
     }

@@ -60,8 +60,21 @@ static ck_code num_list(const char *label, const char *opt, const char *s,
         return ck_err_set(err, CK_EUSAGE, "%s: %s '%.*s%s': expected %s", label,
                           opt, CLI_SHOW(s), what);
     }
-    cJSON_Delete(*out); /* the option given last counts */
+    cJSON_Delete(*out);
     *out = l;
+    return CK_OK;
+}
+
+/* Each value option is given once, as a one-step op's keys are (chunkctl
+ * add --axis 0 --axis 1 is refused): the last one silently winning hides
+ * a typo in a script. */
+static ck_code once(unsigned *seen, unsigned bit, const char *label,
+                    const char *opt, ck_err *err)
+{
+    if (*seen & bit)
+        return ck_err_set(err, CK_EUSAGE, "%s: %s given twice; give it once",
+                          label, opt);
+    *seen |= bit;
     return CK_OK;
 }
 
@@ -89,6 +102,7 @@ typedef struct reduce_opts {
     int has_ddof;
     double ddof;
     const char *out;
+    unsigned seen; /* options given (once) */
 } reduce_opts;
 
 static ck_code reduce_opt(void *ctx, int opt, const char *arg, ck_err *err)
@@ -108,6 +122,7 @@ static ck_code reduce_opt(void *ctx, int opt, const char *arg, ck_err *err)
         o->keep = 1;
         return CK_OK;
     case 'd':
+        CK_TRY(once(&o->seen, 1, "reduce", "--ddof", err));
         errno = 0;
         o->ddof = strtod(arg, &end);
         if (errno || end == arg || *end || !(o->ddof >= 0) ||
@@ -193,6 +208,7 @@ typedef struct hist_opts {
     cJSON *range, *edges;
     int density, pj;
     const char *weights, *out;
+    unsigned seen; /* options given (once) */
 } hist_opts;
 
 static ck_code hist_opt(void *ctx, int opt, const char *arg, ck_err *err)
@@ -202,6 +218,7 @@ static ck_code hist_opt(void *ctx, int opt, const char *arg, ck_err *err)
 
     switch (opt) {
     case 'b':
+        CK_TRY(once(&o->seen, 1, "histogram", "--bins", err));
         if (*arg && !isdigit((unsigned char)*arg) && *arg != '-' &&
             *arg != '+') {
             o->rule = arg;
@@ -218,15 +235,18 @@ static ck_code hist_opt(void *ctx, int opt, const char *arg, ck_err *err)
                               CLI_SHOW(arg));
         return CK_OK;
     case 'r':
+        CK_TRY(once(&o->seen, 2, "histogram", "--range", err));
         return num_list("histogram", "--range", arg, 0, "LO,HI", &o->range,
                         err);
     case 'e':
+        CK_TRY(once(&o->seen, 4, "histogram", "--edges", err));
         return num_list("histogram", "--edges", arg, 0, "numbers like 0,1,2.5",
                         &o->edges, err);
     case 'D':
         o->density = 1;
         return CK_OK;
     case 'w':
+        CK_TRY(once(&o->seen, 8, "histogram", "--weights", err));
         o->weights = arg;
         return CK_OK;
     case 'o':

@@ -458,7 +458,7 @@ static const ck_op_def table[] = {
      .max_args = 1,
      .flags = CK_OP_PRINTS | CK_OP_HELD,
      .backends = CK_OPB_CPU,
-     .help = "numpy.unique: sorted values (.values) and counts (.counts)",
+     .help = "numpy.unique: sorted values, their counts as .counts",
      .parse = ck_plan_parse_count,
      BOX(held),
      .run = ck_exec_run_count},
