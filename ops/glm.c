@@ -699,6 +699,12 @@ static ck_code rank_deficient(const ck_be *be, int64_t d, const double *h,
                               int *def, ck_err *err)
 {
     *def = 1;
+    for (int64_t i = 0; i < d * d; i++)
+        if (!isfinite(h[i]))
+            return ck_err_set(err, CK_EFORMAT,
+                              "glm: the hessian is not finite: x's values "
+                              "are too large (their squares overflow); "
+                              "rescale x");
     for (int64_t i = 0; i < d; i++)
         if (!(h[i * d + i] > 0))
             return CK_OK;
@@ -861,12 +867,20 @@ static double *take(double **ws, size_t n)
 static ck_code start(const glm *G, point *pt, outcome *out, ck_err *err)
 {
     colscale *sc = G->sc;
+    int64_t big = -1; /* a column whose sum of squares overflowed */
 
     if (!sc->known) {
         /* ub holds the p mean squares here */
         CK_TRY(G->pass(G->ctx, pt->b, &pt->loss, pt->g, pt->h, sc->ub, err));
         for (int64_t j = 0; j < G->d; j++) {
             double r = j < G->p ? sqrt(sc->ub[j]) : 1;
+            /* where x is finite (the loss at the start is: checked
+             * first, below), an infinite mean square is a sum of squares
+             * that overflowed: the Hessian's sums (the same squares,
+             * weighted) overflow with it, and no fit can be computed in
+             * these units */
+            if (isinf(r) && big < 0)
+                big = j;
             /* an empty, underflowing or non-finite column keeps its
              * units */
             if (!(r > 0 && isfinite(r) && isfinite(1 / r)))
@@ -892,6 +906,12 @@ static ck_code start(const glm *G, point *pt, outcome *out, ck_err *err)
                           "glm: the loss is not finite at the starting "
                           "point (x holds inf or nan, or y is outside the "
                           "family's domain)");
+    if (big >= 0)
+        return ck_err_set(err, CK_EFORMAT,
+                          "glm: x column %lld is too large: the sum of its "
+                          "squares overflows (values near 1e154 or above); "
+                          "rescale the column",
+                          (long long)big);
     return CK_OK;
 }
 

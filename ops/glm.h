@@ -163,7 +163,8 @@ typedef struct ck_glm_start {
  * measure is scale-free: entry j is taken with x's column j scaled to
  * unit mean square, i.e. divided by the column's root mean square (the
  * first pass's sq; 1 for the intercept, and for a column whose mean
- * square is 0 or not finite), and the solvers work in those units
+ * square is 0; one whose sum of squares overflows is CK_EFORMAT), and
+ * the solvers work in those units
  * throughout, so that the fit does not depend on the units of x's
  * columns; the penalty is on the coefficients as given.  The scaled
  * coefficients are then within about tol / (the smallest eigenvalue of

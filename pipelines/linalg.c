@@ -1886,7 +1886,7 @@ static ck_code glm_sums(gfit *g, int64_t base, int64_t ta, int64_t tb,
                     x[(at - base) * g->p + bx]);
             if (by >= 0)
                 return ck_err_set(err, CK_EFORMAT,
-                                  "y ('%s') value %lld is %g: %s",
+                                  "y ('%s') row %lld is %g: %s",
                                   ck_node_label(&g->r->p->node[g->nd->arg[1]]),
                                   (long long)(at + by), ys[by],
                                   !isfinite(ys[by]) ? "values must be finite"

@@ -436,7 +436,7 @@ class EdgeCases(C.InteropCase):
         C.run("glm-fit", path + ":/x", path + ":/y", "-o", model)
         for args, code, needles in (
                 ((":/xnan", ":/y"), 1, ("bad.h5:/xnan", "row 33 column 1")),
-                ((":/x", ":/y2"), 1, ("bad.h5:/y2", "value 0 is 2")),
+                ((":/x", ":/y2"), 1, ("bad.h5:/y2", "row 0 is 2")),
                 ((":/x", ":/y40"), 2, ("bad.h5:/x", "bad.h5:/y40"))):
             with self.subTest(args=args):
                 p = C.run("glm-fit", *[path + a for a in args], expect=None)

@@ -750,6 +750,53 @@ class Glm(C.InteropCase):
         self.assertGreater(np.max(np.abs(doc["coef"] - w)), 1e-3)
 
 
+class GlmExtremeScales(C.InteropCase):
+    """Data whose magnitudes sit far from 1: columns near 1e160, counts
+    near e^16 and y near 1e10 (audit E).  The expected values are
+    statsmodels'."""
+
+    @classmethod
+    def make_fixtures(cls):
+        r = np.random.default_rng(8)
+        x = r.standard_normal((300, 3))
+        y = (r.random(300) < 1 / (1 + np.exp(-(x @ [1, -2, .5])))) * 1.0
+        xbig = x.copy()
+        xbig[:, 2] *= 1e160
+        r = np.random.default_rng(9)
+        n = 1000
+        xp = r.standard_normal((n, 2))
+        mu = np.exp(16 + 0.01 * xp[:, 0])
+        yp = np.round(mu + r.standard_normal(n) * np.sqrt(mu) * 0.01)
+        r = np.random.default_rng(9)
+        xn = r.standard_normal((n, 2))
+        yn = 1e10 * (1 + xn @ [0.1, 0.2] + 0.01 * r.standard_normal(n))
+        r = np.random.default_rng(10)
+        yp2 = r.poisson(np.exp(20 + 0.1 * xn[:, 0])) * 1.0
+        with h5py.File(cls.path("s.h5"), "w") as f:
+            f["xbig"], f["ybig"] = xbig, y
+            f["xp"], f["yp"] = xp, yp
+            f["xn"], f["yn"], f["yp2"] = xn, yn, yp2
+        cls.xp, cls.yp, cls.xn, cls.yn, cls.yp2 = xp, yp, xn, yn, yp2
+
+    def fit(self, x, y, family, *opts, expect=0):
+        p = C.run("glm-fit", self.path("s.h5") + ":/" + x,
+                  self.path("s.h5") + ":/" + y, "--family", family, *opts,
+                  expect=expect)
+        if expect != 0:
+            return p
+        doc = json.loads(p.stdout.strip().splitlines()[-1])
+        doc["log"] = p.stderr
+        return doc
+
+    def test_overflowing_column_is_a_data_error(self):
+        # its squares overflow: a one-line data error naming the column,
+        # not an internal fault
+        for family in ("logistic", "normal"):
+            with self.subTest(family=family):
+                p = self.fit("xbig", "ybig", family, expect=None)
+                self.assertCleanError(p, 1, "column 2")
+
+
 def read_h5(path, ds):
     with h5py.File(path, "r") as f:
         return f[ds][()]
