@@ -414,7 +414,9 @@ static const double NOISE = 1e-10;
 typedef struct colscale {
     int known;
     double *s, *is; /* d: s_j and 1 / s_j */
-    double *ub;     /* d: a pass's parameters in the user's units */
+    /* the convergence test's scale (tolerance): tol times this */
+    double gs;
+    double *ub; /* d: a pass's parameters in the user's units */
 } colscale;
 
 typedef struct glm {
@@ -467,6 +469,23 @@ static double inf_norm(const double *v, int64_t n)
             m = a;
     }
     return m;
+}
+
+/* The convergence tolerance, in the gradient's units: tol times gs, the
+ * gradient's largest entry at the start times GS_REL, at least 1.  The
+ * gradient scales with y (normal's residuals, poisson's counts), and a
+ * mean over many rows is accurate only to rounding at y's size, so a tol
+ * absolute in y's units cannot be met where y is large (1e10): there the
+ * test is relative to the start, asking tol * GS_REL (1e-12 by default)
+ * of the start's gradient, well above the sums' rounding (~1e-15) and as
+ * tight as the absolute test was where the two meet.  Where the start's
+ * gradient is below 1 / GS_REL (logistic always, y of moderate size) it
+ * is tol, as before. */
+static const double GS_REL = 1e-4;
+
+static double tolerance(const glm *G)
+{
+    return G->tol * G->sc->gs;
 }
 
 static double noise(double f)
@@ -893,6 +912,10 @@ static ck_code start(const glm *G, point *pt, outcome *out, ck_err *err)
             pt->b[j] *= sc->s[j];
             pt->g[j] *= sc->is[j];
         }
+        if (!(sc->gs > 0)) {
+            double gn = inf_norm(pt->g, G->d);
+            sc->gs = GS_REL * gn > 1 && isfinite(gn) ? GS_REL * gn : 1;
+        }
         if (pt->h)
             scale_h(G->d, sc->is, pt->h);
     } else {
@@ -963,7 +986,7 @@ static ck_code fit_newton(const glm *G, double *b, outcome *out, ck_err *err)
     f = compose(G, &q, &cur, g);
     gn = inf_norm(g, G->d);
     for (it = 0;; it++) {
-        if (gn <= G->tol) {
+        if (gn <= tolerance(G)) {
             out->converged = 1;
             break;
         }
@@ -991,7 +1014,7 @@ static ck_code fit_newton(const glm *G, double *b, outcome *out, ck_err *err)
             if ((rc = rank_check(G, cur.h, a, gt, hb[1 - ci], err)) != CK_OK)
                 goto out;
         }
-        lazy = rho >= 0 && rho * gn * gn <= sqrt(G->tol);
+        lazy = rho >= 0 && rho * gn * gn <= sqrt(G->tol) * G->sc->gs;
         tr.h = lazy ? NULL : hb[1 - ci];
         rc = search(G, &q, &cur, f, g, dir, 1, 1e-4, &tr, &ft, gt, &astep, &ok,
                     err);
@@ -1011,7 +1034,7 @@ static ck_code fit_newton(const glm *G, double *b, outcome *out, ck_err *err)
         rho = gn > 0 ? gn1 / (gn * gn) : -1;
         gn = gn1;
         kept = lazy;
-        if (lazy && weak && gn > G->tol && it + 1 < G->max_iter) {
+        if (lazy && weak && gn > tolerance(G) && it + 1 < G->max_iter) {
             /* this point's Hessian after all */
             cur.h = hb[ci];
             if ((rc = eval(G, &cur, err)) != CK_OK)
@@ -1131,7 +1154,7 @@ static ck_code fit_lbfgs(const glm *G, double *b, outcome *out, ck_err *err)
         goto out;
     f = compose(G, &q, &cur, g);
     for (it = 0;; it++) {
-        if (inf_norm(g, d) <= G->tol) {
+        if (inf_norm(g, d) <= tolerance(G)) {
             out->converged = 1;
             break;
         }
@@ -1216,7 +1239,7 @@ static ck_code fit_gd(const glm *G, double *b, outcome *out, ck_err *err)
         goto out;
     f = compose(G, &q, &cur, g);
     for (it = 0;; it++) {
-        if (inf_norm(g, d) <= G->tol) {
+        if (inf_norm(g, d) <= tolerance(G)) {
             out->converged = 1;
             break;
         }
@@ -1279,7 +1302,7 @@ static ck_code fit_proximal(const glm *G, double *b, outcome *out, ck_err *err)
     Fx = px.loss + penalty(G, px.b);
     memcpy(xprev, px.b, vn * sizeof *b);
     for (it = 0;; it++) {
-        if (opt_measure(G, px.b, px.g) <= G->tol) {
+        if (opt_measure(G, px.b, px.g) <= tolerance(G)) {
             out->converged = 1;
             break;
         }
@@ -1412,7 +1435,7 @@ static ck_code fit_admm(const glm *G, double *b, outcome *out, ck_err *err)
     rho = rho0;
     for (it = 0; it < G->max_iter;) {
         smooth q = {.rho = rho, .v = v};
-        double sub_tol = fmax(0.1 * G->tol, fmin(1e-2, 1e-2 * prev));
+        double sub_tol = fmax(0.1 * tolerance(G), fmin(1e-2, 1e-2 * prev));
         for (int64_t e = 0; e < d; e++)
             v[e] = pz.b[e] - u[e];
         f = compose(G, &q, &cur, gphi);
@@ -1450,11 +1473,12 @@ static ck_code fit_admm(const glm *G, double *b, outcome *out, ck_err *err)
         }
         it++;
         have_z = 0;
-        if (r <= G->tol && s <= G->tol) {
+        if (r <= tolerance(G) && s <= tolerance(G)) {
             if ((rc = eval(G, &pz, err)) != CK_OK)
                 goto out;
             have_z = 1;
-            if (isfinite(pz.loss) && opt_measure(G, pz.b, pz.g) <= G->tol) {
+            if (isfinite(pz.loss) &&
+                opt_measure(G, pz.b, pz.g) <= tolerance(G)) {
                 out->converged = 1;
                 break;
             }
@@ -1519,6 +1543,9 @@ static ck_code fit(const glm *Gp, const ck_glm_opts *o,
             memcpy(b, start->b, (size_t)G.d * sizeof *b);
         G.h0 = start->h;
     }
+    /* the start's maker's scale, from its own start (ck_glm_start) */
+    if (start && start->gscale > 0)
+        G.sc->gs = start->gscale;
     for (;;) {
         switch (o->solver) {
         case CK_GLM_NEWTON:
@@ -1621,6 +1648,8 @@ static ck_code fit(const glm *Gp, const ck_glm_opts *o,
     res->iterations = oc.iterations;
     res->converged = oc.converged;
     res->no_mle = no_mle;
+    res->stalled = !oc.converged && oc.iterations < G.max_iter;
+    res->gscale = G.sc->gs;
     if (no_mle)
         res->converged = 0;
     res->objective = oc.objective;

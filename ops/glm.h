@@ -112,6 +112,13 @@ typedef struct ck_glm_result {
     int64_t d;
     int iterations; /* solver iterations (passes over the data may be more) */
     int converged;
+    /* not converged, and stopped before max_iter: no step lowered the
+     * objective (the gradient is at the rounding floor of the data's
+     * sums, above tol) */
+    int stalled;
+    /* the convergence test's scale, tol's factor (see ck_glm_fit, 1 or
+     * more), for ck_glm_start */
+    double gscale;
     /* no maximum-likelihood fit exists: unpenalised logistic or poisson
      * whose mean loss is small (<= 1e-4) and falls by half or more when b
      * doubles, so it falls on as b grows, towards 0, which it reaches only
@@ -153,12 +160,16 @@ typedef struct ck_glm_result {
 typedef struct ck_glm_start {
     const double *b;
     const double *h;
+    double gscale; /* its maker's ck_glm_result.gscale; 0: none */
 } ck_glm_start;
 
 /* Fits the model with p features.  Converged means the solver's optimality
  * measure (for smooth problems the gradient's largest entry, for l1 and
  * elastic net the distance to the subdifferential's zero, largest entry)
- * fell below tol (default 1e-8) within max_iter; otherwise converged = 0
+ * fell below tol (default 1e-8), or where the measure's value at the
+ * start (at b = 0, or the start's gscale) times 1e-4 is above 1, below
+ * tol times that (so that the test is relative in y's units where y is
+ * large), within max_iter; otherwise converged = 0
  * and the last iterate is returned, CK_OK (the caller warns).  The
  * measure is scale-free: entry j is taken with x's column j scaled to
  * unit mean square, i.e. divided by the column's root mean square (the

@@ -2172,6 +2172,7 @@ ck_code ck_exec_run_glm(xrun *r, int i, ck_err *err)
         if (!nosample) {
             st.b = sres.b;
             st.h = sres.h;
+            st.gscale = sres.gscale;
         }
         g.checking = 1;
         rc = ck_glm_fit(&r->be, &nd->glm, p, glm_pass, &g, st.b ? &st : NULL,
@@ -2211,6 +2212,13 @@ ck_code ck_exec_run_glm(xrun *r, int i, ck_err *err)
                nd->glm.family == CK_GLM_POISSON
                    ? "y is all 0"
                    : "the classes are separated, or y is all 0 or all 1");
+    else if (res.stalled)
+        ck_log(CK_LOG_WARN,
+               "%s: %s stopped after %d iterations short of tol (objective "
+               "%.10g): no step lowers the objective further, the gradient "
+               "being at the rounding floor of the data's sums; raise tol",
+               who, ck_glm_solver_name(nd->glm.solver), res.iterations,
+               res.objective);
     else if (!res.converged)
         ck_log(CK_LOG_WARN,
                "%s: %s did not converge in %d iterations (objective %.10g); "

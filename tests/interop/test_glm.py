@@ -796,6 +796,23 @@ class GlmExtremeScales(C.InteropCase):
                 p = self.fit("xbig", "ybig", family, expect=None)
                 self.assertCleanError(p, 1, "column 2")
 
+    def test_large_y_converges(self):
+        ref = sm.OLS(self.yn, sm.add_constant(self.xn)).fit()
+        doc = self.fit("xn", "yn", "normal", "--std-errors", "--quiet")
+        self.assertTrue(doc["converged"], doc["log"])
+        self.assertEqual(doc["log"], "")
+        b = np.append(doc["coef"], doc["intercept"])
+        np.testing.assert_allclose(b, np.roll(ref.params, -1), rtol=1e-9)
+        np.testing.assert_allclose(doc["stderr"] + [doc["intercept_stderr"]],
+                                   np.roll(ref.bse, -1), rtol=1e-6)
+        ref = sm.GLM(self.yp2, sm.add_constant(self.xn),
+                     family=sm.families.Poisson()).fit()
+        doc = self.fit("xn", "yp2", "poisson", "--quiet")
+        self.assertTrue(doc["converged"], doc["log"])
+        b = np.append(doc["coef"], doc["intercept"])
+        np.testing.assert_allclose(b, np.roll(ref.params, -1), rtol=1e-8,
+                                   atol=1e-9)
+
 
 def read_h5(path, ds):
     with h5py.File(path, "r") as f:
