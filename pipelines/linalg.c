@@ -1797,20 +1797,26 @@ typedef struct gfit {
     /* doubles of the pass's parts: loss[, grad[, hess]], then from sq_off
      * the columns' sums of squares (sq) */
     int64_t plen, sq_off;
-    /* poisson's first pass: from ys_off (0: none) the sums over y of
-     * y log y - y and of log(y!), for the deviance and llf */
+    /* poisson's first pass: at ys_off (0: none) the sum over y of
+     * log(y!) - (y log y - y), for llf (per row: each a few units, where
+     * the two terms are ~1e8 for counts ~1e7) */
     int64_t ys_off;
-    double ysat, ylfact;
+    double ylfact;
+    /* poisson's deviance pass: the loss slot gets the sum of the unit
+     * deviances y log(y / mu) - (y - mu) at b, in place of the loss: per
+     * row, they are small where mu fits y, while the loss's sum is a
+     * difference of sums of ~y log y that cancels to a few digits */
+    int devpass;
     ck_tree tree; /* the pass's */
     double *grad, *hess, *sq;
 } gfit;
 
 /* Doubles of one task's partial sums at most: loss, grad (d), hess (d x
- * d), the columns' squares (p), poisson's two sums over y. */
+ * d), the columns' squares (p), poisson's sum over y. */
 static int64_t part_len(const gfit *g)
 {
     int64_t d = g->p + (g->nd->glm.fit_intercept ? 1 : 0);
-    return 1 + d + d * d + g->p + 2;
+    return 1 + d + d * d + g->p + 1;
 }
 
 /* A worker: takes tasks of the group in turn and sums each into its own
@@ -1839,9 +1845,20 @@ static ck_code glm_task_worker(void *ctx, int id, ck_par *par, ck_err *err)
             for (int64_t t = 0; g->ys_off && t < m; t++) {
                 double v = g->gy[i + t];
                 int sg;
-                pt[g->ys_off] += (v > 0 ? v * log(v) : 0) - v;
-                pt[g->ys_off + 1] += lgamma_r(v + 1, &sg);
+                pt[g->ys_off] +=
+                    lgamma_r(v + 1, &sg) - ((v > 0 ? v * log(v) : 0) - v);
             }
+        }
+        if (g->devpass) {
+            const double *w = g->b, *xr = g->gx + i * g->p;
+            for (int64_t t = 0; t < m; t++, xr += g->p) {
+                double eta = d > g->p ? w[g->p] : 0, v = g->gy[i + t], mu;
+                for (int64_t j = 0; j < g->p; j++)
+                    eta += xr[j] * w[j];
+                mu = exp(eta);
+                pt[0] += v > 0 ? v * log(v / mu) - (v - mu) : mu;
+            }
+            continue;
         }
         /* the rows' key: the device may keep them for the next passes
          * (a sample's rows are not X's rows lo..hi: none) */
@@ -1935,7 +1952,7 @@ static ck_code glm_pass(void *ctx, const double *b, double *loss, double *grad,
     g->ys_off = 0;
     if (g->checking && g->nd->glm.family == CK_GLM_POISSON) {
         g->ys_off = g->plen;
-        g->plen += 2;
+        g->plen += 1;
     }
     memset(acc, 0, (size_t)g->plen * 8);
     /* (its stack is allocated as it grows: init fails only on a few
@@ -1963,10 +1980,8 @@ static ck_code glm_pass(void *ctx, const double *b, double *loss, double *grad,
         hess[j] = acc[1 + d + j] / (double)g->n;
     for (int64_t j = 0; sq && j < g->p; j++)
         sq[j] = acc[g->sq_off + j] / (double)g->n;
-    if (g->ys_off) {
-        g->ysat = acc[g->ys_off];
-        g->ylfact = acc[g->ys_off + 1];
-    }
+    if (g->ys_off)
+        g->ylfact = acc[g->ys_off];
     return CK_OK;
 }
 
@@ -2067,11 +2082,13 @@ out:
 /* The fit's deviance, log-likelihood and AIC at its coefficients, as
  * statsmodels' GLM results report them (deviance, llf, aic: -2 llf + 2 d),
  * from the mean loss: the normal family's llf takes the residual variance
- * as SSR / n; poisson's adds the sums over y of its first pass. */
-static void glm_stats(const gfit *g, const ck_glm_result *res, int64_t d,
-                      double *out)
+ * as SSR / n.  poisson's deviance is a pass of its own (devpass), and its
+ * llf -deviance / 2 less the first pass's sum over y. */
+static ck_code glm_stats(gfit *g, const ck_glm_result *res, int64_t d,
+                         double *out, ck_err *err)
 {
     double n = (double)g->n, sum = res->loss * n, dev, llf;
+    ck_code rc_;
 
     switch (g->nd->glm.family) {
     case CK_GLM_NORMAL: /* loss (y - eta)^2 / 2 */
@@ -2082,14 +2099,19 @@ static void glm_stats(const gfit *g, const ck_glm_result *res, int64_t d,
         dev = 2 * sum;
         llf = -sum;
         break;
-    default: /* poisson: exp(eta) - y eta, log(y!) left out */
-        dev = 2 * (sum + g->ysat);
-        llf = -(sum + g->ylfact);
+    default: /* poisson */
+        g->devpass = 1;
+        rc_ = glm_pass(g, res->b, &dev, NULL, NULL, NULL, err);
+        g->devpass = 0;
+        CK_TRY(rc_);
+        dev *= 2 * n;
+        llf = -dev / 2 - g->ylfact;
         break;
     }
     out[0] = dev;
     out[1] = llf;
     out[2] = -2 * llf + 2 * (double)d;
+    return CK_OK;
 }
 
 ck_code ck_exec_run_glm(xrun *r, int i, ck_err *err)
@@ -2247,10 +2269,10 @@ ck_code ck_exec_run_glm(xrun *r, int i, ck_err *err)
         info[0] = res.iterations;
         info[1] = res.converged;
         info[2] = res.objective;
-        glm_stats(&g, &res, d, info + 3);
+        rc = glm_stats(&g, &res, d, info + 3, err);
         for (int64_t j = 0; nd->glm.std_errors && j < d; j++)
             info[CK_GLM_INFO + j] = NAN;
-        if (nd->glm.std_errors && res.converged && res.h_exact)
+        if (rc == CK_OK && nd->glm.std_errors && res.converged && res.h_exact)
             rc = ck_glm_std_errors(&r->be, nd->glm.family, n, d, res.h,
                                    res.objective, info + CK_GLM_INFO, err);
         if (rc == CK_OK && nd->glm.std_errors && res.converged &&

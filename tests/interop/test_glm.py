@@ -796,6 +796,17 @@ class GlmExtremeScales(C.InteropCase):
                 p = self.fit("xbig", "ybig", family, expect=None)
                 self.assertCleanError(p, 1, "column 2")
 
+    def test_poisson_deviance_for_large_counts(self):
+        ref = sm.GLM(self.yp, sm.add_constant(self.xp),
+                     family=sm.families.Poisson()).fit(tol=1e-14)
+        doc = self.fit("xp", "yp", "poisson")
+        self.assertTrue(doc["converged"], doc["log"])
+        # the deviance is ~0.1 beside counts ~9e6: statsmodels' own
+        # rounding in mu (exp of eta ~ 16) limits the agreement
+        self.assertAlmostEqual(doc["deviance"], ref.deviance,
+                               delta=1e-6 * ref.deviance)
+        self.assertAlmostEqual(doc["llf"], ref.llf, delta=1e-9 * abs(ref.llf))
+
     def test_large_y_converges(self):
         ref = sm.OLS(self.yn, sm.add_constant(self.xn)).fit()
         doc = self.fit("xn", "yn", "normal", "--std-errors", "--quiet")
