@@ -825,6 +825,20 @@ class GlmExtremeScales(C.InteropCase):
                                    atol=1e-9)
 
 
+    def test_stop_short_of_max_iter_says_why(self):
+        # no tol this small can be met: the solver stops where no step
+        # lowers the objective, well before max_iter, and says so
+        for solver in ("newton", "lbfgs"):
+            with self.subTest(solver=solver):
+                doc = self.fit("xn", "yn", "normal", "--solver", solver,
+                               "--tol", "1e-300", "--quiet")
+                self.assertFalse(doc["converged"])
+                lines = doc["log"].strip().splitlines()
+                self.assertEqual(len(lines), 1, doc["log"])
+                self.assertIn("warning", lines[0])
+                self.assertIn("raise tol", lines[0])
+                self.assertNotIn("max_iter", lines[0])
+
 def read_h5(path, ds):
     with h5py.File(path, "r") as f:
         return f[ds][()]
