@@ -185,11 +185,12 @@ static int64_t tile_rows(const ck_be *be, int64_t rows)
 
 size_t ck_glm_block_scratch(const ck_be *be, int64_t rows, int64_t p)
 {
-    /* per tile: eta (then mu - y), the variance weights, and the rows
-     * scaled by sqrt(w) for the Hessian's syrk (then X^T w) */
+    /* per tile: eta (then mu - y), the variance weights, the rows
+     * scaled by sqrt(w) for the Hessian's syrk (then X^T w), and the
+     * rows less the center */
     if (rows < 0 || p < 0)
         return 0;
-    return (size_t)tile_rows(be, rows) * (size_t)(p + 3);
+    return (size_t)tile_rows(be, rows) * (size_t)(2 * p + 3);
 }
 
 /* out = op(x) v + beta out for rows x p row-major x (key: its operand
@@ -259,13 +260,24 @@ static void unit(ck_glm_family f, double eta, double y, double *loss,
 /* One tile of rows (at most GLM_TILE): sums into loss, grad, hess. */
 static ck_code tile(const ck_be *be, const ck_glm_opts *o, const double *x,
                     const double *y, int64_t rows, int64_t p, uint64_t key,
-                    const double *b, double *loss, double *grad, double *hess,
-                    double *scratch, ck_err *err)
+                    const double *b, const double *center, double *loss,
+                    double *grad, double *hess, double *scratch, ck_err *err)
 {
     int fi = o->fit_intercept != 0;
     int64_t d = p + fi;
     double *r = scratch, *wt = scratch + rows, *xs = wt + rows;
     double lsum = 0, rsum = 0;
+
+    if (center) {
+        /* the products on x less the center: sums of the centered
+         * columns' products, not differences of the raw ones' */
+        double *xc = xs + rows * p;
+        for (int64_t i = 0; i < rows; i++)
+            for (int64_t j = 0; j < p; j++)
+                xc[i * p + j] = x[i * p + j] - center[j];
+        x = xc;
+        key = 0;
+    }
 
     CK_TRY(linear(be, x, rows, p, key, b, fi ? b[p] : 0, r, err));
     for (int64_t i = 0; i < rows; i++) {
@@ -315,8 +327,8 @@ static ck_code tile(const ck_be *be, const ck_glm_opts *o, const double *x,
 
 ck_code ck_glm_block(const ck_be *be, const ck_glm_opts *o, const double *x,
                      const double *y, int64_t rows, int64_t p, uint64_t key,
-                     const double *b, double *loss, double *grad, double *hess,
-                     double *scratch, ck_err *err)
+                     const double *b, const double *center, double *loss,
+                     double *grad, double *hess, double *scratch, ck_err *err)
 {
     if ((unsigned)o->family >= N_FAMILIES)
         return ck_err_set(err, CK_EUSAGE, "glm: unknown family %d",
@@ -329,18 +341,22 @@ ck_code ck_glm_block(const ck_be *be, const ck_glm_opts *o, const double *x,
     for (int64_t i = 0; i < rows; i += tr) {
         int64_t t = rows - i < tr ? rows - i : tr;
         CK_TRY(tile(be, o, x + i * p, y + i, t, p, ck_be_key_add(key, i), b,
-                    loss, grad, hess, scratch, err));
+                    center, loss, grad, hess, scratch, err));
     }
     return CK_OK;
 }
 
 /* ---- predictions and responses ---- */
 
-void ck_glm_col_squares(const double *x, int64_t rows, int64_t p, double *sq)
+void ck_glm_col_moments(const double *x, int64_t rows, int64_t p,
+                        const double *center, double *sq)
 {
     for (int64_t i = 0; i < rows; i++)
-        for (int64_t j = 0; j < p; j++)
-            sq[j] += x[i * p + j] * x[i * p + j];
+        for (int64_t j = 0; j < p; j++) {
+            double v = x[i * p + j] - (center ? center[j] : 0);
+            sq[j] += v;
+            sq[p + j] += v * v;
+        }
 }
 
 int64_t ck_glm_bad_y(ck_glm_family f, const double *y, int64_t n)
@@ -414,9 +430,16 @@ static const double NOISE = 1e-10;
 typedef struct colscale {
     int known;
     double *s, *is; /* d: s_j and 1 / s_j */
+    /* p: the columns' means, where the first pass found a column whose
+     * mean is large beside its spread (CENTER_AT), with an intercept; else
+     * NULL.  The solvers' intercept is then c' = c + m.w, the passes are
+     * on x - m, and s_j is the root mean square of x_j - m_j (its
+     * standard deviation) */
+    double *m;
     /* the convergence test's scale (tolerance): tol times this */
     double gs;
-    double *ub; /* d: a pass's parameters in the user's units */
+    double *ub;   /* 2 d: a pass's parameters in the user's units */
+    double *mbuf; /* p: m's room */
 } colscale;
 
 typedef struct glm {
@@ -429,8 +452,10 @@ typedef struct glm {
     double tol;
     int max_iter;
     /* newton, lbfgs: the start's Hessian estimate, or NULL (the user's
-     * units: scaled where it is used) */
-    const double *h0;
+     * units: scaled where it is used; a copy, moved to the fit's center
+     * by its first pass), and the center its maker's fit used, or NULL */
+    double *h0;
+    const double *h0_center;
     colscale *sc;
 } glm;
 
@@ -509,7 +534,7 @@ static ck_code look(const glm *G, const double *b, double *loss, double *grad,
 
     for (int64_t j = 0; j < G->d; j++)
         sc->ub[j] = b[j] * sc->is[j];
-    CK_TRY(G->pass(G->ctx, sc->ub, loss, grad, hess, NULL, err));
+    CK_TRY(G->pass(G->ctx, sc->ub, sc->m, loss, grad, hess, NULL, err));
     for (int64_t j = 0; grad && j < G->d; j++)
         grad[j] *= sc->is[j];
     if (hess)
@@ -877,22 +902,80 @@ static double *take(double **ws, size_t n)
     return r;
 }
 
+/* The first pass centers x's columns (colscale.m) where a column's mean
+ * square is above CENTER_AT times its variance (its mean above about 4
+ * standard deviations): the Hessian's sums of raw products then differ
+ * from the centered ones by a term (CENTER_AT - 1 times or more) larger
+ * than them, and cancel as the solvers work.  At an offset of 1e6 on a
+ * spread of 1 (a year, a timestamp) twelve digits of sixteen are lost,
+ * newton finds the Hessian singular and the first-order solvers stall
+ * far from the optimum.  Centering costs one pass, at the start, and
+ * only there. */
+static const double CENTER_AT = 16;
+
+/* H (d x d, in w and the intercept c_a = c + a.w) in w and c_b = c + b.w
+ * instead, where delta = a - b (p entries, d = p + 1): c_a = c_b +
+ * delta.w, so H is taken through J = [I 0; delta' 1], J' H J. */
+static void recenter_h(int64_t p, const double *delta, double *h)
+{
+    int64_t d = p + 1;
+    double hc = h[p * d + p];
+
+    for (int64_t i = 0; i < p; i++)
+        for (int64_t j = 0; j < p; j++)
+            h[i * d + j] += delta[i] * h[p * d + j] + h[i * d + p] * delta[j] +
+                            hc * delta[i] * delta[j];
+    for (int64_t i = 0; i < p; i++) {
+        h[i * d + p] += hc * delta[i];
+        h[p * d + i] = h[i * d + p];
+    }
+}
+
+/* The start's Hessian estimate, from its maker's center to this fit's
+ * (either may be none: 0). */
+static void h0_recenter(const glm *G)
+{
+    const double *a = G->h0_center, *m = G->sc->m;
+    double *delta = G->sc->ub;
+
+    if (!G->h0 || !G->fi || (!a && !m))
+        return;
+    for (int64_t j = 0; j < G->p; j++)
+        delta[j] = (a ? a[j] : 0) - (m ? m[j] : 0);
+    recenter_h(G->p, delta, G->h0);
+}
+
 /* Evaluates the starting point pt->b, given in the user's units, and
  * leaves it in the scaled ones.  The fit's first pass also sums the
- * columns' squares, which set the scale (struct colscale).  A loss that is
- * not finite there is the data's fault (inf or nan in x, or y outside the
- * family's domain) or, from a given start, a start too far out
- * (poisson's exp overflowing). */
+ * columns and their squares, which set the center (CENTER_AT) and the
+ * scale (struct colscale); a centered fit evaluates its start again, on
+ * x less the center.  A loss that is not finite there is the data's
+ * fault (inf or nan in x, or y outside the family's domain) or, from a
+ * given start, a start too far out (poisson's exp overflowing). */
 static ck_code start(const glm *G, point *pt, outcome *out, ck_err *err)
 {
     colscale *sc = G->sc;
-    int64_t big = -1; /* a column whose sum of squares overflowed */
+    int64_t big = -1, p = G->p; /* big: a column whose squares overflowed */
 
     if (!sc->known) {
-        /* ub holds the p mean squares here */
-        CK_TRY(G->pass(G->ctx, pt->b, &pt->loss, pt->g, pt->h, sc->ub, err));
+        double *mo = sc->ub; /* the p means, then the p mean squares */
+        int centre = 0;
+        CK_TRY(G->pass(G->ctx, pt->b, NULL, &pt->loss, pt->g, pt->h, mo, err));
+        for (int64_t j = 0; G->fi && j < p; j++) {
+            double var = mo[p + j] - mo[j] * mo[j];
+            if (isfinite(mo[j]) && isfinite(mo[p + j]) &&
+                mo[p + j] > CENTER_AT * var)
+                centre = 1;
+        }
+        if (centre && isfinite(pt->loss)) {
+            sc->m = sc->mbuf;
+            memcpy(sc->m, mo, (size_t)p * sizeof *mo);
+            pt->b[p] += dot(sc->m, pt->b, p);
+            CK_TRY(G->pass(G->ctx, pt->b, sc->m, &pt->loss, pt->g, pt->h, mo,
+                           err));
+        }
         for (int64_t j = 0; j < G->d; j++) {
-            double r = j < G->p ? sqrt(sc->ub[j]) : 1;
+            double r = j < p ? sqrt(mo[p + j]) : 1;
             /* where x is finite (the loss at the start is: checked
              * first, below), an infinite mean square is a sum of squares
              * that overflowed: the Hessian's sums (the same squares,
@@ -908,6 +991,7 @@ static ck_code start(const glm *G, point *pt, outcome *out, ck_err *err)
             sc->is[j] = 1 / r;
         }
         sc->known = 1;
+        h0_recenter(G);
         for (int64_t j = 0; j < G->d; j++) {
             pt->b[j] *= sc->s[j];
             pt->g[j] *= sc->is[j];
@@ -919,6 +1003,8 @@ static ck_code start(const glm *G, point *pt, outcome *out, ck_err *err)
         if (pt->h)
             scale_h(G->d, sc->is, pt->h);
     } else {
+        if (sc->m)
+            pt->b[p] += dot(sc->m, pt->b, p);
         for (int64_t j = 0; j < G->d; j++)
             pt->b[j] *= sc->s[j];
         CK_TRY(eval(G, pt, err));
@@ -975,13 +1061,13 @@ static ck_code fit_newton(const glm *G, double *b, outcome *out, ck_err *err)
      * the estimate's maker's) */
     cur.h = G->h0 ? NULL : hb[0];
     tr.h = hb[1];
-    if (G->h0)
-        memcpy(hb[0], G->h0, mn * sizeof *hb[0]);
     memcpy(cur.b, b, vn * sizeof *b);
     if ((rc = start(G, &cur, out, err)) != CK_OK)
         goto out;
-    if (G->h0)
+    if (G->h0) {
+        memcpy(hb[0], G->h0, mn * sizeof *hb[0]);
         scale_h(G->d, G->sc->is, hb[0]);
+    }
     cur.h = hb[0];
     f = compose(G, &q, &cur, g);
     gn = inf_norm(g, G->d);
@@ -1538,11 +1624,9 @@ static ck_code fit(const glm *Gp, const ck_glm_opts *o,
 
     if (!(b = calloc((size_t)G.d, sizeof *b)))
         return ck_err_set(err, CK_ENOMEM, "glm: out of memory");
-    if (start && (o->solver == CK_GLM_NEWTON || o->solver == CK_GLM_LBFGS)) {
-        if (start->b)
-            memcpy(b, start->b, (size_t)G.d * sizeof *b);
-        G.h0 = start->h;
-    }
+    if (start && start->b &&
+        (o->solver == CK_GLM_NEWTON || o->solver == CK_GLM_LBFGS))
+        memcpy(b, start->b, (size_t)G.d * sizeof *b);
     /* the start's maker's scale, from its own start (ck_glm_start) */
     if (start && start->gscale > 0)
         G.sc->gs = start->gscale;
@@ -1671,6 +1755,15 @@ static ck_code fit(const glm *Gp, const ck_glm_opts *o,
     }
     for (int64_t j = 0; j < G.d; j++)
         b[j] *= G.sc->is[j];
+    if (G.sc->m) {
+        /* c = c' - m.w; h stays in c' (ck_glm_result.center) */
+        b[G.p] -= dot(G.sc->m, b, G.p);
+        if (!(res->center = malloc((size_t)G.p * sizeof *res->center))) {
+            ck_glm_result_release(res);
+            return ck_err_set(err, CK_ENOMEM, "glm: out of memory");
+        }
+        memcpy(res->center, G.sc->m, (size_t)G.p * sizeof *res->center);
+    }
     if (res->h)
         scale_h(G.d, G.sc->s, res->h);
     return CK_OK;
@@ -1714,18 +1807,31 @@ ck_code ck_glm_fit(const ck_be *be, const ck_glm_opts *o, int64_t p,
     }
     G.tol = o->tol > 0 ? o->tol : 1e-8;
     G.max_iter = o->max_iter > 0 ? o->max_iter : default_max_iter(o->solver);
-    if (!(sc.s = malloc(3 * (size_t)G.d * sizeof *sc.s)))
+    if (!(sc.s = malloc(5 * (size_t)G.d * sizeof *sc.s)))
         return ck_err_set(err, CK_ENOMEM, "glm: out of memory");
     sc.is = sc.s + G.d;
     sc.ub = sc.is + G.d;
+    sc.mbuf = sc.ub + 2 * G.d;
     G.sc = &sc;
+    if (start && start->h &&
+        (o->solver == CK_GLM_NEWTON || o->solver == CK_GLM_LBFGS)) {
+        /* a copy: the first pass moves it to this fit's center */
+        size_t mn = (size_t)(G.d * G.d);
+        if (!(G.h0 = malloc(mn * sizeof *G.h0))) {
+            free(sc.s);
+            return ck_err_set(err, CK_ENOMEM, "glm: out of memory");
+        }
+        memcpy(G.h0, start->h, mn * sizeof *G.h0);
+        G.h0_center = start->center;
+    }
     rc = fit(&G, o, start, res, err);
+    free(G.h0);
     free(sc.s);
     return rc;
 }
 ck_code ck_glm_std_errors(const ck_be *be, ck_glm_family f, int64_t n,
-                          int64_t d, const double *h, double mean_loss,
-                          double *se, ck_err *err)
+                          int64_t d, const double *h, const double *center,
+                          double mean_loss, double *se, ck_err *err)
 {
     size_t mn = (size_t)(d * d);
     double *a = malloc(4 * mn * sizeof *a + 8), *inv = a + mn, scale = 1;
@@ -1752,6 +1858,18 @@ ck_code ck_glm_std_errors(const ck_be *be, ck_glm_family f, int64_t n,
         inv[i * d + i] = 1;
     ck_posv_args pa = {.n = d, .nrhs = d, .a = a, .b = inv};
     rc = ck_op_posv(be, &pa, err);
+    if (rc == CK_OK && center) {
+        /* c = c' - center.w: var c = a' inv a, a = (-center, 1) */
+        int64_t p = d - 1;
+        double v = 0;
+        for (int64_t i = 0; i < d; i++) {
+            double ai = i < p ? -center[i] : 1, row = 0;
+            for (int64_t j = 0; j < d; j++)
+                row += inv[i * d + j] * (j < p ? -center[j] : 1);
+            v += ai * row;
+        }
+        inv[p * d + p] = v;
+    }
     for (int64_t i = 0; rc == CK_OK && i < d; i++) {
         double v = inv[i * d + i] * scale / (double)n;
         se[i] = !pa.not_pd && v >= 0 ? sqrt(v) : NAN;
@@ -1766,5 +1884,6 @@ void ck_glm_result_release(ck_glm_result *res)
         return;
     free(res->b);
     free(res->h);
+    free(res->center);
     memset(res, 0, sizeof *res);
 }

@@ -99,11 +99,15 @@ ck_code ck_glm_check(const ck_glm_opts *o, ck_err *err);
 
 /* One pass over all n rows at parameters b (d entries): *loss gets the
  * mean loss (unpenalised); grad (d entries) its gradient, hess (d x d,
- * row-major) its Hessian and sq (p entries) the mean square of each of
- * x's columns (ck_glm_col_squares, summed over the rows, over n), each
- * when not NULL.  Supplied by the caller.  ck_glm_fit asks for sq on its
- * first pass only. */
-typedef ck_code (*ck_glm_pass_fn)(void *ctx, const double *b, double *loss,
+ * row-major) its Hessian and sq (2 p entries) the mean of each of x's
+ * columns then the mean square of each (ck_glm_col_moments, summed over
+ * the rows, over n), each when not NULL.  center (p entries, or NULL for
+ * none): the pass is on x's columns less these, x_ij - center_j, in the
+ * blocks (ck_glm_block) and in sq; the model is then eta = (x - center) w
+ * + c', whose intercept c' is the user's c + center.w.  Supplied by the
+ * caller.  ck_glm_fit asks for sq on its first pass or two only. */
+typedef ck_code (*ck_glm_pass_fn)(void *ctx, const double *b,
+                                  const double *center, double *loss,
                                   double *grad, double *hess, double *sq,
                                   ck_err *err);
 
@@ -145,6 +149,11 @@ typedef struct ck_glm_result {
      * Hessian at b itself, and h_exact is 1. */
     double *h;
     int h_exact;
+    /* NULL, or (p entries, owned) the column means the fit centered x's
+     * columns on: h is then the Hessian in w and c' = c + center.w, the
+     * intercept at x's means, whose conditioning does not depend on how
+     * far x's columns sit from 0 (b is the user's w and c either way) */
+    double *center;
 } ck_glm_result;
 
 /* Where newton and lbfgs begin (the other solvers ignore it): b (d
@@ -160,7 +169,8 @@ typedef struct ck_glm_result {
 typedef struct ck_glm_start {
     const double *b;
     const double *h;
-    double gscale; /* its maker's ck_glm_result.gscale; 0: none */
+    const double *center; /* h's: its maker's ck_glm_result.center */
+    double gscale;        /* its maker's ck_glm_result.gscale; 0: none */
 } ck_glm_start;
 
 /* Fits the model with p features.  Converged means the solver's optimality
@@ -177,7 +187,10 @@ typedef struct ck_glm_start {
  * square is 0; one whose sum of squares overflows is CK_EFORMAT), and
  * the solvers work in those units
  * throughout, so that the fit does not depend on the units of x's
- * columns; the penalty is on the coefficients as given.  The scaled
+ * columns; the penalty is on the coefficients as given.  With an
+ * intercept, where a column's mean is large beside its spread the first
+ * pass's means center x's columns (one pass more), and a centered
+ * column's scale is its standard deviation (ck_glm_result.center).  The scaled
  * coefficients are then within about tol / (the smallest eigenvalue of
  * the scaled Hessian of f) of the optimum.  admm returns z, the prox's side of
  * the split, so l1 zeros are exact zeros.  CK_ENOTSUP with a clear message when
@@ -185,7 +198,7 @@ typedef struct ck_glm_start {
  * CK_EUSAGE as ck_glm_check, when p + fit_intercept is 0, or when the loss is
  * not finite at the start (inf or nan in x); a pass's error is returned as it
  * is.  *res is written only on success.  Besides what the passes use, the
- * solver allocates at most 4 d^2 + 35 d doubles, once (newton's include the
+ * solver allocates at most 5 d^2 + 37 d doubles, once (newton's include the
  * Hessian it returns). */
 ck_code ck_glm_fit(const ck_be *be, const ck_glm_opts *o, int64_t p,
                    ck_glm_pass_fn pass, void *ctx, const ck_glm_start *start,
@@ -200,10 +213,12 @@ void ck_glm_result_release(ck_glm_result *res);
  * 1 for logistic and poisson, and for normal the residual variance, the
  * sum of squared residuals (2 n mean_loss) over n - d.  se gets NaN
  * throughout when h is not positive definite (x rank deficient), or
- * for normal when n <= d.  Allocates 2 d^2 doubles. */
+ * for normal when n <= d.  center: the result's (h in w and c' =
+ * c + center.w; the intercept's error is then c''s carried back to c).
+ * Allocates 4 d^2 doubles. */
 ck_code ck_glm_std_errors(const ck_be *be, ck_glm_family f, int64_t n,
-                          int64_t d, const double *h, double mean_loss,
-                          double *se, ck_err *err);
+                          int64_t d, const double *h, const double *center,
+                          double mean_loss, double *se, ck_err *err);
 
 /* Adds one block of rows to a pass's sums (not means: the caller divides
  * by n once at the end): x is rows x p row-major, y rows values, b the d
@@ -213,16 +228,20 @@ ck_code ck_glm_std_errors(const ck_be *be, ck_glm_family f, int64_t n,
  * loss whose exp overflows is +inf, not an error: the solvers' line
  * searches reject such steps.  y is not checked (ck_glm_bad_y).  key: 0,
  * or x's operand key (backends/backend.h, ck_be_key) when later passes
- * hand the same rows over again, with one key per row along its i. */
+ * hand the same rows over again, with one key per row along its i.
+ * center: as ck_glm_pass_fn's (each tile is copied less center into
+ * scratch, and its products take no key). */
 size_t ck_glm_block_scratch(const ck_be *be, int64_t rows, int64_t p);
 ck_code ck_glm_block(const ck_be *be, const ck_glm_opts *o, const double *x,
                      const double *y, int64_t rows, int64_t p, uint64_t key,
-                     const double *b, double *loss, double *grad, double *hess,
-                     double *scratch, ck_err *err);
+                     const double *b, const double *center, double *loss,
+                     double *grad, double *hess, double *scratch, ck_err *err);
 
-/* Adds the squares of x's entries (rows x p row-major) to sq, column by
- * column (p sums): what a pass sums for its sq. */
-void ck_glm_col_squares(const double *x, int64_t rows, int64_t p, double *sq);
+/* Adds x's entries less center (rows x p row-major; center p entries or
+ * NULL for 0) to sq[0..p), column by column, and their squares to
+ * sq[p..2p): what a pass sums for its sq. */
+void ck_glm_col_moments(const double *x, int64_t rows, int64_t p,
+                        const double *center, double *sq);
 
 /* Index of the first y outside the family's domain (logistic: 0 or 1;
  * poisson: >= 0; any family: finite), or -1. */

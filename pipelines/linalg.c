@@ -1793,9 +1793,10 @@ typedef struct gfit {
     /* checking: each task's first value of X (as an offset) and of y
      * that glm_fit refuses, or -1 */
     int64_t bad_x[GLM_GROUP], bad_y[GLM_GROUP];
-    const double *b; /* the pass's parameters */
+    const double *b;      /* the pass's parameters */
+    const double *center; /* and center (ck_glm_pass_fn) */
     /* doubles of the pass's parts: loss[, grad[, hess]], then from sq_off
-     * the columns' sums of squares (sq) */
+     * the columns' sums, then their sums of squares (sq) */
     int64_t plen, sq_off;
     /* poisson's first pass: at ys_off (0: none) the sum over y of
      * log(y!) - (y log y - y), for llf (per row: each a few units, where
@@ -1812,11 +1813,11 @@ typedef struct gfit {
 } gfit;
 
 /* Doubles of one task's partial sums at most: loss, grad (d), hess (d x
- * d), the columns' squares (p), poisson's sum over y. */
+ * d), the columns' sums and squares (2 p), poisson's sum over y. */
 static int64_t part_len(const gfit *g)
 {
     int64_t d = g->p + (g->nd->glm.fit_intercept ? 1 : 0);
-    return 1 + d + d * d + g->p + 1;
+    return 1 + d + d * d + 2 * g->p + 1;
 }
 
 /* A worker: takes tasks of the group in turn and sums each into its own
@@ -1865,10 +1866,12 @@ static ck_code glm_task_worker(void *ctx, int id, ck_par *par, ck_err *err)
         uint64_t key =
             g->sample ? 0 : ck_be_key((int)(g->nd - g->r->p->node), 0, lo, 0);
         CK_TRY(ck_glm_block(&g->r->be, &g->nd->glm, g->gx + i * g->p, g->gy + i,
-                            m, g->p, key, g->b, pt, g->grad ? pt + 1 : NULL,
+                            m, g->p, key, g->b, g->center, pt,
+                            g->grad ? pt + 1 : NULL,
                             g->hess ? pt + 1 + d : NULL, scratch, err));
         if (g->sq)
-            ck_glm_col_squares(g->gx + i * g->p, m, g->p, pt + g->sq_off);
+            ck_glm_col_moments(g->gx + i * g->p, m, g->p, g->center,
+                               pt + g->sq_off);
     }
     return CK_OK;
 }
@@ -1935,8 +1938,9 @@ static ck_code glm_block_fn(void *ctx, int64_t r0, int64_t nr, int64_t ta,
 /* One pass of the solver: the mean loss, gradient and Hessian over all
  * rows, the tasks' sums combined along the tree (under MPI, every rank's:
  * each gets the same bits). */
-static ck_code glm_pass(void *ctx, const double *b, double *loss, double *grad,
-                        double *hess, double *sq, ck_err *err)
+static ck_code glm_pass(void *ctx, const double *b, const double *center,
+                        double *loss, double *grad, double *hess, double *sq,
+                        ck_err *err)
 {
     gfit *g = ctx;
     int64_t d = g->p + (g->nd->glm.fit_intercept ? 1 : 0);
@@ -1944,11 +1948,12 @@ static ck_code glm_pass(void *ctx, const double *b, double *loss, double *grad,
     ck_code rc;
 
     g->b = b;
+    g->center = center;
     g->grad = grad;
     g->hess = hess;
     g->sq = sq;
     g->sq_off = hess ? 1 + d + d * d : grad ? 1 + d : 1;
-    g->plen = g->sq_off + (sq ? g->p : 0);
+    g->plen = g->sq_off + (sq ? 2 * g->p : 0);
     g->ys_off = 0;
     if (g->checking && g->nd->glm.family == CK_GLM_POISSON) {
         g->ys_off = g->plen;
@@ -1978,7 +1983,7 @@ static ck_code glm_pass(void *ctx, const double *b, double *loss, double *grad,
         grad[j] = acc[1 + j] / (double)g->n;
     for (int64_t j = 0; hess && j < d * d; j++)
         hess[j] = acc[1 + d + j] / (double)g->n;
-    for (int64_t j = 0; sq && j < g->p; j++)
+    for (int64_t j = 0; sq && j < 2 * g->p; j++)
         sq[j] = acc[g->sq_off + j] / (double)g->n;
     if (g->ys_off)
         g->ylfact = acc[g->ys_off];
@@ -2101,7 +2106,7 @@ static ck_code glm_stats(gfit *g, const ck_glm_result *res, int64_t d,
         break;
     default: /* poisson */
         g->devpass = 1;
-        rc_ = glm_pass(g, res->b, &dev, NULL, NULL, NULL, err);
+        rc_ = glm_pass(g, res->b, NULL, &dev, NULL, NULL, NULL, err);
         g->devpass = 0;
         CK_TRY(rc_);
         dev *= 2 * n;
@@ -2141,7 +2146,7 @@ ck_code ck_exec_run_glm(xrun *r, int i, ck_err *err)
     }
     mine = hi - g.lo;
     /* the solver's own state: a few d x d matrices and d vectors (its
-     * own, ck_glm_fit's 4 d^2 + 35 d, and a sample start's point and
+     * own, ck_glm_fit's 5 d^2 + 37 d, and a sample start's point and
      * Hessian); a kernel scratch per thread, the tasks' partial sums and
      * the pass's result, the tree's parts */
     int64_t fixed = (6 * d * d + 80 * d) * 8;
@@ -2194,6 +2199,7 @@ ck_code ck_exec_run_glm(xrun *r, int i, ck_err *err)
         if (!nosample) {
             st.b = sres.b;
             st.h = sres.h;
+            st.center = sres.center;
             st.gscale = sres.gscale;
         }
         g.checking = 1;
@@ -2274,7 +2280,8 @@ ck_code ck_exec_run_glm(xrun *r, int i, ck_err *err)
             info[CK_GLM_INFO + j] = NAN;
         if (rc == CK_OK && nd->glm.std_errors && res.converged && res.h_exact)
             rc = ck_glm_std_errors(&r->be, nd->glm.family, n, d, res.h,
-                                   res.objective, info + CK_GLM_INFO, err);
+                                   res.center, res.objective,
+                                   info + CK_GLM_INFO, err);
         if (rc == CK_OK && nd->glm.std_errors && res.converged &&
             isnan(info[CK_GLM_INFO])) {
             if (nd->glm.family == CK_GLM_NORMAL && n <= d)

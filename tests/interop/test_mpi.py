@@ -163,6 +163,10 @@ class Mpi(C.InteropCase):
             y = (rng.random(30000) < 1 / (1 + np.exp(-(X @ w + 0.2))))
             f.create_dataset("X", data=X, chunks=(1000, 5))
             f.create_dataset("y", data=y.astype(np.float64), chunks=(1000,))
+            # columns far from 0: glm_fit centers them on the means that
+            # its first pass sums along the tree
+            f.create_dataset("Xoff", data=X + [0, 1e6, 0, 3e3, 0],
+                             chunks=(1000, 5))
             # rank 8 of 48: svd's factor made orthonormal by two more
             # passes, with Gaussian columns for the null ones
             r8 = rng.standard_normal((30000, 8)) @ rng.standard_normal((8, 48))
@@ -433,6 +437,11 @@ class Mpi(C.InteropCase):
                     ["glm-fit", "--quiet", "--family", "logistic",
                      "--solver", solver, self.path("tall.h5:/X"),
                      self.path("tall.h5:/y"), "-o", o], [o])
+        o = self.out("model.h5")
+        self.against_one(
+            ["glm-fit", "--quiet", "--family", "logistic", "--std-errors",
+             self.path("tall.h5:/Xoff"), self.path("tall.h5:/y"), "-o", o],
+            [o])
 
     def test_matmul(self):
         for o in (self.out("mm.zarr"), self.out("mm.h5")):

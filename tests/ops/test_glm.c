@@ -174,17 +174,18 @@ typedef struct passctx {
     int npass;
 } passctx;
 
-static ck_code pass_fn(void *vc, const double *b, double *loss, double *grad,
-                       double *hess, double *sq, ck_err *err)
+static ck_code pass_fn(void *vc, const double *b, const double *center,
+                       double *loss, double *grad, double *hess, double *sq,
+                       ck_err *err)
 {
     passctx *c = vc;
     int64_t d = c->p + (c->o->fit_intercept != 0);
 
     *loss = 0;
     if (sq) {
-        memset(sq, 0, (size_t)c->p * sizeof *sq);
-        ck_glm_col_squares(c->x, c->n, c->p, sq);
-        for (int64_t j = 0; j < c->p; j++)
+        memset(sq, 0, (size_t)(2 * c->p) * sizeof *sq);
+        ck_glm_col_moments(c->x, c->n, c->p, center, sq);
+        for (int64_t j = 0; j < 2 * c->p; j++)
             sq[j] /= (double)c->n;
     }
     if (grad)
@@ -194,8 +195,8 @@ static ck_code pass_fn(void *vc, const double *b, double *loss, double *grad,
     for (int64_t r0 = 0; r0 < c->n; r0 += c->block) {
         int64_t rows = c->n - r0 < c->block ? c->n - r0 : c->block;
         CK_TRY(ck_glm_block(c->be, c->o, c->x ? c->x + r0 * c->p : NULL,
-                            c->y + r0, rows, c->p, 0, b, loss, grad, hess,
-                            c->scratch, err));
+                            c->y + r0, rows, c->p, 0, b, center, loss, grad,
+                            hess, c->scratch, err));
     }
     *loss /= (double)c->n;
     for (int64_t i = 0; grad && i < d; i++)
@@ -282,11 +283,12 @@ static double kkt(const ck_glm_opts *o, int64_t p, const double *b,
 /* The root mean square of each of x's p columns (n rows). */
 static void col_rms(const double *x, int64_t n, int64_t p, double *rms)
 {
-    for (int64_t j = 0; j < p; j++)
-        rms[j] = 0;
-    ck_glm_col_squares(x, n, p, rms);
-    for (int64_t j = 0; j < p; j++)
-        rms[j] = sqrt(rms[j] / (double)n);
+    for (int64_t j = 0; j < p; j++) {
+        double s = 0;
+        for (int64_t i = 0; i < n; i++)
+            s += x[i * p + j] * x[i * p + j];
+        rms[j] = sqrt(s / (double)n);
+    }
 }
 
 static double penalty(const ck_glm_opts *o, int64_t p, const double *b)
@@ -362,7 +364,8 @@ static void solve_all(ck_glm_solver s)
         worst_b = fmax(worst_b, berr);
 
         double loss, g[MAX_D];
-        cr_assert_eq(pass_fn(&pc, res.b, &loss, g, NULL, NULL, &err), CK_OK);
+        cr_assert_eq(pass_fn(&pc, res.b, NULL, &loss, g, NULL, NULL, &err),
+                     CK_OK);
         double m = kkt(&o, ds->p, res.b, g);
         cr_assert(m <= 1e-6, "%s: subgradient residual %.3g", what, m);
         worst_kkt = fmax(worst_kkt, m);
@@ -584,8 +587,8 @@ Test(glm, pass_matches_numpy_for_any_blocking)
             ck_err err = {0};
             passctx pc = mkpass(&be, &o, T.main.x, T.main.y[o.family], T.main.n,
                                 T.main.p, blocks[m]);
-            cr_assert_eq(pass_fn(&pc, b, &gl, gg, gh, NULL, &err), CK_OK, "%s",
-                         err.msg);
+            cr_assert_eq(pass_fn(&pc, b, NULL, &gl, gg, gh, NULL, &err), CK_OK,
+                         "%s", err.msg);
             assert_close("loss", &gl, &loss, 1, 1e-13);
             assert_close("grad", gg, g, d, 1e-13);
             assert_close("hess", gh, h, d * d, 1e-13);
@@ -594,7 +597,8 @@ Test(glm, pass_matches_numpy_for_any_blocking)
                     cr_assert_eq(gh[i * d + j], gh[j * d + i],
                                  "hessian not symmetric");
             /* loss alone: grad and hess may be NULL */
-            cr_assert_eq(pass_fn(&pc, b, &gl, NULL, NULL, NULL, &err), CK_OK);
+            cr_assert_eq(pass_fn(&pc, b, NULL, &gl, NULL, NULL, NULL, &err),
+                         CK_OK);
             assert_close("loss alone", &gl, &loss, 1, 1e-13);
             free(pc.scratch);
         }
@@ -632,8 +636,8 @@ Test(glm, block_is_stable_for_extreme_eta)
         double *scratch =
             malloc(ck_glm_block_scratch(NULL, rows, p) * sizeof *scratch);
         ck_err err = {0};
-        cr_assert_eq(ck_glm_block(&be, &o, x, y, rows, p, 0, b, &gl, gg, gh,
-                                  scratch, &err),
+        cr_assert_eq(ck_glm_block(&be, &o, x, y, rows, p, 0, b, NULL, &gl, gg,
+                                  gh, scratch, &err),
                      CK_OK, "%s", err.msg);
         gl -= 1;
         for (int64_t i = 0; i < d; i++)
@@ -658,9 +662,9 @@ Test(glm, block_of_no_rows_adds_nothing)
     double b[3] = {1, 2, 3}, loss = 5, g[3] = {1, 1, 1}, h[9] = {0};
     ck_err err = {0};
 
-    cr_assert_eq(
-        ck_glm_block(&be, &o, NULL, NULL, 0, 2, 0, b, &loss, g, h, NULL, &err),
-        CK_OK);
+    cr_assert_eq(ck_glm_block(&be, &o, NULL, NULL, 0, 2, 0, b, NULL, &loss, g,
+                              h, NULL, &err),
+                 CK_OK);
     cr_assert_eq(loss, 5);
     cr_assert_eq(g[2], 1);
     ck_be_close(&be);
@@ -677,8 +681,8 @@ Test(glm, poisson_overflow_is_inf)
     ck_err err = {0};
 
     cr_assert_leq(ck_glm_block_scratch(NULL, 2, 1), 16);
-    cr_assert_eq(ck_glm_block(&be, &o, x, y, 2, 1, 0, b, &loss, NULL, NULL,
-                              scratch, &err),
+    cr_assert_eq(ck_glm_block(&be, &o, x, y, 2, 1, 0, b, NULL, &loss, NULL,
+                              NULL, scratch, &err),
                  CK_OK);
     cr_assert(isinf(loss) && loss > 0);
     ck_be_close(&be);
@@ -743,8 +747,9 @@ Test(glm, max_iter_reached_is_not_an_error)
                 cr_assert(isfinite(res.b[j]));
             /* the last iterate, with its objective */
             double loss;
-            cr_assert_eq(pass_fn(&pc, res.b, &loss, NULL, NULL, NULL, &err),
-                         CK_OK);
+            cr_assert_eq(
+                pass_fn(&pc, res.b, NULL, &loss, NULL, NULL, NULL, &err),
+                CK_OK);
             double f = loss + penalty(&o, T.main.p, res.b);
             cr_assert(fabs(res.objective - f) <= 1e-12 * (1 + f));
             cr_assert_lt(res.objective, log(2.0), "moved downhill from 0");
@@ -782,7 +787,8 @@ Test(glm, tol_is_honoured)
         cr_assert_lt(loose.iterations, tight.iterations, "%s",
                      ck_glm_solver_name(SOLVERS[s]));
         double loss, g[MAX_D];
-        cr_assert_eq(pass_fn(&pc, loose.b, &loss, g, NULL, NULL, &err), CK_OK);
+        cr_assert_eq(pass_fn(&pc, loose.b, NULL, &loss, g, NULL, NULL, &err),
+                     CK_OK);
         cr_assert_leq(kkt(&o, T.main.p, loose.b, g), 1e-3);
         ck_glm_result_release(&loose);
         ck_glm_result_release(&tight);
@@ -822,11 +828,13 @@ Test(glm, poisson_large_counts_intercept_only)
     ck_be_close(&be);
 }
 
-static ck_code failing_pass(void *ctx, const double *b, double *loss,
-                            double *grad, double *hess, double *sq, ck_err *err)
+static ck_code failing_pass(void *ctx, const double *b, const double *center,
+                            double *loss, double *grad, double *hess,
+                            double *sq, ck_err *err)
 {
     int *left = ctx;
     (void)b;
+    (void)center;
     (void)grad;
     (void)hess;
     (void)sq;
@@ -987,7 +995,7 @@ Test(glm, moderately_conditioned_data)
                       ck_glm_family_name(c->fam), ck_glm_reg_name(c->reg),
                       res.iterations);
             double loss, g[MAX_D];
-            cr_assert_eq(pass_fn(&pc, res.b, &loss, g, NULL, NULL, &err),
+            cr_assert_eq(pass_fn(&pc, res.b, NULL, &loss, g, NULL, NULL, &err),
                          CK_OK);
             cr_assert_leq(kkt_rms(&o, p, res.b, g, rms), 1e-8, "%s", what);
             for (int64_t j = 0; c->reg == CK_GLM_REG_NONE && j < c->d; j++)
@@ -1035,7 +1043,8 @@ Test(glm, column_units_do_not_matter)
                      CK_OK, "%s", err.msg);
         cr_assert(half.converged && half.h);
         double loss, g[MAX_D], h[MAX_D * MAX_D];
-        cr_assert_eq(pass_fn(&ph, half.b, &loss, g, h, NULL, &err), CK_OK);
+        cr_assert_eq(pass_fn(&ph, half.b, NULL, &loss, g, h, NULL, &err),
+                     CK_OK);
         for (int64_t i = 0; i < c->d; i++)
             for (int64_t j = 0; j < c->d; j++) {
                 double si = i < p ? u[i] : 1, sj = j < p ? u[j] : 1;
@@ -1151,7 +1160,8 @@ Test(glm, a_sample_start_changes_the_path_not_the_optimum)
             "%s", err.msg);
         cr_assert(half.converged && half.h);
         double loss, g[MAX_D], h[MAX_D * MAX_D];
-        cr_assert_eq(pass_fn(&ph, half.b, &loss, g, h, NULL, &err), CK_OK);
+        cr_assert_eq(pass_fn(&ph, half.b, NULL, &loss, g, h, NULL, &err),
+                     CK_OK);
         for (int64_t j = 0; j < c->d * c->d; j++)
             cr_assert(fabs(half.h[j] - h[j]) <= 3e-2 * (1 + fabs(h[j])),
                       "newton's Hessian [%lld]: %g, at b %g", (long long)j,
