@@ -54,6 +54,21 @@ static int64_t first_nonfinite(const double *x, int64_t n)
     return -1;
 }
 
+/* CK_EFORMAT: A's singular values are beyond the largest double (values
+ * near 1e308: the largest singular value is at least the largest |value|
+ * and at most sqrt(m n) times it); NumPy gives inf for them, LAPACK's
+ * bidiagonal SVD fails on their R. */
+static ck_code svd_overflows(const xrun *r, const ck_node *nd, ck_err *err)
+{
+    const ck_node *an = &r->p->node[nd->arg[0]];
+    while (an->kind == CK_NODE_CF)
+        an = &r->p->node[an->arg[0]];
+    return ck_err_set(err, CK_EFORMAT,
+                      "%s: its singular values overflow the doubles (values "
+                      "near 1e308): scale it down first",
+                      ck_node_label(an));
+}
+
 /* CK_EFORMAT (bad data: exit 1) when rows [lo, lo + h) of L (row-major, n
  * columns; L = A or A^T) hold a NaN or an infinity, naming its place in A (the
  * input's file and dataset, or the step that makes A): an SVD of them is
@@ -1307,8 +1322,33 @@ static ck_code svd_exact(xrun *r, int i, int transpose, ck_err *err)
                       .vt = vt,
                       .ldvt = n,
                       .no_u = 1};
+    /* finite values whose column norms overflow made R's inf; an R near
+     * the largest doubles overflows inside LAPACK's bidiagonal SVD (dbdsdc
+     * fails) though S may be representable: it is scaled by a power of
+     * two, 2^900 at most (bits unchanged below), and S back (S overflowing
+     * then is refused) */
+    double ramax = 0, f = 1;
+    for (int64_t e = 0; e < n * n; e++)
+        ramax = fabs(res[e]) > ramax ? fabs(res[e]) : ramax;
+    int ex = 0;
+    frexp(ramax, &ex);
+    if (isfinite(ramax) && ex > 900) {
+        f = ldexp(1, 900 - ex);
+        for (int64_t e = 0; e < n * n; e++)
+            res[e] *= f;
+    }
+    if (!isfinite(ramax)) {
+        rc = svd_overflows(r, nd, err);
+        goto out;
+    }
     if ((rc = ck_op_svd(&r->be, &sv, err)) != CK_OK)
         goto out;
+    for (int64_t j = 0; f != 1 && j < n; j++)
+        s[j] /= f;
+    if (!isfinite(s[0])) {
+        rc = svd_overflows(r, nd, err);
+        goto out;
+    }
     /* Values near the smallest doubles (1e-300) lose U's orthogonality and
      * subnormal ones give NaN in it: the largest singular value is at
      * least the largest |value|, and below 2^-900 (1e-271) it is refused
@@ -1666,6 +1706,13 @@ static ck_code svd_randomized(xrun *r, int i, int transpose, ck_err *err)
     /* (the passes' scaling undone; -0 made 0, as LAPACK's are) */
     for (int64_t j = 0; j < k; j++)
         sm[j] = s[j] == 0 ? 0 : s[j] / f;
+    if (!isfinite(sm[0])) {
+        free(uf);
+        free(vf);
+        free(sm);
+        rc = svd_overflows(r, nd, err);
+        goto out;
+    }
     /* A = L (tall): U = uf, Vt = vf^T.  A = L^T: U = vf, Vt = uf^T. */
     double *ua = transpose ? vf : uf, *va = transpose ? uf : vf;
     int64_t um = transpose ? n : m, vn = transpose ? m : n;

@@ -498,6 +498,12 @@ class EdgeCases(C.InteropCase):
         with h5py.File(path, "w") as f:
             for e in (-250, -200, -160, 155, 200, 300, -300, -310):
                 f["e%d" % e] = a * 10.0 ** e
+            # the largest singular value 1.7e308, and finite values whose
+            # singular values overflow (NumPy: inf)
+            f["e307"] = a * 1e307
+            f["e307t"] = (a * 1e307).T
+            f["o307"] = a * 1.5e307
+            f["o307t"] = (a * 1.5e307).T
         for e in (-250, -200, -160, 155, 200, 300):
             for method in (("--randomized", "--k", "3"), ()):
                 with self.subTest(e=e, method=method):
@@ -517,6 +523,30 @@ class EdgeCases(C.InteropCase):
                               self.fresh("o.h5"), expect=None)
                     self.assertCleanError(p, 1, "e%d" % e,
                                           "too close to the smallest doubles")
+                    self.assertFalse(os.path.exists(self.path("o.h5")))
+        want = np.linalg.svd(a * 1e307, compute_uv=False)
+        self.assertTrue(np.isfinite(want[0]))
+        for name in ("e307", "e307t"):
+            for method in (("--randomized", "--k", "3"), ()):
+                with self.subTest(name=name, method=method):
+                    p = C.run("svd", path + ":/" + name, *method, "--json",
+                              "-o", self.fresh("o.h5"))
+                    got = np.array(json.loads(p.stdout)["S"])
+                    np.testing.assert_allclose(got, want[:len(got)],
+                                               rtol=1e-12)
+                    with h5py.File(self.path("o.h5"), "r") as f:
+                        u = f["U"][()]
+                    np.testing.assert_allclose(u.T @ u, np.eye(len(got)),
+                                               atol=1e-12)
+        self.assertFalse(np.isfinite(np.linalg.svd(a * 1.5e307,
+                                                   compute_uv=False)[0]))
+        for name in ("o307", "o307t"):
+            for method in (("--randomized", "--k", "3"), ()):
+                with self.subTest(name=name, method=method):
+                    p = C.run("svd", path + ":/" + name, *method, "-o",
+                              self.fresh("o.h5"), expect=None)
+                    self.assertCleanError(p, 1, name,
+                                          "singular values overflow")
                     self.assertFalse(os.path.exists(self.path("o.h5")))
 
     def test_steps_name_results_not_svd_or_glm_fit(self):
