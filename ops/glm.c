@@ -984,8 +984,11 @@ static ck_code start(const glm *G, point *pt, outcome *out, ck_err *err)
             if (isinf(r) && big < 0)
                 big = j;
             /* an empty, underflowing or non-finite column keeps its
-             * units */
-            if (!(r > 0 && isfinite(r) && isfinite(1 / r)))
+             * units, as does a centered one whose spread is at the
+             * rounding of its mean (a constant column: x - m is a few
+             * ulps of m, the same on every row, not data to scale up) */
+            if (!(r > 0 && isfinite(r) && isfinite(1 / r)) ||
+                (sc->m && j < p && r <= 1e-13 * fabs(sc->m[j])))
                 r = 1;
             sc->s[j] = r;
             sc->is[j] = 1 / r;
