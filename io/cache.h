@@ -16,8 +16,12 @@
 
 typedef struct ck_chunk_cache ck_chunk_cache;
 
-/* A cache of nslots decoded chunks of a (nslots >= 1), its memory charged
- * to budget (NULL: uncharged). */
+/* Bytes one slot of a's cache costs: a chunk and its bookkeeping. */
+size_t ck_chunk_cache_slot_bytes(ck_array *a);
+
+/* A cache of nslots decoded chunks of a (1 <= nslots <= 2^28), its memory
+ * (nslots times ck_chunk_cache_slot_bytes) charged to budget (NULL:
+ * uncharged). */
 ck_code ck_chunk_cache_new(ck_array *a, int nslots, ck_budget *budget,
                            ck_chunk_cache **out, ck_err *err);
 /* Frees the slots and returns their charge; accepts NULL. */

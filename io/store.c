@@ -1044,7 +1044,9 @@ ck_code ck_array_read_region(ck_array *a, const int64_t *start,
                              ck_arena *scratch, ck_err *err)
 {
     const ck_grid *g = &a->grid;
-    int nd = g->ndim, raw = ck_array_raw(a);
+    /* a raw array's regions come from the file, unless a cache of its
+     * decoded chunks is given */
+    int nd = g->ndim, raw = ck_array_raw(a) && !cache;
     int64_t st[CK_MAX_DIMS], nsel[CK_MAX_DIMS], c0[CK_MAX_DIMS],
         c1[CK_MAX_DIMS], cc[CK_MAX_DIMS];
     void *chunk;

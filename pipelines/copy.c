@@ -73,6 +73,28 @@ static ck_code produce(void *vctx, const ck_chunk *c, void *buf,
     return CK_OK;
 }
 
+/* Raw runs shorter than this many bytes read through the cache. */
+#define RAW_RUN_MIN 4096
+/* The cache's slots at most (a row of source chunks per worker). */
+#define CACHE_SLOTS_MAX (1 << 22)
+
+/* A raw source's regions are read from the file, a run of the last axis
+ * a read: 1 when those runs are short ((1000, 1) chunks to (1, 1000): a
+ * read per value), where decoding each chunk once, through the cache, is
+ * faster. */
+static int raw_runs_short(const copy_ctx *x)
+{
+    const ck_grid *sg = x->sg, *dg = x->dg;
+    size_t esz = ck_dtype_size(ck_array_info_of(x->src)->dtype);
+    int last = sg->ndim - 1;
+
+    if (sg->ndim == 0 || !ck_array_raw(x->src))
+        return 0;
+    int64_t run =
+        sg->chunk[last] < dg->chunk[last] ? sg->chunk[last] : dg->chunk[last];
+    return (size_t)run * esz < RAW_RUN_MIN;
+}
+
 /* A rechunking copy decodes each source chunk once for every output chunk
  * it overlaps, unless the chunks stay decoded while the neighbours are
  * made.  Workers take output chunks in C order, so what must stay is one
@@ -83,15 +105,16 @@ static ck_code make_cache(copy_ctx *x, const ck_stream_job *job,
                           ck_budget *budget, ck_chunk_cache **out, ck_err *err)
 {
     const ck_grid *sg = x->sg, *dg = x->dg;
-    size_t cb = (size_t)sg->chunk_nelem *
-                ck_dtype_size(ck_array_info_of(x->src)->dtype);
+    size_t cb = ck_chunk_cache_slot_bytes(x->src);
     int64_t need = 1, left, slots;
     size_t worker;
     int threads;
 
     *out = NULL;
-    if (sg->total_chunks == 0 || sg->ndim == 0 || ck_array_raw(x->src))
-        return CK_OK; /* a raw source's regions are read from the file */
+    if (sg->total_chunks == 0 || sg->ndim == 0)
+        return CK_OK;
+    if (ck_array_raw(x->src) && !raw_runs_short(x))
+        return CK_OK;
     need = dg->chunk[0] / sg->chunk[0] + 2; /* source chunk rows per row */
     for (int d = 1; d < sg->ndim; d++)
         need *= sg->nchunks[d];
@@ -107,8 +130,8 @@ static ck_code make_cache(copy_ctx *x, const ck_stream_job *job,
     }
     if (slots > sg->total_chunks)
         slots = sg->total_chunks;
-    if (slots > 4096)
-        slots = 4096;
+    if (slots > CACHE_SLOTS_MAX)
+        slots = CACHE_SLOTS_MAX;
     if (slots < 1)
         return CK_OK;
     return ck_chunk_cache_new(x->src, (int)slots, budget, out, err);
@@ -448,8 +471,13 @@ static ck_code copy_one(const ck_copy_opts *o, ck_store *in, const char *name,
         .dst = dst,
         .produce = produce,
         .ctx = &x,
+        /* a region's scratch; through the cache (raw_runs_short), a
+         * chunk and its decode's */
         .scratch = x.aligned ? ck_array_scratch_bytes(src)
-                             : ck_array_region_scratch_bytes(src) + 128,
+                   : raw_runs_short(&x)
+                       ? (size_t)x.sg->chunk_nelem * ck_dtype_size(si->dtype) +
+                             ck_array_scratch_bytes(src) + 256
+                       : ck_array_region_scratch_bytes(src) + 128,
         .budget = budget,
         .threads = o->threads,
         .progress = o->progress,

@@ -66,7 +66,9 @@ Test(cache, second_get_is_a_hit_and_data_is_right)
 
     cr_assert_eq(ck_arena_reserve(&ar, NULL, 1 << 16, "t", NULL), CK_OK);
     cr_assert_eq(ck_chunk_cache_new(a, 2, &b, &c, NULL), CK_OK);
-    cr_assert_eq(b.used, 16);
+    /* two slots: a chunk of two int32 each, and their bookkeeping */
+    cr_assert_geq(ck_chunk_cache_slot_bytes(a), 8);
+    cr_assert_eq(b.used, 2 * (int64_t)ck_chunk_cache_slot_bytes(a));
     for (int k = 0; k < 2; k++) {
         cr_assert_eq(ck_chunk_cache_get(c, co, fb, &ar, &data, &slot, NULL),
                      CK_OK);
@@ -124,6 +126,45 @@ Test(cache, budget_too_small_is_refused)
     cr_assert_eq(ck_chunk_cache_new(a, 4, &b, &c, &err), CK_ENOMEM);
     cr_assert_null(c);
     cr_assert(strstr(err.msg, "chunk cache"), "%s", err.msg);
+    ck_array_close(a);
+    ck_store_close(s);
+    cleanup();
+}
+
+Test(cache, least_recently_used_is_evicted)
+{
+    ck_store *s;
+    ck_array *a = fixture(&s);
+    ck_chunk_cache *c;
+    ck_arena ar = CK_ARENA_INIT;
+    int32_t fb[2];
+    const void *data;
+    int slot;
+    int64_t hits, misses;
+    /* 0, 1, then 0 again: 1 is the least recently used, and 2 evicts it;
+     * 0 is still held, 1 is read again */
+    const int order[] = {0, 1, 0, 2, 0, 1, 3, 1};
+    const int hit[] = {0, 0, 1, 0, 1, 0, 0, 1};
+
+    cr_assert_eq(ck_arena_reserve(&ar, NULL, 1 << 16, "t", NULL), CK_OK);
+    cr_assert_eq(ck_chunk_cache_new(a, 2, NULL, &c, NULL), CK_OK);
+    for (int k = 0; k < 8; k++) {
+        int64_t co[2] = {order[k], 0}, h0, h1;
+        ck_chunk_cache_stats(c, &h0, &misses);
+        cr_assert_eq(ck_chunk_cache_get(c, co, fb, &ar, &data, &slot, NULL),
+                     CK_OK);
+        ck_chunk_cache_stats(c, &h1, &misses);
+        cr_assert_eq(h1 - h0, hit[k], "get %d (chunk %d)", k, order[k]);
+        cr_assert_geq(slot, 0);
+        cr_assert_eq(((const int32_t *)data)[0], 10 * order[k]);
+        cr_assert_eq(((const int32_t *)data)[1], 10 * order[k] + 1);
+        ck_chunk_cache_put(c, slot);
+    }
+    ck_chunk_cache_stats(c, &hits, &misses);
+    cr_assert_eq(hits, 3);
+    cr_assert_eq(misses, 5);
+    ck_chunk_cache_free(c);
+    ck_arena_release(&ar);
     ck_array_close(a);
     ck_store_close(s);
     cleanup();
