@@ -55,7 +55,9 @@ static const char *split_colon(const char *target)
         else if (!named && store_suffix(pre))
             named = c;
     }
-    return found ? found : named ? named : last;
+    /* a new output named c:d.h5 (no part of it before a ':' exists or
+     * names a store, the whole does) is that file */
+    return found ? found : named ? named : store_suffix(target) ? NULL : last;
 }
 
 ck_code ck_target_split(const char *target, char *path, size_t pathn,

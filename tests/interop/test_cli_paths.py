@@ -269,6 +269,26 @@ class ColonNames(C.InteropCase):
         self.assertSameArray(zarr.open_group(outz, "r")["g:1/q:r"][...],
                              self.a)
 
+    def test_new_files_named_with_colons(self):
+        # a new output whose whole name has the extension, no part of it
+        # before a ':' existing or having one, is that file (chunkctl(1))
+        src = self.path("c.h5") + ":/t:0"
+        for name in ("k:l.h5", "k:l.zarr"):
+            with self.subTest(name=name):
+                out = self.fresh(name)
+                C.run("copy", "--quiet", src, out)
+                self.assertTrue(os.path.exists(out))
+                self.assertFalse(os.path.exists(self.path("k")))
+                if name.endswith(".h5"):
+                    with h5py.File(out, "r") as f:
+                        self.assertSameArray(f["t:0"][()], self.a)
+                else:
+                    self.assertSameArray(zarr.open(out, "r")[...], self.a)
+        out = self.fresh("m:n.h5")
+        C.run("add", "--quiet", src, "1", "-o", out)
+        with h5py.File(out, "r") as f:
+            self.assertSameArray(f[list(f)[0]][()], self.a + 1)
+
     def test_missing_file_is_named_as_the_file(self):
         p = C.run("reduce", "sum", self.path("none.h5") + ":/a:b",
                   expect=1)
