@@ -42,6 +42,17 @@ static const struct cmd commands[] = {
     {"devices", cmd_devices, "list the GPUs the CUDA backend can use"},
 };
 
+/* 0, or 1 with a line when what went to standard output was not written
+ * (a full disk, a closed pipe's reader): as every command's output. */
+static int stdout_done(void)
+{
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return 0;
+    fprintf(stderr, "chunkctl: writing to standard output: %s\n",
+            strerror(errno));
+    return 1;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: chunkctl [--version] [--help] COMMAND [ARGS]\n\n"
@@ -333,12 +344,12 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
         printf("chunkctl %s\n", CK_VERSION);
-        return 0;
+        return stdout_done();
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
         usage(stdout);
-        return 0;
+        return stdout_done();
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(argv[1], commands[i].name) == 0)
