@@ -178,6 +178,23 @@ int ck_codec_fields(char *buf, char **part, int max)
     return np;
 }
 
+/* --compress S whose codec is known but whose level (or acceleration,
+ * preset) v is not one it takes: say which and the range. */
+static ck_code bad_level(const char *s, const char *codec, const char *what,
+                         const char *v, int lo, int hi, ck_err *err)
+{
+    return ck_err_set(err, CK_EUSAGE,
+                      "--compress '%s': %s %s '%s' is not a whole number "
+                      "from %d to %d",
+                      s, codec, what, v, lo, hi);
+}
+
+#define LEVEL(v, lo, hi, what, dst)                                            \
+    do {                                                                       \
+        if (!parse_level(v, lo, hi, dst))                                      \
+            return bad_level(s, part[0], what, v, lo, hi, err);                \
+    } while (0)
+
 ck_code ck_codec_parse(const char *s, ck_codec_spec *out, ck_err *err)
 {
     char buf[64], *part[5] = {0};
@@ -201,9 +218,10 @@ ck_code ck_codec_parse(const char *s, ck_codec_spec *out, ck_err *err)
         int nl = np - shuf; /* fields up to the level */
         if (nl > 2)
             goto bad;
-        if (nl == 2 && !(zstd ? parse_level(part[1], -131072, 22, &c.level)
-                              : parse_level(part[1], 0, 9, &c.level)))
-            goto bad;
+        if (nl == 2 && zstd)
+            LEVEL(part[1], -131072, 22, "level", &c.level);
+        else if (nl == 2)
+            LEVEL(part[1], 0, 9, "level", &c.level);
         c.shuffle = shuf ? CK_SHUF_BYTE : CK_SHUF_NONE;
     } else if (strcmp(part[0], "blosc") == 0) {
         c.id = CK_CODEC_BLOSC;
@@ -217,27 +235,33 @@ ck_code ck_codec_parse(const char *s, ck_codec_spec *out, ck_err *err)
                 goto bad;
             snprintf(c.cname, sizeof c.cname, "%s", part[1]);
         }
-        if (np >= 3 && !parse_level(part[2], 0, 9, &c.level))
-            goto bad;
+        if (np >= 3)
+            LEVEL(part[2], 0, 9, "level", &c.level);
         if (np == 4 && !parse_shuffle(part[3], &c.shuffle))
             goto bad;
     } else if (strcmp(part[0], "lz4") == 0) {
         c.id = CK_CODEC_LZ4;
         c.level = 1;
-        if (np > 2 || (np == 2 && !parse_level(part[1], 1, 65537, &c.level)))
+        if (np > 2)
             goto bad;
+        if (np == 2)
+            LEVEL(part[1], 1, 65537, "acceleration", &c.level);
     } else if (strcmp(part[0], "lzma") == 0) {
         c.id = CK_CODEC_LZMA;
         c.level = -1;
         c.format = CK_LZMA_XZ;
         c.check = -1;
-        if (np > 2 || (np == 2 && !parse_level(part[1], 0, 9, &c.level)))
+        if (np > 2)
             goto bad;
+        if (np == 2)
+            LEVEL(part[1], 0, 9, "preset", &c.level);
     } else if (strcmp(part[0], "bz2") == 0) {
         c.id = CK_CODEC_BZ2;
         c.level = 1;
-        if (np > 2 || (np == 2 && !parse_level(part[1], 1, 9, &c.level)))
+        if (np > 2)
             goto bad;
+        if (np == 2)
+            LEVEL(part[1], 1, 9, "level", &c.level);
     } else {
         goto bad;
     }
@@ -252,6 +276,8 @@ bad:
                       "lz4[:ACCEL], lzma[:PRESET] or bz2[:LEVEL]",
                       s);
 }
+
+#undef LEVEL
 
 const char *ck_codec_str(const ck_codec_spec *c, char *buf, size_t n)
 {
