@@ -205,13 +205,21 @@ static void aligned(const ck_node *nd, const ck_node *m, const int64_t *start,
     }
 }
 
+/* A C kernel writes its result into a block of the arena with a guard
+ * zone of KGUARD bytes of KGUARD_BYTE on each side, checked after each
+ * call: a write just before the block (z[-1]) or a little past its end
+ * corrupted the heap, and glibc aborted later in free(), outside the
+ * guarded call, with no word of the kernel and the temporaries left. */
+enum { KGUARD = 4096, KGUARD_BYTE = 0xa5 };
+
 /* Each array argument's block (at most the box's elements) and, one at a
- * time, its own scratch. */
+ * time, its own scratch; the result's block between its guards. */
 size_t ck_exec_kernel_bytes(const xrun *r, int i, size_t n, int known,
                             int aligned_)
 {
     const ck_node *nd = &r->p->node[i];
-    size_t b = 0, most = 0;
+    size_t b = ck_exec_al(2 * (size_t)KGUARD + n * ck_dtype_size(nd->dtype));
+    size_t most = 0;
 
     (void)known, (void)aligned_;
     for (int k = 0; k < nd->nargs; k++) {
@@ -222,6 +230,15 @@ size_t ck_exec_kernel_bytes(const xrun *r, int i, size_t n, int known,
         most = e > most ? e : most;
     }
     return b + most + 256;
+}
+
+/* Whether the n bytes at p all still hold the guard pattern. */
+static int intact(const unsigned char *p, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        if (p[k] != KGUARD_BYTE)
+            return 0;
+    return 1;
 }
 
 static void describe(ck_kernel_array *v, void *data, ck_dtype t, int ndim,
@@ -436,6 +453,17 @@ ck_code ck_exec_kernel_eval(xrun *r, int i, const int64_t *start,
             nd->block,          nd->name, at};
         return r->be.table->kernel_run(r->be.ctx, &ka, err);
     }
+    /* the block between its guards, zeroed: an element the kernel leaves
+     * alone is 0, not what the arena held before (the contract says so) */
+    size_t ob =
+        (size_t)ck_exec_nelem(nd->ndim, shape) * ck_dtype_size(nd->dtype);
+    unsigned char *g = ck_arena_alloc(a, 2 * (size_t)KGUARD + ob);
+    if (!g)
+        return ck_exec_no_room(err);
+    memset(g, KGUARD_BYTE, KGUARD);
+    memset(g + KGUARD, 0, ob);
+    memset(g + KGUARD + ob, KGUARD_BYTE, KGUARD);
+    out.data = g + KGUARD;
     char msg[CK_NAME_MAX + 240];
     ck_coords_str(nd->ndim, start, at, sizeof at);
     snprintf(msg, sizeof msg,
@@ -447,10 +475,23 @@ ck_code ck_exec_kernel_eval(xrun *r, int i, const int64_t *start,
     rc = ck_kernel_call(nd->kernel, &out, args, na, params, np);
     __atomic_sub_fetch(&armed, 1, __ATOMIC_SEQ_CST);
     guard_msg = NULL;
+    /* checked here, on the calling thread, before the arena is reused or
+     * anything is freed */
+    int before = !intact(g, KGUARD), past = !intact(g + KGUARD + ob, KGUARD);
+    if (before || past)
+        return ck_err_set(err, CK_EFORMAT,
+                          "kernel step '%s': the kernel wrote outside its "
+                          "output block (%s) for the chunk at %s",
+                          nd->name,
+                          before && past ? "before it and past its end"
+                          : before       ? "before it"
+                                         : "past its end",
+                          at);
     if (rc != 0) {
         return ck_err_set(err, CK_EFORMAT,
                           "%s: the kernel returned %d for the chunk at %s",
                           nd->name, rc, at);
     }
+    memcpy(dst, g + KGUARD, ob);
     return CK_OK;
 }

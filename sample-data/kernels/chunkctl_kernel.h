@@ -11,10 +11,14 @@
  *   int ENTRY(chunkctl_array *out, const chunkctl_array *args, int nargs,
  *             const double *params, int nparams);
  *
- * out is the chunk to fill; args[k] is the k-th array argument's block
- * aligned with it (as dask's map_blocks aligns them); params are the
- * step's numbers in args, in order.  Return 0, or anything else to stop
- * the run with that code in the message (no output is written).
+ * out is the chunk to fill; the output block starts zeroed, so an
+ * element the kernel does not write is 0.  Write only inside it: a write
+ * just before it or past its end stops the run ("the kernel wrote outside
+ * its output block"; no output is written).  args[k] is the k-th array
+ * argument's block aligned with it (as dask's map_blocks aligns them), to
+ * read, not write; params are the step's numbers in args, in order.
+ * Return 0, or anything else to stop the run with that code in the
+ * message (no output is written).
  *
  * CUDA C (--backend cuda; "source": "k.cu", compiled with NVRTC for the
  * device's architecture): a kernel launched once per chunk,
@@ -24,9 +28,10 @@
  *                                    const double *params, int nparams);
  *
  * with the same descriptions, in device memory, whose data pointers are
- * device pointers.  chunkctl launches 1-D blocks of "block" threads
- * (default 256) and enough of them for one thread per element of out, at
- * most 65535 blocks: loop with a grid stride to cover larger chunks.
+ * device pointers (the output block starts zeroed there too).  chunkctl
+ * launches 1-D blocks of "block" threads (default 256) and enough of them
+ * for one thread per element of out, at most 65535 blocks: loop with a
+ * grid stride to cover larger chunks.
  */
 #ifndef CHUNKCTL_KERNEL_H
 #define CHUNKCTL_KERNEL_H

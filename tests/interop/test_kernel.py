@@ -86,6 +86,45 @@ int exits(chunkctl_array *out, const chunkctl_array *args, int nargs,
         exit(0);
     return 0;
 }
+/* writes around its output block (float64): one before it, one just
+ * past its end, or 100 past its end */
+static int64_t count(const chunkctl_array *out)
+{
+    int64_t n = 1;
+    for (int d = 0; d < out->ndim; d++)
+        n *= out->shape[d];
+    return n;
+}
+int writes_before(chunkctl_array *out, const chunkctl_array *args, int nargs,
+                  const double *p, int np)
+{
+    (void)args, (void)nargs, (void)p, (void)np;
+    ((volatile double *)out->data)[-1] = 1;
+    return 0;
+}
+int writes_one_past(chunkctl_array *out, const chunkctl_array *args,
+                    int nargs, const double *p, int np)
+{
+    (void)args, (void)nargs, (void)p, (void)np;
+    ((volatile double *)out->data)[count(out)] = 1;
+    return 0;
+}
+int writes_100_past(chunkctl_array *out, const chunkctl_array *args,
+                    int nargs, const double *p, int np)
+{
+    volatile double *o = out->data;
+    (void)args, (void)nargs, (void)p, (void)np;
+    for (int64_t i = 0; i < count(out) + 100; i++)
+        o[i] = 1;
+    return 0;
+}
+/* leaves its output as it finds it */
+int writes_nothing(chunkctl_array *out, const chunkctl_array *args,
+                   int nargs, const double *p, int np)
+{
+    (void)out, (void)args, (void)nargs, (void)p, (void)np;
+    return 0;
+}
 int aborts(chunkctl_array *out, const chunkctl_array *args, int nargs,
            const double *p, int np)
 {
@@ -422,6 +461,57 @@ class Kernel(C.InteropCase):
             self.assertFalse(os.path.exists(out))
             self.assertEqual([f for f in os.listdir(self.path("."))
                               if f.startswith(".end.h5")], [])
+
+    def leftovers(self, name):
+        """The output's temporaries (".NAME.ck-tmp-*", its journal)."""
+        return [f for f in os.listdir(self.path(".")) if f.startswith(
+            "." + name)]
+
+    def test_writes_outside_the_output_block_are_named(self):
+        # z[-1] corrupted the heap and glibc aborted later in free() (exit
+        # 134, no word of the kernel, temporaries left); writes a little
+        # past the end went unnoticed and the output was written
+        for entry, side in (("writes_before", "before it"),
+                            ("writes_one_past", "past its end"),
+                            ("writes_100_past", "past its end")):
+            with self.subTest(entry=entry):
+                out = self.fresh("wild.h5")
+                p = self.run_pipeline([{"name": "k", "op": "kernel",
+                                        "args": ["d"],
+                                        "source": self.path("axpy.c"),
+                                        "entry": entry}], {"k": out + ":/k"},
+                                      expect=1)
+                self.assertEqual(len(p.stderr.strip().splitlines()), 1,
+                                 p.stderr)
+                self.assertRegex(
+                    p.stderr, r"^chunkctl: kernel step 'k': the kernel wrote "
+                    r"outside its output block \(" + side + r"\) for the "
+                    r"chunk at \(\d+, \d+, \d+\)$")
+                self.assertFalse(os.path.exists(out))
+                self.assertEqual(self.leftovers("wild.h5"), [])
+
+    def test_unwritten_elements_are_zero(self):
+        # the output block held what the heap held before, so a kernel
+        # that left elements alone wrote leftovers into the file
+        with h5py.File(self.path("ten.h5"), "w") as f:
+            f.create_dataset("u", data=np.arange(1, 11, dtype=np.uint8),
+                             chunks=(3,))
+            f.create_dataset("f", data=np.arange(1, 11, dtype=np.float64),
+                             chunks=(3,))
+        for name in ("u", "f"):
+            with self.subTest(dtype=name):
+                out = self.fresh("zero.h5")
+                src = self.path("ten.h5") + ":/" + name
+                self.run_pipeline(
+                    [{"name": "k", "op": "kernel", "args": ["a"],
+                      "source": self.path("axpy.c"),
+                      "entry": "writes_nothing"}], {"k": out + ":/k"},
+                    inputs={"a": src})
+                with h5py.File(out, "r") as f:
+                    k = f["k"][...]
+                self.assertEqual(k.dtype, np.uint8 if name == "u"
+                                 else np.float64)
+                np.testing.assert_array_equal(k, np.zeros(10, k.dtype))
 
     def test_chunks_of_zero_are_refused(self):
         out = self.fresh("z.h5")
