@@ -187,6 +187,23 @@ ck_code ck_stream_fits(const ck_stream_job *j, ck_err *err)
     ck_stream_plan(j, &threads, &worker);
     if (j->budget->limit - j->budget->used >= (int64_t)worker)
         return CK_OK;
+    /* most of it to read the input's chunks: smaller output chunks would
+     * not help (a (3000, 3000) chunk copied to (100, 100)) */
+    size_t writing =
+        job_buf_bytes(j) + (j->dst ? ck_array_scratch_bytes(j->dst) : 0);
+    if (j->dst && j->chunks_opt && j->scratch > writing) {
+        char rd[32];
+        return ck_err_set(
+            err, CK_ENOMEM,
+            "--memory %s is too small: one worker needs %s, %s of it to "
+            "read the input's chunks for %s:%s (raise --memory)",
+            ck_size_str((double)j->budget->limit, have, sizeof have),
+            ck_need_str((double)worker + (double)j->budget->used, need,
+                        sizeof need),
+            ck_size_str((double)j->scratch, rd, sizeof rd),
+            ck_store_path(ck_array_store(j->dst)),
+            ck_array_info_of(j->dst)->name);
+    }
     return ck_err_set(
         err, CK_ENOMEM,
         "--memory %s is too small: one worker needs %s for chunks of "
