@@ -14,6 +14,8 @@ int ck_cache_dir(const char *sub, char *dir, size_t n)
     const char *sep = sub ? "/" : "", *tail = sub ? sub : "";
     int k;
 
+    if (n > 0) /* nothing tried yet */
+        dir[0] = '\0';
     if (d && *d)
         k = snprintf(dir, n, "%s%s%s", d, sep, tail);
     else if ((x = getenv("XDG_CACHE_HOME")) && *x)

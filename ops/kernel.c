@@ -313,6 +313,11 @@ static ck_code compile(const char *what, const char *cc, const char *dir,
                           what, line[0] ? line : "(the compiler said nothing)");
     }
     free(log);
+    if (access(tmp, F_OK) != 0)
+        return ck_err_set(err, CK_EUSAGE,
+                          "%s: the C compiler '%s' succeeded but made no "
+                          "library (is CC a C compiler?)",
+                          what, cc);
     if (rename(tmp, so) != 0) {
         unlink(tmp);
         return ck_err_set(err, CK_EIO, "%s: %s: %s", what, so, strerror(errno));
@@ -416,11 +421,17 @@ ck_code ck_kernel_open(const char *what, const char *source,
             h = fnv(h, cflags[i], strlen(cflags[i]) + 1);
         if (!cache_dir(dir, sizeof dir)) {
             free(k);
+            if (!dir[0])
+                return ck_err_set(err, CK_EIO,
+                                  "%s: no kernel cache directory: none of "
+                                  "CHUNKCTL_CACHE_DIR, XDG_CACHE_HOME and HOME "
+                                  "is set",
+                                  what);
             return ck_err_set(err, CK_EIO,
-                              "%s: no usable kernel cache directory (it "
-                              "cannot be made or written; set "
+                              "%s: no usable kernel cache directory: %s "
+                              "cannot be made or written (set "
                               "CHUNKCTL_CACHE_DIR)",
-                              what);
+                              what, dir);
         }
         depends(cc, dir, source, &h);
         k->key = h;

@@ -531,6 +531,37 @@ class Kernel(C.InteropCase):
                               {"k": out + ":/k"}, expect=2, where=d)
         self.assertRegex(p.stderr, r"broken\.c:5:\d+: error: .*undeclared")
 
+    def test_cache_and_compiler_trouble_is_named(self):
+        # the directory it could not make, that no place is set, a CC
+        # that makes no library: each one line saying which, nothing
+        # written (audit G: "no usable kernel cache directory", and
+        # "....so: No such file or directory")
+        args = ["kernel", "--quiet", self.path("in.h5") + ":/x",
+                self.path("in.h5") + ":/y", "--source",
+                os.path.join(KERNELS, "rowadd.c"), "--entry", "rowadd"]
+        # a C source no cache holds yet, so that CC is run
+        fresh = self.path("fresh_rowadd.c")
+        with open(os.path.join(KERNELS, "rowadd.c")) as f:
+            text = f.read()
+        with open(fresh, "w") as f:
+            f.write(text + "\n/* fresh */\n")
+        cases = (
+            ({"CHUNKCTL_CACHE_DIR": "/proc/none/cache"}, 1,
+             "/proc/none/cache/c cannot be made or written"),
+            ({"CHUNKCTL_CACHE_DIR": "", "XDG_CACHE_HOME": "", "HOME": ""}, 1,
+             "none of CHUNKCTL_CACHE_DIR, XDG_CACHE_HOME and HOME is set"),
+            ({"CC": "true"}, 2, "the C compiler 'true' succeeded but made "
+             "no library"),
+        )
+        for env, code, want in cases:
+            with self.subTest(env=env):
+                out = self.fresh("trouble.h5")
+                a = list(args)
+                a[a.index("--source") + 1] = fresh
+                p = C.run(*a, "-o", out + ":/z", expect=code, env=env)
+                self.assertCleanError(p, code, want)
+                self.assertFalse(os.path.exists(out))
+
 
 if __name__ == "__main__":
     unittest.main()
