@@ -102,9 +102,10 @@ static int hash_find(const ck_chunk_cache *c, int64_t key)
 size_t ck_chunk_cache_slot_bytes(ck_array *a)
 {
     const ck_grid *g = ck_array_grid(a);
-    /* a chunk, its slot and two buckets */
+    /* a chunk, its slot and its buckets: under 4 a slot (the bucket
+     * count is the power of two at or above twice the slots) */
     return (size_t)g->chunk_nelem * ck_dtype_size(ck_array_info_of(a)->dtype) +
-           sizeof(cslot) + 2 * sizeof(int);
+           sizeof(cslot) + 4 * sizeof(int);
 }
 
 ck_code ck_chunk_cache_new(ck_array *a, int nslots, ck_budget *budget,
