@@ -241,6 +241,18 @@ int ck_journal_sum_fd(int fd, uint64_t off, uint64_t n, uint64_t *len,
     return 0;
 }
 
+uint64_t ck_journal_sum_mem(const void *p, size_t n)
+{
+    ck_journal_sum js;
+
+    ck_journal_sum_init(&js);
+    for (size_t at = 0; at < n; at += CK_JOURNAL_BLOCK)
+        ck_journal_sum_block(&js, (const char *)p + at,
+                             n - at < CK_JOURNAL_BLOCK ? n - at
+                                                       : CK_JOURNAL_BLOCK);
+    return js.h;
+}
+
 static int write_all(int fd, const char *p, size_t n)
 {
     while (n > 0) {

@@ -96,5 +96,8 @@ void ck_journal_sum_block(ck_journal_sum *s, const void *p, size_t n);
  * read error. */
 int ck_journal_sum_fd(int fd, uint64_t off, uint64_t n, uint64_t *len,
                       uint64_t *sum);
+/* The checksum of n bytes in memory, as ck_journal_sum_fd gives it for
+ * the same bytes in a file. */
+uint64_t ck_journal_sum_mem(const void *p, size_t n);
 
 #endif

@@ -404,8 +404,14 @@ static ck_code h5_create(ck_store *s, ck_err *err)
     hs->rfd = hs->from_fd = -1;
     hs->netcdf = is_netcdf_name(s->path);
     ck_h5_lock();
-    /* Default library version bounds, so that older HDF5 reads the file. */
-    if ((fapl = make_fapl()) < 0 || (fcpl = make_fcpl(hs->netcdf)) < 0 ||
+    /* Default library version bounds, so that older HDF5 reads the file.
+     * No small-data block: each chunk then goes where the file's end of
+     * allocation was, which is where the resume journal looks for it
+     * first (h5_write.c: h5_cand); chunks under 2 KiB were suballocated
+     * from such blocks, in the same order, at the same end of the file. */
+    if ((fapl = make_fapl()) < 0 ||
+        H5Pset_small_data_block_size(fapl, 0) < 0 ||
+        (fcpl = make_fcpl(hs->netcdf)) < 0 ||
         (hs->file = H5Fcreate(s->tmp, H5F_ACC_EXCL, fcpl, fapl)) < 0)
         rc = ck_h5_fail(err, CK_EIO, "%s: cannot create %s", s->path, s->tmp);
     if (fapl >= 0)
@@ -531,6 +537,7 @@ void ck_h5_array_free(h5_array *ha)
     if (ha->mtype >= 0)
         H5Tclose(ha->mtype);
     free(ha->index);
+    free(ha->cand);
     free(ha);
 }
 

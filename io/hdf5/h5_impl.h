@@ -90,7 +90,19 @@ typedef struct h5_array {
     int writing;
     int wshuffle;
     ck_codec_spec wcodec;
+    /* Writing a journaled file: where each recent chunk most likely landed
+     * (the file's end of allocation just before its H5Dwrite_chunk), with
+     * its length and checksum, so that unit_sum need not ask HDF5, whose
+     * 1.10 by-coordinate lookup walks the whole chunk index (O(N^2) over a
+     * run).  Slot: linear chunk number mod H5_CANDS, overwritten freely; a
+     * missing or wrong guess falls back to HDF5's answer. */
+    struct h5_cand {
+        int64_t lin; /* -1: empty */
+        uint64_t addr, size, sum;
+    } * cand;
 } h5_array;
+
+enum { H5_CANDS = 1024 };
 
 /* ---- h5.c: the lock and HDF5's errors ---- */
 
