@@ -30,6 +30,7 @@ ssize_t __real_read(int fd, void *buf, size_t n);
 ssize_t __real_write(int fd, const void *buf, size_t n);
 int __real_fsync(int fd);
 int __real_fdatasync(int fd);
+int __real_syncfs(int fd);
 int __real_rename(const char *from, const char *to);
 int __real_renameat(int fromfd, const char *from, int tofd, const char *to);
 int __real_renameat2(int fromfd, const char *from, int tofd, const char *to,
@@ -321,6 +322,12 @@ int __wrap_fdatasync(int fd)
 {
     FAIL(K_FSYNC, EIO, -1);
     return __real_fdatasync(fd);
+}
+
+int __wrap_syncfs(int fd)
+{
+    FAIL(K_FSYNC, EIO, -1);
+    return __real_syncfs(fd);
 }
 
 int __wrap_rename(const char *from, const char *to)

@@ -48,6 +48,7 @@ ssize_t __wrap_write(int fd, const void *buf, size_t n);
 ssize_t __wrap_pwrite(int fd, const void *buf, size_t n, off_t off);
 int __wrap_fsync(int fd);
 int __wrap_fdatasync(int fd);
+int __wrap_syncfs(int fd);
 int __wrap_rename(const char *from, const char *to);
 int __wrap_renameat(int fromfd, const char *from, int tofd, const char *to);
 int __wrap_renameat2(int fromfd, const char *from, int tofd, const char *to,

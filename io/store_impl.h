@@ -34,6 +34,10 @@ struct ck_store {
     struct ck_journal *kept;
     char from[PATH_MAX];
     char jtmp[PATH_MAX + 16]; /* an HDF5 temporary's journal, beside it */
+    /* Writing a directory (Zarr): the temporary opened before anything
+     * was written into it, for the commit's syncfs, which reports the
+     * write-back errors of the file system since then; -1 when none. */
+    int sync_fd;
 };
 
 struct ck_array {
