@@ -239,6 +239,26 @@ ck_code ck_chunk_cache_get(ck_chunk_cache *c, const int64_t *coords,
     return CK_OK;
 }
 
+void ck_chunk_cache_get_ready(ck_chunk_cache *c, const int64_t *keys, int n,
+                              int *slots, const void **data)
+{
+    pthread_mutex_lock(&c->lock);
+    for (int k = 0; k < n; k++) {
+        int i = hash_find(c, keys[k]);
+        if (i >= 0 && c->slots[i].state == READY) {
+            __atomic_add_fetch(&c->slots[i].pins, 1, __ATOMIC_RELAXED);
+            to_head(c, i);
+            c->hits++;
+            slots[k] = i;
+            data[k] = c->mem + (size_t)i * c->chunk_bytes;
+        } else {
+            slots[k] = -1;
+            data[k] = NULL;
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
+}
+
 void ck_chunk_cache_put(ck_chunk_cache *c, int slot)
 {
     if (!c || slot < 0)

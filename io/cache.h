@@ -36,6 +36,14 @@ ck_code ck_chunk_cache_get(ck_chunk_cache *c, const int64_t *coords,
                            int *slot, ck_err *err);
 void ck_chunk_cache_put(ck_chunk_cache *c, int slot);
 
+/* Pins, under one lock, those of the n chunks keys[] (linear chunk
+ * indexes, ck_grid_index) that the cache holds decoded: slots[i] and
+ * data[i] as ck_chunk_cache_get gives them, or -1 and NULL for a chunk to
+ * get with ck_chunk_cache_get.  A region read over a row of small chunks
+ * takes the lock once per batch rather than once per chunk. */
+void ck_chunk_cache_get_ready(ck_chunk_cache *c, const int64_t *keys, int n,
+                              int *slots, const void **data);
+
 /* Hits and misses so far (for notes and tests). */
 void ck_chunk_cache_stats(const ck_chunk_cache *c, int64_t *hits,
                           int64_t *misses);

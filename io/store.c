@@ -1066,6 +1066,41 @@ static ck_code raw_box(ck_array *a, const int64_t *cc, ck_dtype to, void *dst,
     }
 }
 
+/* Where chunk cc meets the selection start:stop:st: its box (soff in
+ * the chunk, doff in the selection, box elements); 0 when it holds none
+ * of the selected elements. */
+static int chunk_box(const ck_grid *g, const int64_t *cc, const int64_t *start,
+                     const int64_t *stop, const int64_t *st, int64_t *soff,
+                     int64_t *doff, int64_t *box)
+{
+    for (int d = 0; d < g->ndim; d++) {
+        int64_t cs = cc[d] * g->chunk[d];
+        int64_t ce = cs + g->chunk[d] < stop[d] ? cs + g->chunk[d] : stop[d];
+        int64_t k0 = cs > start[d] ? (cs - start[d] + st[d] - 1) / st[d] : 0;
+        int64_t i0 = start[d] + k0 * st[d];
+        if (i0 >= ce)
+            return 0;
+        soff[d] = i0 - cs;
+        doff[d] = k0;
+        box[d] = (ce - 1 - i0) / st[d] + 1;
+    }
+    return 1;
+}
+
+/* The next chunk coordinates of the odometer over c0..c1; 0 past them. */
+static int next_chunk(int nd, int64_t *cc, const int64_t *c0, const int64_t *c1)
+{
+    for (int d = nd - 1; d >= 0; d--) {
+        if (++cc[d] <= c1[d])
+            return 1;
+        cc[d] = c0[d];
+    }
+    return 0;
+}
+
+/* Chunks a region read looks up in the cache at a time. */
+enum { REGION_BATCH = 128 };
+
 ck_code ck_array_read_region(ck_array *a, const int64_t *start,
                              const int64_t *stop, const int64_t *step,
                              ck_dtype to, void *dst, ck_chunk_cache *cache,
@@ -1074,11 +1109,12 @@ ck_code ck_array_read_region(ck_array *a, const int64_t *start,
     const ck_grid *g = &a->grid;
     /* a raw array's regions come from the file, unless a cache of its
      * decoded chunks is given */
-    int nd = g->ndim, raw = ck_array_raw(a) && !cache;
+    int nd = g->ndim, raw = ck_array_raw(a) && !cache, more = 1;
     int64_t st[CK_MAX_DIMS], nsel[CK_MAX_DIMS], c0[CK_MAX_DIMS],
         c1[CK_MAX_DIMS], cc[CK_MAX_DIMS];
     void *chunk;
     size_t mark;
+    ck_code rc = CK_OK;
 
     for (int d = 0; d < nd; d++) {
         st[d] = step ? step[d] : 1;
@@ -1106,50 +1142,58 @@ ck_code ck_array_read_region(ck_array *a, const int64_t *start,
         return ck_err_set(err, CK_ENOMEM,
                           "region read: scratch arena too small");
     mark = scratch->used;
-    for (;;) {
+    /* Batches of REGION_BATCH chunks: with a cache, those it holds are
+     * pinned under one lock first (a (1, 1000) output chunk of a (1000, 1)
+     * source meets a thousand chunks), the rest got one by one. */
+    while (more && rc == CK_OK) {
         int64_t soff[CK_MAX_DIMS], doff[CK_MAX_DIMS], box[CK_MAX_DIMS];
-        int empty = 0;
-        for (int d = 0; d < nd; d++) {
-            int64_t cs = cc[d] * g->chunk[d];
-            int64_t ce =
-                cs + g->chunk[d] < stop[d] ? cs + g->chunk[d] : stop[d];
-            int64_t k0 =
-                cs > start[d] ? (cs - start[d] + st[d] - 1) / st[d] : 0;
-            int64_t i0 = start[d] + k0 * st[d];
-            if (i0 >= ce) {
-                empty = 1;
-                break;
+        int64_t keys[REGION_BATCH];
+        int slots[REGION_BATCH], nb = 0, j = 0;
+        const void *ready[REGION_BATCH];
+        if (cache) {
+            int64_t t[CK_MAX_DIMS];
+            memcpy(t, cc, (size_t)nd * sizeof *t);
+            for (int k = 0; k < REGION_BATCH; k++) {
+                if (chunk_box(g, t, start, stop, st, soff, doff, box))
+                    keys[nb++] = ck_grid_index(g, t);
+                if (!next_chunk(nd, t, c0, c1))
+                    break;
             }
-            soff[d] = i0 - cs;
-            doff[d] = k0;
-            box[d] = (ce - 1 - i0) / st[d] + 1;
+            ck_chunk_cache_get_ready(cache, keys, nb, slots, ready);
         }
-        if (!empty && raw) {
-            CK_TRY(
-                raw_box(a, cc, to, dst, nsel, doff, soff, st, box, chunk, err));
-        } else if (!empty) {
-            const void *data = chunk;
-            int slot = -1;
-            scratch->used = mark;
-            CK_TRY(cache ? ck_chunk_cache_get(cache, cc, chunk, scratch, &data,
-                                              &slot, err)
-                         : ck_array_read_chunk(a, cc, chunk, scratch, err));
-            ck_box_convert(nd, to, dst, nsel, doff, a->info.dtype, data,
-                           g->chunk, soff, st, box);
-            ck_chunk_cache_put(cache, slot);
+        for (int k = 0; k < REGION_BATCH && more && rc == CK_OK; k++) {
+            if (!chunk_box(g, cc, start, stop, st, soff, doff, box)) {
+                /* holds none of the selection */
+            } else if (raw) {
+                rc = raw_box(a, cc, to, dst, nsel, doff, soff, st, box, chunk,
+                             err);
+            } else {
+                const void *data = chunk;
+                int slot = -1;
+                scratch->used = mark;
+                if (cache && slots[j] >= 0) {
+                    data = ready[j];
+                    slot = slots[j];
+                } else if (cache) {
+                    rc = ck_chunk_cache_get(cache, cc, chunk, scratch, &data,
+                                            &slot, err);
+                } else {
+                    rc = ck_array_read_chunk(a, cc, chunk, scratch, err);
+                }
+                j++;
+                if (rc == CK_OK)
+                    ck_box_convert(nd, to, dst, nsel, doff, a->info.dtype, data,
+                                   g->chunk, soff, st, box);
+                ck_chunk_cache_put(cache, slot);
+            }
+            more = next_chunk(nd, cc, c0, c1);
         }
-        /* Odometer over the chunk coordinates c0..c1. */
-        int d = nd - 1;
-        for (; d >= 0; d--) {
-            if (++cc[d] <= c1[d])
-                break;
-            cc[d] = c0[d];
-        }
-        if (d < 0)
-            break;
+        /* a failure leaves the batch's other pins to drop */
+        for (; cache && j < nb; j++)
+            ck_chunk_cache_put(cache, slots[j]);
     }
     scratch->used = mark;
-    return CK_OK;
+    return rc;
 }
 
 /* ck_store_create, leaving the stale temporary 'skip' (a leaf in the
