@@ -63,6 +63,17 @@ static ck_array *fixture(ck_store_kind kind, ck_store **s)
     return grid_fixture(kind, 7, 5, 3, 2, s);
 }
 
+/* Closes what fixture opened and removes its directory. */
+static void done(ck_array *a, ck_store *s)
+{
+    char cmd[128];
+
+    ck_array_close(a);
+    ck_store_close(s);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
 static void check_strided(ck_store_kind kind, int cached)
 {
     ck_store *s;
@@ -72,7 +83,6 @@ static void check_strided(ck_store_kind kind, int cached)
     int64_t start[] = {1, 0}, stop[] = {7, 5}, step[] = {2, 3};
     double got[3 * 2];
     ck_err err = {0};
-    char cmd[128];
 
     if (cached)
         cr_assert_eq(ck_chunk_cache_new(a, 3, NULL, &cache, NULL), CK_OK);
@@ -88,10 +98,7 @@ static void check_strided(ck_store_kind kind, int cached)
         cr_assert_eq(got[k], want[k], "element %d: %g", k, got[k]);
     ck_chunk_cache_free(cache);
     ck_arena_release(&ar);
-    ck_array_close(a);
-    ck_store_close(s);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    cr_assert_eq(system(cmd), 0);
+    done(a, s);
 }
 
 Test(region, strided_read_converts_zarr)
@@ -125,7 +132,6 @@ static void check_row_of_chunks(int slots)
     enum { N = 3 * 233 };
     double got[N];
     ck_err err = {0};
-    char cmd[128];
 
     for (int64_t j = 1; j < 700; j += 3) /* chunks holding a column */
         used += j / 2 != (j - 3) / 2 || j == 1;
@@ -151,10 +157,7 @@ static void check_row_of_chunks(int slots)
     }
     ck_chunk_cache_free(cache);
     ck_arena_release(&ar);
-    ck_array_close(a);
-    ck_store_close(s);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    cr_assert_eq(system(cmd), 0);
+    done(a, s);
 }
 
 Test(region, row_of_chunks_through_a_cache_that_holds_it)
@@ -175,7 +178,6 @@ Test(region, region_outside_the_array_is_refused)
     int64_t start[] = {0, 0}, stop[] = {8, 5};
     double got[64];
     ck_err err = {0};
-    char cmd[128];
 
     cr_assert_eq(ck_arena_reserve(&ar, NULL, 1 << 16, "t", NULL), CK_OK);
     cr_assert_eq(ck_array_read_region(a, start, stop, NULL, CK_F64, got, NULL,
@@ -183,8 +185,5 @@ Test(region, region_outside_the_array_is_refused)
                  CK_EUSAGE);
     cr_assert(strstr(err.msg, "outside the array"), "%s", err.msg);
     ck_arena_release(&ar);
-    ck_array_close(a);
-    ck_store_close(s);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    cr_assert_eq(system(cmd), 0);
+    done(a, s);
 }
