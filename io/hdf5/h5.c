@@ -409,8 +409,7 @@ static ck_code h5_create(ck_store *s, ck_err *err)
      * allocation was, which is where the resume journal looks for it
      * first (h5_write.c: h5_cand); chunks under 2 KiB were suballocated
      * from such blocks, in the same order, at the same end of the file. */
-    if ((fapl = make_fapl()) < 0 ||
-        H5Pset_small_data_block_size(fapl, 0) < 0 ||
+    if ((fapl = make_fapl()) < 0 || H5Pset_small_data_block_size(fapl, 0) < 0 ||
         (fcpl = make_fcpl(hs->netcdf)) < 0 ||
         (hs->file = H5Fcreate(s->tmp, H5F_ACC_EXCL, fcpl, fapl)) < 0)
         rc = ck_h5_fail(err, CK_EIO, "%s: cannot create %s", s->path, s->tmp);
