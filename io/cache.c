@@ -4,8 +4,9 @@
  * outputs of (1, 1000)) and look each up a thousand times per output
  * chunk, so lookups go through a hash of chunk indexes and the victim is
  * the least recently used unpinned slot, at the tail of a list: both
- * O(1) (pinned slots, skipped at the tail, are at most a few per
- * thread).  The decode, which is the expensive part, runs outside the
+ * O(1) (pinned slots, skipped at the tail, are few there: a region
+ * read's batch pins a quarter of the slots at most, and moves them to
+ * the head).  The decode, which is the expensive part, runs outside the
  * lock.  A slot being filled is pinned and marked loading: another thread
  * that wants the same chunk meanwhile decodes its own copy (into its own
  * buffer, taking no slot) rather than wait.
@@ -242,10 +243,14 @@ ck_code ck_chunk_cache_get(ck_chunk_cache *c, const int64_t *coords,
 void ck_chunk_cache_get_ready(ck_chunk_cache *c, const int64_t *keys, int n,
                               int *slots, const void **data)
 {
+    /* a batch pins a quarter of the slots at most, so that other threads
+     * still find victims (and find them near the tail) */
+    int room = c->n / 4;
+
     pthread_mutex_lock(&c->lock);
     for (int k = 0; k < n; k++) {
         int i = hash_find(c, keys[k]);
-        if (i >= 0 && c->slots[i].state == READY) {
+        if (i >= 0 && c->slots[i].state == READY && room-- > 0) {
             __atomic_add_fetch(&c->slots[i].pins, 1, __ATOMIC_RELAXED);
             to_head(c, i);
             c->hits++;

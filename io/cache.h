@@ -39,7 +39,8 @@ void ck_chunk_cache_put(ck_chunk_cache *c, int slot);
 /* Pins, under one lock, those of the n chunks keys[] (linear chunk
  * indexes, ck_grid_index) that the cache holds decoded: slots[i] and
  * data[i] as ck_chunk_cache_get gives them, or -1 and NULL for a chunk to
- * get with ck_chunk_cache_get.  A region read over a row of small chunks
+ * get with ck_chunk_cache_get (also past a quarter of the cache's slots:
+ * no more are pinned at once).  A region read over a row of small chunks
  * takes the lock once per batch rather than once per chunk. */
 void ck_chunk_cache_get_ready(ck_chunk_cache *c, const int64_t *keys, int n,
                               int *slots, const void **data);

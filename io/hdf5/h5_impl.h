@@ -90,12 +90,13 @@ typedef struct h5_array {
     int writing;
     int wshuffle;
     ck_codec_spec wcodec;
-    /* Writing a journaled file: where each recent chunk most likely landed
-     * (the file's end of allocation just before its H5Dwrite_chunk), with
-     * its length and checksum, so that unit_sum need not ask HDF5, whose
-     * 1.10 by-coordinate lookup walks the whole chunk index (O(N^2) over a
-     * run).  Slot: linear chunk number mod H5_CANDS, overwritten freely; a
-     * missing or wrong guess falls back to HDF5's answer. */
+    /* Writing a journaled file: where each recent chunk landed, its length
+     * and checksum, so that unit_sum need not ask HDF5, whose 1.10
+     * by-coordinate lookup walks the whole chunk index (O(N^2) over a
+     * run).  The guess is the file's end of allocation just before the
+     * H5Dwrite_chunk, kept only when the end grew by the chunk at least
+     * and the file holds the chunk's very bytes there.  Slot: linear chunk
+     * number mod H5_CANDS, overwritten freely; no guess: HDF5's answer. */
     struct h5_cand {
         int64_t lin; /* -1: empty */
         uint64_t addr, size, sum;

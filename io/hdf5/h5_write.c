@@ -270,6 +270,32 @@ out:
     return rc;
 }
 
+/* Opens path read-only into *fd once (under the ck_h5_lock: workers
+ * share it). */
+static int open_ro(int *fd, const char *path)
+{
+    if (*fd < 0)
+        *fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    return *fd;
+}
+
+/* Whether fd holds the n bytes of p at off. */
+static int same_bytes(int fd, uint64_t off, const void *p, size_t n)
+{
+    char buf[16384];
+
+    for (size_t at = 0; at < n;) {
+        size_t want = n - at < sizeof buf ? n - at : sizeof buf;
+        ssize_t k = pread(fd, buf, want, (off_t)(off + at));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0 || memcmp(buf, (const char *)p + at, (size_t)k) != 0)
+            return 0;
+        at += (size_t)k;
+    }
+    return 1;
+}
+
 ck_code ck_h5_write_chunk(ck_array *a, const int64_t *coords, const void *src,
                           ck_arena *scratch, ck_err *err)
 {
@@ -338,15 +364,30 @@ ck_code ck_h5_write_chunk(ck_array *a, const int64_t *coords, const void *src,
         (ha->cand = malloc(H5_CANDS * sizeof *ha->cand)))
         for (int i = 0; i < H5_CANDS; i++)
             ha->cand[i].lin = -1;
-    if (ha->hs->file < 0 || (ha->cand && H5Fget_eoa(ha->hs->file, &eoa) < 0) ||
-        H5Dwrite_chunk(ha->dset, H5P_DEFAULT, 0, off, n, in) < 0)
+    if (lin >= 0 && ha->cand && H5Fget_eoa(ha->hs->file, &eoa) < 0)
+        eoa = HADDR_UNDEF; /* no guess, nothing worse */
+    if (ha->hs->file < 0 ||
+        H5Dwrite_chunk(ha->dset, H5P_DEFAULT, 0, off, n, in) < 0) {
         rc = ck_h5_fail(err, CK_EIO, "%s:%s: chunk %s: cannot write",
                         a->store->path, info->name,
                         ck_h5_chunk_str(a, coords, cs, sizeof cs));
-    else if (lin >= 0 && ha->cand)
+    } else if (lin >= 0 && ha->cand) {
+        haddr_t end = HADDR_UNDEF;
+        ha->cand[lin % H5_CANDS].lin = -1;
+        if (eoa == HADDR_UNDEF || H5Fget_eoa(ha->hs->file, &end) < 0 ||
+            end < eoa + n || open_ro(&ha->hs->rfd, a->store->tmp) < 0)
+            eoa = HADDR_UNDEF;
+    }
+    ck_h5_unlock();
+    /* The guess holds when the file has these very bytes there (read
+     * outside the lock: no one else writes where this chunk went). */
+    if (rc == CK_OK && lin >= 0 && eoa != HADDR_UNDEF &&
+        same_bytes(ha->hs->rfd, (uint64_t)eoa, in, n)) {
+        ck_h5_lock();
         ha->cand[lin % H5_CANDS] =
             (struct h5_cand){.lin = lin, .addr = eoa, .size = n, .sum = sum};
-    ck_h5_unlock();
+        ck_h5_unlock();
+    }
     return rc;
 }
 
@@ -359,13 +400,6 @@ ck_code ck_h5_write_chunk(ck_array *a, const int64_t *coords, const void *src,
  * there, checks them against the journal and writes them again into its
  * own file as the same chunk.  The chunk's bytes are the same; where they
  * sit in the new file is not. */
-
-static int open_ro(int *fd, const char *path)
-{
-    if (*fd < 0)
-        *fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    return *fd;
-}
 
 ck_code ck_h5_unit_sum(ck_array *a, const int64_t *coords, int *found,
                        uint64_t *off, uint64_t *len, uint64_t *sum, ck_err *err)
@@ -392,24 +426,23 @@ ck_code ck_h5_unit_sum(ck_array *a, const int64_t *coords, int *found,
         guess = ha->cand[lin % H5_CANDS];
         ha->cand[lin % H5_CANDS].lin = -1;
     }
-    ck_h5_unlock();
-    /* The guess holds when the bytes there are the ones written. */
-    if (guess.lin == lin && open_ro(&ha->hs->rfd, s->tmp) >= 0 &&
-        ck_journal_sum_fd(ha->hs->rfd, guess.addr, guess.size, len, sum) == 0 &&
-        *len == guess.size && *sum == guess.sum) {
+    /* write_chunk found the chunk's bytes at the guess: no asking HDF5 */
+    if (guess.lin == lin) {
+        ck_h5_unlock();
         *off = guess.addr;
+        *len = guess.size;
+        *sum = guess.sum;
         *found = 1;
         return CK_OK;
     }
-    ck_h5_lock();
     if (ha->hs->file >= 0)
         r = H5Dget_chunk_info_by_coord(ha->dset, at, &mask, &addr, &size);
+    (void)open_ro(&ha->hs->rfd, s->tmp);
     ck_h5_unlock();
     if (r < 0 || addr == HADDR_UNDEF || size == 0)
         return CK_OK;
-    if (open_ro(&ha->hs->rfd, s->tmp) < 0 ||
-        ck_journal_sum_fd(ha->hs->rfd, (uint64_t)addr, (uint64_t)size, len,
-                          sum) != 0)
+    if (ha->hs->rfd < 0 || ck_journal_sum_fd(ha->hs->rfd, (uint64_t)addr,
+                                             (uint64_t)size, len, sum) != 0)
         return ck_os_fail(err, CK_EIO, errno,
                           "%s:%s: chunk %s: cannot read "
                           "it back from %s",
@@ -472,9 +505,14 @@ ck_code ck_h5_take_unit(ck_array *a, const char *from, const int64_t *coords,
         h = js.h;
     }
     if (got == len && l == len && h == sum) {
-        for (int d = 0; d < a->info.ndim; d++)
+        int64_t lin = 0;
+        for (int d = 0; d < a->info.ndim; d++) {
             at[d] = (hsize_t)(coords[d] * a->info.chunks[d]);
+            lin = lin * a->grid.nchunks[d] + coords[d];
+        }
         ck_h5_lock();
+        if (ha->cand) /* no guess of this run's for a chunk it takes */
+            ha->cand[lin % H5_CANDS].lin = -1;
         if (ha->hs->file < 0 ||
             H5Dwrite_chunk(ha->dset, H5P_DEFAULT, 0, at, (size_t)len, buf) < 0)
             rc = ck_h5_fail(err, CK_EIO, "%s:%s: chunk %s: cannot write",

@@ -205,6 +205,42 @@ class Resume(C.InteropCase):
         self.assertGreaterEqual(kept, seen - 1)
         self.assertSameChunks(out, ref)
 
+    def test_hdf5_journal_names_where_chunks_are(self):
+        """Each journal line's offset and length in the killed temporary
+        hold that chunk's stored bytes, as h5py reads them from an
+        uninterrupted run's file (the journal takes them from where the
+        file ended before each write, checked, not from HDF5's index);
+        chunks under 2 KiB too, which HDF5 once suballocated."""
+        src = self.path("big.h5")
+        for opts in (["--chunks", "50,500", "--compress", "gzip:9"],
+                     ["--chunks", "5,50", "--compress", "none"]):
+            with self.subTest(opts=opts):
+                tag = opts[1].replace(",", "x")
+                ref = self.out("ref-%s.h5" % tag)
+                out = self.out("o-%s.h5" % tag)
+                C.run("copy", "--quiet", *opts, src, ref)
+                self.kill_when_journaled(
+                    ["copy", "--quiet", "--threads", "2"] + opts + [src, out],
+                    out, 30)
+                tmp = [t for t in self.stale(out)
+                       if not t.endswith(".ck-jnl")][0]
+                with open(tmp + ".ck-jnl", "rb") as f:
+                    lines = re.findall(
+                        rb"^[0-9a-f]{8} u (\d+) (\d+) \S+ @(\d+) ",
+                        f.read(), re.M)
+                self.assertGreaterEqual(len(lines), 30)
+                rows, cols = (int(v) for v in opts[1].split(","))
+                ncol = -(-1000 // cols)
+                with open(tmp, "rb") as f, h5py.File(ref, "r") as r:
+                    d = r["data"]
+                    for u, n, off in lines:
+                        u = int(u)
+                        at = ((u // ncol) * rows, (u % ncol) * cols)
+                        f.seek(int(off))
+                        self.assertEqual(f.read(int(n)),
+                                         d.id.read_direct_chunk(at)[1],
+                                         "unit %d" % u)
+
     def test_nothing_kept_says_so(self):
         """A resume that can keep none of the recorded chunks (the killed
         file cut short) says 0 were kept; it once said nothing."""
