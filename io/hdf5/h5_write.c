@@ -354,9 +354,7 @@ ck_code ck_h5_write_chunk(ck_array *a, const int64_t *coords, const void *src,
         in = out;
     }
     if (a->store->journal) {
-        lin = 0;
-        for (int d = 0; d < info->ndim; d++)
-            lin = lin * a->grid.nchunks[d] + coords[d];
+        lin = ck_grid_index(&a->grid, coords);
         sum = ck_journal_sum_mem(in, n);
     }
     ck_h5_lock();
@@ -410,17 +408,15 @@ ck_code ck_h5_unit_sum(ck_array *a, const int64_t *coords, int *found,
     haddr_t addr = HADDR_UNDEF;
     unsigned mask = 0;
     herr_t r = -1;
-    int64_t lin = 0;
+    int64_t lin = ck_grid_index(&a->grid, coords);
     struct h5_cand guess = {.lin = -1};
     char cs[160];
 
     *found = 0;
     if (a->info.ndim == 0)
         return CK_OK; /* a scalar is written whole, never resumed */
-    for (int d = 0; d < a->info.ndim; d++) {
+    for (int d = 0; d < a->info.ndim; d++)
         at[d] = (hsize_t)(coords[d] * a->info.chunks[d]);
-        lin = lin * a->grid.nchunks[d] + coords[d];
-    }
     ck_h5_lock();
     if (ha->cand && ha->cand[lin % H5_CANDS].lin == lin) {
         guess = ha->cand[lin % H5_CANDS];
@@ -505,11 +501,9 @@ ck_code ck_h5_take_unit(ck_array *a, const char *from, const int64_t *coords,
         h = js.h;
     }
     if (got == len && l == len && h == sum) {
-        int64_t lin = 0;
-        for (int d = 0; d < a->info.ndim; d++) {
+        int64_t lin = ck_grid_index(&a->grid, coords);
+        for (int d = 0; d < a->info.ndim; d++)
             at[d] = (hsize_t)(coords[d] * a->info.chunks[d]);
-            lin = lin * a->grid.nchunks[d] + coords[d];
-        }
         ck_h5_lock();
         if (ha->cand) /* no guess of this run's for a chunk it takes */
             ha->cand[lin % H5_CANDS].lin = -1;
