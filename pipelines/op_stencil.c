@@ -722,43 +722,102 @@ static void reset_outside(int nd, const int64_t *cur, const axis_map *x,
     } while (next_index(nd - 1, cur, idx));
 }
 
+/* The taps of one pass over n contiguous outputs y, whose tap k reads
+ * x + k * step: uniform sums them from 0 in tap order and divides by L
+ * (SciPy keeps a running sum along the line: the same within rounding);
+ * gaussian is NI_Correlate1D's symmetric form, the centre tap first and
+ * the pairs from the outside in.  Groups of PASS_REGS outputs keep their
+ * sums in registers over all the taps (vectorised: the file is built at
+ * -O3); every output gets its terms in that order. */
+#define PASS_REGS 16
+static void pass_taps(int uniform, const double *w, int64_t L, int64_t step,
+                      const double *restrict x, double *restrict y, int64_t n)
+{
+    int64_t c = L / 2, m = 0;
+
+    for (; m + PASS_REGS <= n; m += PASS_REGS) {
+        double acc[PASS_REGS];
+        if (uniform) {
+            for (int q = 0; q < PASS_REGS; q++)
+                acc[q] = 0.0;
+            for (int64_t k = 0; k < L; k++)
+                for (int q = 0; q < PASS_REGS; q++)
+                    acc[q] += x[k * step + m + q];
+            for (int q = 0; q < PASS_REGS; q++)
+                y[m + q] = acc[q] / (double)L;
+        } else {
+            for (int q = 0; q < PASS_REGS; q++)
+                acc[q] = x[c * step + m + q] * w[c];
+            for (int64_t j = -c; j < 0; j++)
+                for (int q = 0; q < PASS_REGS; q++)
+                    acc[q] += (x[(c + j) * step + m + q] +
+                               x[(c - j) * step + m + q]) *
+                              w[c + j];
+            for (int q = 0; q < PASS_REGS; q++)
+                y[m + q] = acc[q];
+        }
+    }
+    for (; m < n; m++) {
+        double acc;
+        if (uniform) {
+            acc = 0.0;
+            for (int64_t k = 0; k < L; k++)
+                acc += x[k * step + m];
+            y[m] = acc / (double)L;
+        } else {
+            acc = x[c * step + m] * w[c];
+            for (int64_t j = -c; j < 0; j++)
+                acc += (x[(c + j) * step + m] + x[(c - j) * step + m]) *
+                       w[c + j];
+            y[m] = acc;
+        }
+    }
+}
+
 /* One axis's pass of a separable filter: b (shape cur with cur[d] = s)
  * from a (shape cur with cur[d] = the padded length), as SciPy's 1-D
- * filters compute each element. */
+ * filters compute each element.  For one index o of the axes before d,
+ * output m of the (s x inner) slab reads the input at m + k inner for
+ * the taps k: contiguous outputs whatever the axis. */
 static void pass_axis(const ck_node *nd, int d, const double *w, int64_t s,
                       const int64_t *cur, const double *a, double *b)
 {
-    int64_t outer = 1, inner = 1, lin = cur[d], L = nd->wshape[d];
+    int64_t outer = 1, inner = 1, lin = cur[d];
 
     for (int e = 0; e < d; e++)
         outer *= cur[e];
     for (int e = d + 1; e < nd->ndim; e++)
         inner *= cur[e];
     for (int64_t o = 0; o < outer; o++)
-        for (int64_t i = 0; i < s; i++) {
-            const double *x = a + (o * lin + i) * inner;
-            double *y = b + (o * s + i) * inner;
-            if (nd->sub == CK_ST_UNIFORM) {
-                /* the window's sum over its size (SciPy keeps a running
-                 * sum along the line: the same within rounding) */
-                for (int64_t t = 0; t < inner; t++)
-                    y[t] = 0.0;
-                for (int64_t k = 0; k < L; k++)
-                    for (int64_t t = 0; t < inner; t++)
-                        y[t] += x[k * inner + t];
-                for (int64_t t = 0; t < inner; t++)
-                    y[t] /= (double)L;
-            } else { /* NI_Correlate1D's symmetric form */
-                int64_t c = L / 2;
-                for (int64_t t = 0; t < inner; t++)
-                    y[t] = x[c * inner + t] * w[c];
-                for (int64_t j = -c; j < 0; j++)
-                    for (int64_t t = 0; t < inner; t++)
-                        y[t] +=
-                            (x[(c + j) * inner + t] + x[(c - j) * inner + t]) *
-                            w[c + j];
-            }
-        }
+        pass_taps(nd->sub == CK_ST_UNIFORM, w, nd->wshape[d], inner,
+                  a + o * lin * inner, b + o * s * inner, s * inner);
+}
+
+/* n contiguous outputs y of a correlation: each sums p[off[f]] * fw[f]
+ * from 0 over the taps f in order, with p its own position in x; groups
+ * of PASS_REGS outputs keep their sums in registers over the taps. */
+static void correlate_row(const double *restrict x, const int64_t *off,
+                          const double *fw, int64_t nf, double *restrict y,
+                          int64_t n)
+{
+    int64_t m = 0;
+
+    for (; m + PASS_REGS <= n; m += PASS_REGS) {
+        double acc[PASS_REGS];
+        for (int q = 0; q < PASS_REGS; q++)
+            acc[q] = 0.0;
+        for (int64_t f = 0; f < nf; f++)
+            for (int q = 0; q < PASS_REGS; q++)
+                acc[q] += x[off[f] + m + q] * fw[f];
+        for (int q = 0; q < PASS_REGS; q++)
+            y[m + q] = acc[q];
+    }
+    for (; m < n; m++) {
+        double acc = 0.0;
+        for (int64_t f = 0; f < nf; f++)
+            acc += x[off[f] + m] * fw[f];
+        y[m] = acc;
+    }
 }
 
 /* scipy.ndimage.correlate over the padded box pad (strides pst): each
@@ -790,13 +849,8 @@ static ck_code correlate_box(const ck_node *nd, const int64_t *shape,
         int64_t base = 0;
         for (int d = 0; d < dims - 1; d++)
             base += idx[d] * pst[d];
-        for (int64_t j = 0; j < shape[dims - 1]; j++) {
-            const double *p = pad + base + j;
-            double acc = 0.0;
-            for (int64_t f = 0; f < nf; f++)
-                acc += p[off[f]] * fw[f];
-            out[o++] = acc;
-        }
+        correlate_row(pad + base, off, fw, nf, out + o, shape[dims - 1]);
+        o += shape[dims - 1];
     } while (next_index(dims - 1, shape, idx));
     return CK_OK;
 }
