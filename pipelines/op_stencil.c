@@ -767,8 +767,8 @@ static void pass_taps(int uniform, const double *w, int64_t L, int64_t step,
         } else {
             acc = x[c * step + m] * w[c];
             for (int64_t j = -c; j < 0; j++)
-                acc += (x[(c + j) * step + m] + x[(c - j) * step + m]) *
-                       w[c + j];
+                acc +=
+                    (x[(c + j) * step + m] + x[(c - j) * step + m]) * w[c + j];
             y[m] = acc;
         }
     }
