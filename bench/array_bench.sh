@@ -1,8 +1,9 @@
 #!/bin/bash
 # array_bench.sh: issue 13's benchmark: chunkctl's array commands (reduce
-# mean, quantile, cumsum, convolve, coarsen) next to CDO, NumPy/SciPy (h5py
-# load, compute in memory, h5py write) and dask.array (threaded, 2 workers)
-# on the same files, in the same rounds.  Writes its section of
+# mean, quantile, cumsum, convolve, coarsen, uniform_filter,
+# gaussian_filter) next to CDO, NumPy/SciPy (h5py load, compute in memory,
+# h5py write) and dask.array (threaded, 2 workers) on the same files, in the
+# same rounds.  Writes its section of
 # bench/RESULTS.md (between <!-- array_bench:begin --> and
 # <!-- array_bench:end -->; nothing else in the file is touched).
 #
@@ -28,6 +29,13 @@
 #             scipy.ndimage.convolve | dask map_overlap, depth 2, boundary reflect)
 #   coarsen   mean of 4 x 4 blocks (chunkctl --memory 256M | reshape + mean |
 #             da.coarsen(np.mean, x, {0: 4, 1: 4}))
+#   uniform   101 x 101 box mean, mode reflect (chunkctl uniform_filter
+#             --size 101 --memory 256M | scipy.ndimage.uniform_filter |
+#             dask map_overlap, depth 50, boundary reflect)
+#   gaussian  Gaussian filter, sigma 8, mode reflect (chunkctl
+#             gaussian_filter --sigma 8 --memory 256M |
+#             scipy.ndimage.gaussian_filter | dask map_overlap, depth 32 =
+#             int(4 * 8 + 0.5), SciPy's default truncate 4, boundary reflect)
 #   CDO rows: `cdo` as users run it (one thread) and, for mean, `cdo -P 2`
 #   (OpenMP, 2 threads; CDO_P2=2 adds it for quantile too: ~30 s a round).
 #   Floors, in the same rounds: `cat IN` (page cache), `chunkctl verify
@@ -44,16 +52,17 @@
 # fails is recorded (ON_FAIL=record), its row reads "failed", and the run
 # goes on.
 #
-# Run (about 10 minutes on 2 idle cores with --runs 5, plus ~20 s to make
+# Run (about 12 minutes on 2 idle cores with --runs 5, plus ~20 s to make
 # the data once; ~0.7 GB free under WORK, ~2 GiB free RAM):
 #   bash bench/array_bench.sh [--runs N] [--regen] [--only LIST] [--report-only]
 #   --runs N      rounds (default 5)
 #   --regen       remake the data even if it is there
-#   --only LIST   run only these of mean,quantile,cumsum,convolve,coarsen
+#   --only LIST   run only these of mean,quantile,cumsum,convolve,coarsen,
+#                 uniform,gaussian
 #   --report-only measure nothing: redo the RESULTS.md section from WORK/log
 # Knobs (environment): WORK=/tmp/chunkctl-abench, MEMORY=256M (chunkctl's
-#   --memory for cumsum, convolve, coarsen; mean and quantile run with
-#   chunkctl's default), CDO_P2=1 (0: no `cdo -P 2` rows; 2: also for
+#   --memory for cumsum, convolve, coarsen, uniform, gaussian; mean and
+#   quantile run with chunkctl's default), CDO_P2=1 (0: no `cdo -P 2` rows; 2: also for
 #   quantile), PERF=1 (0: no profiles), CHUNKCTL=path
 #   (default build/cli/chunkctl), RESULTS=bench/RESULTS.md, MEMSTATE,
 #   DISTURBED=0.15, MAX_REDO=3, ON_FAIL=record.
@@ -70,7 +79,7 @@ WORK=${WORK:-/tmp/chunkctl-abench}
 RUNS=5
 REGEN=0
 REPORT_ONLY=0
-ALL=mean,quantile,cumsum,convolve,coarsen
+ALL=mean,quantile,cumsum,convolve,coarsen,uniform,gaussian
 ONLY=$ALL
 while [ $# -gt 0 ]; do
     case $1 in
@@ -119,6 +128,7 @@ fi
 
 WEIGHTS='[[1,2,3,4,5],[6,7,8,9,10],[11,12,13,14,15],[16,17,18,19,20],[21,22,23,24,25]]'
 Q=0.05,0.5,0.95
+SIZE=101 SIGMA=8     # array_bench_peers.py: SIZE, SIGMA
 # CDO's quantiles: min and max once, then one timpctl per percentile.
 cdo_pctl() {    # cdo_pctl CDO_OPTS: the sh -c script, outputs OUT/cdo_p{5,50,95}.nc
     echo "cdo $1 timmin $CLIM $OUT/cdo_min.nc && cdo $1 timmax $CLIM $OUT/cdo_max.nc && for p in 5 50 95; do cdo $1 timpctl,\$p $CLIM $OUT/cdo_min.nc $OUT/cdo_max.nc $OUT/cdo_p\$p.nc; done"
@@ -131,6 +141,8 @@ ck_cmd() {      # ck_cmd EX: chunkctl's command for EX, as words in CKW
         cumsum)   CKW=("$CK" cumsum "$X:/x" --axis 0 -o "$OUT/ck_cumsum.h5:/c" --memory "$MEMORY") ;;
         convolve) CKW=("$CK" convolve "$X:/x" --weights "$WEIGHTS" -o "$OUT/ck_convolve.h5:/c" --memory "$MEMORY") ;;
         coarsen)  CKW=("$CK" coarsen "$X:/x" --reduction mean --window 4,4 -o "$OUT/ck_coarsen.h5:/c" --memory "$MEMORY") ;;
+        uniform)  CKW=("$CK" uniform_filter "$X:/x" --size "$SIZE" -o "$OUT/ck_uniform.h5:/c" --memory "$MEMORY") ;;
+        gaussian) CKW=("$CK" gaussian_filter "$X:/x" --sigma "$SIGMA" -o "$OUT/ck_gaussian.h5:/c" --memory "$MEMORY") ;;
     esac
 }
 ck_out() { case $1 in mean) echo "$OUT/ck_mean.h5:/m" ;; quantile) echo "$OUT/ck_quantile.h5:/q" ;; *) echo "$OUT/ck_$1.h5:/c" ;; esac; }
@@ -191,7 +203,7 @@ for run in $(seq 1 "$RUNS"); do
         measure verify:clim "$run" "$CLIM" $PF1 "$CK" verify --quiet "$CLIM:/tas"
         measure cat:clim    "$run" "$CLIM" $PF1 cat "$CLIM"
     fi
-    if want cumsum || want convolve || want coarsen; then
+    if want cumsum || want convolve || want coarsen || want uniform || want gaussian; then
         measure verify:x    "$run" "$X" $PF2 "$CK" verify --quiet --memory "$MEMORY" "$X:/x"
         measure cat:x       "$run" "$X" $PF2 cat "$X"
     fi
@@ -232,11 +244,13 @@ fi
     echo "memory	$MEMORY"
     echo "disturbed	$DISTURBED"
     echo "max_redo	$MAX_REDO"
-    h_meta_memstate "before each sample $PF1 MiB (mean, quantile) or $PF2 MiB (cumsum, convolve, coarsen) touched and freed by dd (a memory buffer, no file)"
+    h_meta_memstate "before each sample $PF1 MiB (mean, quantile) or $PF2 MiB (cumsum, convolve, coarsen, uniform, gaussian) touched and freed by dd (a memory buffer, no file)"
     echo "only	$ONLY"
     echo "genx	$GENX"
     echo "makeclim	python3 bench/array_bench_peers.py make-clim clim.h5"
     echo "weights	$WEIGHTS"
+    echo "size	$SIZE"
+    echo "sigma	$SIGMA"
     echo "load	$LOAD_BEFORE -> $LOAD_AFTER"
     echo "elapsed	$ELAPSED"
     echo "work	$WORK"

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <link.h>
 #include <stddef.h>
 #include <signal.h>
 #include <spawn.h>
@@ -384,6 +385,26 @@ static void depends(const char *cc, const char *dir, const char *source,
     unlink(pp);
 }
 
+/* Whether the symbol at p is code: dlsym finds variables too, and calling
+ * one would crash on the first chunk.  A symbol the loader cannot type
+ * (no symbol table entry) counts as code. */
+static int is_function(void *p)
+{
+    Dl_info di;
+    const ElfW(Sym) *sym = NULL;
+
+    if (!dladdr1(p, &di, (void **)&sym, RTLD_DL_SYMENT) || !sym)
+        return 1;
+    switch (ELF64_ST_TYPE(sym->st_info)) {
+    case STT_OBJECT:
+    case STT_TLS:
+    case STT_COMMON:
+        return 0;
+    default:
+        return 1;
+    }
+}
+
 ck_code ck_kernel_open(const char *what, const char *source,
                        const char *library, const char *entry, ck_kernel **out,
                        ck_err *err)
@@ -450,6 +471,12 @@ ck_code ck_kernel_open(const char *what, const char *source,
             rc = ck_err_set(err, CK_EUSAGE,
                             "%s: the kernel has no entry point '%s'", what,
                             entry);
+        else if (!is_function(*(void **)(&k->fn)))
+            rc = ck_err_set(err, CK_EUSAGE,
+                            "%s: '%s' in %s is a variable (a data symbol), "
+                            "not a function",
+                            what, entry,
+                            library ? library : "the compiled kernel");
     }
     if (rc != CK_OK) {
         ck_kernel_close(k);

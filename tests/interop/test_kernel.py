@@ -133,6 +133,8 @@ int aborts(chunkctl_array *out, const chunkctl_array *args, int nargs,
         abort();
     return 0;
 }
+/* a variable, not a function: named as the entry, it would be called */
+double a_table[4] = {1, 2, 3, 4};
 """
 
 
@@ -298,6 +300,9 @@ class Kernel(C.InteropCase):
              r"kernel does not compile: .*broken\.c:5:\d+: error: .*undeclared"),
             ({"source": "axpy.c", "entry": "nope", "args": ["x"]}, 2,
              r"no entry point 'nope'"),
+            ({"source": "axpy.c", "entry": "a_table", "args": ["x"]}, 2,
+             r"'a_table' in the compiled kernel is a variable \(a data "
+             r"symbol\), not a function"),
             ({"source": "missing.c", "entry": "k", "args": ["x"]}, 2,
              r"source .*missing\.c"),
             ({"source": "axpy.c", "entry": "axpy", "args": ["x", "d"]}, 2,
