@@ -174,15 +174,7 @@ static const char op_help[] =
     "  --json             print the result as JSON\n"
     "  --backend NAME     auto, cpu or cuda (default: "
     "auto)\n" CLI_HELP_GPU_MEMORY CLI_HELP_ZARR CLI_HELP_RAW CLI_HELP_RESUME
-    "  --memory SIZE, --threads N, --force, --quiet, --verbose, --help\n\n"
-    "examples:\n"
-    "  chunkctl reshape data.h5:/x --shape 1000,5000,5 -o out.zarr\n"
-    "  chunkctl add data.h5:/x 1.5 -o out.h5:/y\n"
-    "  chunkctl slice data.h5:/x --index '[[null,null,2],[100,-100]]' "
-    "-o s.h5\n"
-    "  chunkctl std data.h5:/x --axis 0 --ddof 1\n"
-    "  chunkctl histogram2d xy.h5:/x xy.h5:/y --bins 20,30 "
-    "--range='-4,4;-4,4' --json\n";
+    "  --memory SIZE, --threads N, --force, --quiet, --verbose, --help\n\n";
 
 ck_code cmd_op(int argc, char **argv, cli_common *c, ck_err *err)
 {
@@ -199,6 +191,7 @@ ck_code cmd_op(int argc, char **argv, cli_common *c, ck_err *err)
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             ck_plan_op_usage(stdout, op);
             fputs(op_help, stdout);
+            ck_plan_op_examples(stdout, op);
             goto done;
         }
         if (!strcmp(a, "-o") || !strcmp(a, "--output")) {

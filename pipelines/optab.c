@@ -34,6 +34,28 @@ static int red_arity(int sub)
     return 1;
 }
 
+static const char *ew_example(int sub)
+{
+    switch (ck_ew_arity((ck_ew_op)sub)) {
+    case 1:
+        return "@ data.h5:/x -o out.h5:/y";
+    case 2:
+        return "@ data.h5:/x 1.5 -o out.h5:/y\n"
+               "@ data.h5:/x data.h5:/y -o out.h5:/z";
+    default: /* where, clip */
+        return sub == CK_EW_WHERE ? "@ data.h5:/m data.h5:/x 0 -o out.h5:/y"
+                                  : "@ data.h5:/x -1 1 -o out.h5:/y";
+    }
+}
+
+static const char *red_example(int sub)
+{
+    const char *nm = ck_red_name((ck_red_op)sub);
+    return strstr(nm, "var") || strstr(nm, "std") /* and nanvar, nanstd */
+               ? "@ data.h5:/x --axis 0 --ddof 1 -o out.h5:/r\n@ data.h5:/x"
+               : "@ data.h5:/x --axis 0 -o out.h5:/r\n@ data.h5:/x";
+}
+
 /* Fields every row sets alike. */
 #define BOX(op) .bytes = ck_exec_##op##_bytes, .eval = ck_exec_##op##_eval
 
@@ -46,6 +68,7 @@ static const ck_op_def table[] = {
      .nmembers = CK_EW_COUNT,
      .member = ew_member,
      .member_arity = ew_arity,
+     .member_example = ew_example,
      .backends = CK_OPB_CPU,
      .help = "NumPy ufuncs with broadcasting, fused per chunk",
      .parse = ck_plan_parse_ew,
@@ -55,6 +78,7 @@ static const ck_op_def table[] = {
      .nmembers = CK_RED_COUNT,
      .member = red_member,
      .member_arity = red_arity,
+     .member_example = red_example,
      .flags = CK_OP_PRINTS | CK_OP_FOLD | CK_OP_HELD,
      .backends = CK_OPB_CPU,
      .help = "reductions over axes (axis, keepdims, ddof)",
@@ -76,6 +100,8 @@ static const ck_op_def table[] = {
      .flags = CK_OP_PRINTS | CK_OP_FOLD | CK_OP_HELD,
      .backends = CK_OPB_CPU,
      .help = "numpy.histogram2d of x and y (bins, range, density, weights)",
+     .example =
+         "@ data.h5:/x data.h5:/x2 --bins 20,30 --range='-4,4;-4,4' --json",
      .parse = ck_plan_parse_hist2d,
      BOX(held)},
     {.name = "mask",
@@ -85,6 +111,7 @@ static const ck_op_def table[] = {
      .flags = CK_OP_FOLD | CK_OP_HELD,
      .backends = CK_OPB_CPU,
      .help = "x[cond]: the values where a boolean array is true (1-D)",
+     .example = "@ data.h5:/x data.h5:/m -o out.h5:/v",
      .parse = ck_plan_parse_mask,
      BOX(held)},
     {.name = "astype",
@@ -93,6 +120,7 @@ static const ck_op_def table[] = {
      .max_args = 1,
      .backends = CK_OPB_CPU,
      .help = "the array in another dtype (dtype)",
+     .example = "@ data.h5:/x --dtype float32 -o out.h5:/x",
      .parse = ck_plan_parse_astype,
      BOX(astype)},
     {.name = "slice",
@@ -101,6 +129,8 @@ static const ck_op_def table[] = {
      .max_args = 1,
      .backends = CK_OPB_CPU,
      .help = "x[start:stop:step, i, ...] (index)",
+     .example = "@ data.h5:/x --index '[[null,null,2],[100,-100]]' -o "
+                "out.h5:/s\n@ data.h5:/t --index '[0, [5, 15]]' -o out.h5:/t0",
      .parse = ck_plan_parse_slice,
      BOX(slice)},
     {.name = "transpose",
@@ -109,6 +139,8 @@ static const ck_op_def table[] = {
      .max_args = 1,
      .backends = CK_OPB_CPU,
      .help = "permute axes (axes; default: reversed)",
+     .example =
+         "@ data.h5:/x -o out.h5:/xt\n@ data.h5:/t --axes 2,0,1 -o out.zarr",
      .parse = ck_plan_parse_transpose,
      BOX(transpose)},
     {.name = "moveaxis",
@@ -117,6 +149,7 @@ static const ck_op_def table[] = {
      .max_args = 1,
      .backends = CK_OPB_CPU,
      .help = "numpy.moveaxis (source, destination)",
+     .example = "@ data.h5:/t --source 0 --destination -1 -o out.h5:/t",
      .parse = ck_plan_parse_moveaxis,
      BOX(transpose)},
     {.name = "swapaxes",
@@ -125,6 +158,7 @@ static const ck_op_def table[] = {
      .max_args = 1,
      .backends = CK_OPB_CPU,
      .help = "numpy.swapaxes (axis1, axis2)",
+     .example = "@ data.h5:/t --axis1 0 --axis2 2 -o out.h5:/t",
      .parse = ck_plan_parse_swapaxes,
      BOX(transpose)},
     {.name = "reshape",
@@ -133,6 +167,7 @@ static const ck_op_def table[] = {
      .max_args = 1,
      .backends = CK_OPB_CPU,
      .help = "C-order reshape (shape, one -1 allowed)",
+     .example = "@ data.h5:/x --shape 1000,-1,3 -o out.zarr",
      .parse = ck_plan_parse_reshape,
      BOX(reshape)},
     {.name = "squeeze",
@@ -141,6 +176,7 @@ static const ck_op_def table[] = {
      .max_args = 1,
      .backends = CK_OPB_CPU,
      .help = "drop axes of length 1 (axis; default: all of them)",
+     .example = "@ data.h5:/row -o out.h5:/y",
      .parse = ck_plan_parse_squeeze,
      BOX(reshape)},
     {.name = "expand_dims",
@@ -149,6 +185,7 @@ static const ck_op_def table[] = {
      .max_args = 1,
      .backends = CK_OPB_CPU,
      .help = "new axes of length 1 (axis)",
+     .example = "@ data.h5:/y --axis 0 -o out.h5:/row",
      .parse = ck_plan_parse_expand_dims,
      BOX(reshape)},
     {.name = "broadcast_to",
@@ -157,6 +194,7 @@ static const ck_op_def table[] = {
      .max_args = 1,
      .backends = CK_OPB_CPU,
      .help = "numpy.broadcast_to (shape)",
+     .example = "@ data.h5:/y --shape 1000,600 -o out.h5:/yy",
      .parse = ck_plan_parse_broadcast_to,
      BOX(broadcast)},
     {.name = "take",
@@ -165,6 +203,8 @@ static const ck_op_def table[] = {
      .max_args = 2,
      .backends = CK_OPB_CPU,
      .help = "numpy.take along an axis (indices or an int array; axis)",
+     .example = "@ data.h5:/x --indices 0,5,7 --axis 1 -o out.h5:/cols\n@ "
+                "data.h5:/x data.h5:/idx --axis 0 -o out.h5:/rows",
      .parse = ck_plan_parse_take,
      BOX(take)},
     {.name = "compress",
@@ -174,6 +214,8 @@ static const ck_op_def table[] = {
      .max_args = 2,
      .backends = CK_OPB_CPU,
      .help = "numpy.compress: x[..., cond, ...] along an axis (condition)",
+     .example = "@ data.h5:/x --condition 1,0,1 --axis 1 -o out.h5:/c\n@ "
+                "data.h5:/x data.h5:/keep --axis 0 -o out.h5:/rows",
      .parse = ck_plan_parse_take,
      BOX(take)},
     {.name = "kernel",
@@ -182,6 +224,8 @@ static const ck_op_def table[] = {
      .max_args = -1,
      .backends = CK_OPB_CPU,
      .help = "your C function per chunk, as map_blocks (source, entry, ...)",
+     .example = "@ data.h5:/xf data.h5:/yf --source rowadd.c --entry rowadd -o "
+                "out.h5:/z",
      .parse = ck_plan_parse_kernel,
      BOX(kernel)},
     {.name = "tensordot",
@@ -190,6 +234,7 @@ static const ck_op_def table[] = {
      .max_args = 2,
      .backends = CK_OPB_CPU,
      .help = "numpy.tensordot of two arrays (axes), through gemm",
+     .example = "@ data.h5:/x data.h5:/w --axes 1 -o out.h5:/xw",
      .parse = ck_plan_parse_contract,
      BOX(contract)},
     {.name = "einsum",
@@ -199,6 +244,8 @@ static const ck_op_def table[] = {
      .max_args = 2,
      .backends = CK_OPB_CPU,
      .help = "numpy.einsum of two arrays, contractions (subscripts)",
+     .example =
+         "@ data.h5:/x data.h5:/w --subscripts 'ij,jk->ik' -o out.h5:/xw",
      .parse = ck_plan_parse_contract,
      BOX(contract)},
     {.name = "argwhere",
@@ -207,6 +254,7 @@ static const ck_op_def table[] = {
      .max_args = 1,
      .backends = CK_OPB_CPU,
      .help = "numpy.argwhere: the indices of nonzero values, one row each",
+     .example = "@ data.h5:/m -o out.h5:/idx",
      .parse = ck_plan_parse_indices,
      BOX(indices)},
     {.name = "nonzero",
@@ -216,6 +264,7 @@ static const ck_op_def table[] = {
      .max_args = 1,
      .backends = CK_OPB_CPU,
      .help = "numpy.nonzero (where with one argument), one row per axis",
+     .example = "@ data.h5:/m -o out.h5:/idx",
      .parse = ck_plan_parse_indices,
      BOX(indices)},
     {.name = "flatnonzero",
@@ -225,6 +274,7 @@ static const ck_op_def table[] = {
      .max_args = 1,
      .backends = CK_OPB_CPU,
      .help = "numpy.flatnonzero: C-order positions of nonzero values",
+     .example = "@ data.h5:/m -o out.h5:/pos",
      .parse = ck_plan_parse_indices,
      BOX(indices)},
     {.name = "isin",
@@ -233,6 +283,7 @@ static const ck_op_def table[] = {
      .max_args = 1,
      .backends = CK_OPB_CPU,
      .help = "numpy.isin: membership in a list (values, invert)",
+     .example = "@ data.h5:/k --values 1,3,5 -o out.h5:/sel",
      .parse = ck_plan_parse_isin,
      BOX(isin)},
     {.name = "rechunk",
@@ -241,6 +292,7 @@ static const ck_op_def table[] = {
      .max_args = 1,
      .backends = CK_OPB_CPU,
      .help = "the same values streamed in other chunks (chunks)",
+     .example = "@ data.h5:/x --chunks 1000,10 -o out.zarr",
      .parse = ck_plan_parse_rechunk,
      BOX(rechunk)},
     {.name = "concatenate",
@@ -249,6 +301,7 @@ static const ck_op_def table[] = {
      .max_args = -1,
      .backends = CK_OPB_CPU,
      .help = "join arrays along an existing axis (axis)",
+     .example = "@ data.h5:/x data.h5:/x --axis 0 -o out.h5:/xx",
      .parse = ck_plan_parse_concat,
      BOX(concat)},
     {.name = "stack",
@@ -258,6 +311,7 @@ static const ck_op_def table[] = {
      .max_args = -1,
      .backends = CK_OPB_CPU,
      .help = "join arrays along a new axis (axis)",
+     .example = "@ data.h5:/x data.h5:/x --axis 0 -o out.h5:/xx",
      .parse = ck_plan_parse_concat,
      BOX(concat)},
     {.name = "random",
@@ -265,6 +319,8 @@ static const ck_op_def table[] = {
      .flags = CK_OP_SOURCE,
      .backends = CK_OPB_CPU,
      .help = "reproducible random values (shape, dist, seed, dtype, chunks)",
+     .example = "@ --shape 1000,1000 --chunks 250,1000 --dist normal --seed 7 "
+                "-o out.h5:/r",
      .parse = ck_plan_parse_random,
      BOX(random)},
     {.name = "matmul",
@@ -273,6 +329,7 @@ static const ck_op_def table[] = {
      .max_args = 2,
      .backends = CK_OPB_CPU,
      .help = "a @ b of 2-D arrays, tile by tile (DGEMM/SGEMM)",
+     .example = "@ data.h5:/x data.h5:/w -o out.h5:/xw",
      .parse = ck_plan_parse_matmul,
      BOX(matmul)},
     {.name = "svd",
@@ -292,6 +349,7 @@ static const ck_op_def table[] = {
      .flags = CK_OP_HELD,
      .backends = CK_OPB_CPU,
      .help = "fit a GLM to X and y: results .coef .intercept (family, ...)",
+     .example = "glm-fit data.h5:/x data.h5:/b --family logistic -o model.h5",
      .parse = ck_plan_parse_glm,
      .bytes = ck_exec_held_bytes, /* only its results are evaluated */
      .run = ck_exec_run_glm},
@@ -301,6 +359,8 @@ static const ck_op_def table[] = {
      .max_args = 2,
      .backends = CK_OPB_CPU,
      .help = "a GLM's mean response for each row of X (model or coef)",
+     .example = "glm-fit data.h5:/x data.h5:/b -o model.h5\n"
+                "@ data.h5:/x --model model.h5 -o out.h5:/p",
      .parse = ck_plan_parse_predict,
      BOX(predict)},
     {.name = "convolve",
@@ -310,6 +370,7 @@ static const ck_op_def table[] = {
      .max_args = 1,
      .backends = CK_OPB_CPU,
      .help = "scipy.ndimage.convolve with a small N-D kernel (weights, mode)",
+     .example = "@ data.h5:/x --weights '1,2,1;2,4,2;1,2,1' -o out.h5:/c",
      .parse = ck_plan_parse_stencil,
      BOX(stencil)},
     {.name = "correlate",
@@ -319,6 +380,8 @@ static const ck_op_def table[] = {
      .max_args = 1,
      .backends = CK_OPB_CPU,
      .help = "scipy.ndimage.correlate (weights, mode, cval, origin)",
+     .example = "@ data.h5:/x --weights '0,1,0;1,-4,1;0,1,0' --mode constant "
+                "-o out.h5:/c",
      .parse = ck_plan_parse_stencil,
      BOX(stencil)},
     {.name = "uniform_filter",
@@ -328,6 +391,8 @@ static const ck_op_def table[] = {
      .max_args = 1,
      .backends = CK_OPB_CPU,
      .help = "scipy.ndimage.uniform_filter (size, mode, cval)",
+     .example = "@ data.h5:/x --size 5 -o out.h5:/u\n@ data.h5:/x --size 1,9 "
+                "--mode nearest -o out.h5:/u",
      .parse = ck_plan_parse_stencil,
      BOX(stencil)},
     {.name = "gaussian_filter",
@@ -337,6 +402,8 @@ static const ck_op_def table[] = {
      .max_args = 1,
      .backends = CK_OPB_CPU,
      .help = "scipy.ndimage.gaussian_filter (sigma, truncate, mode, cval)",
+     .example = "@ data.h5:/x --sigma 2 -o out.h5:/g\n@ data.h5:/x --sigma 0,3 "
+                "--truncate 3 -o out.h5:/g",
      .parse = ck_plan_parse_stencil,
      BOX(stencil)},
     {.name = "gradient",
@@ -346,6 +413,7 @@ static const ck_op_def table[] = {
      .max_args = 1,
      .backends = CK_OPB_CPU,
      .help = "numpy.gradient along one axis (axis)",
+     .example = "@ data.h5:/x --axis 1 -o out.h5:/dx",
      .parse = ck_plan_parse_stencil,
      BOX(stencil)},
     {.name = "diff",
@@ -355,6 +423,7 @@ static const ck_op_def table[] = {
      .max_args = 1,
      .backends = CK_OPB_CPU,
      .help = "numpy.diff along an axis (n, axis)",
+     .example = "@ data.h5:/x --n 2 --axis 0 -o out.h5:/d",
      .parse = ck_plan_parse_stencil,
      BOX(stencil)},
     {.name = "cumsum",
@@ -364,6 +433,7 @@ static const ck_op_def table[] = {
      .max_args = 1,
      .backends = CK_OPB_CPU,
      .help = "numpy.cumsum along an axis (axis, dtype)",
+     .example = "@ data.h5:/x --axis 0 -o out.h5:/c",
      .parse = ck_plan_parse_scan,
      BOX(scan),
      .run = ck_exec_run_scan},
@@ -374,6 +444,7 @@ static const ck_op_def table[] = {
      .max_args = 1,
      .backends = CK_OPB_CPU,
      .help = "numpy.cumprod along an axis (axis, dtype)",
+     .example = "@ data.h5:/x --axis 1 -o out.h5:/p",
      .parse = ck_plan_parse_scan,
      BOX(scan),
      .run = ck_exec_run_scan},
@@ -385,6 +456,8 @@ static const ck_op_def table[] = {
      .flags = CK_OP_PRINTS | CK_OP_HELD,
      .backends = CK_OPB_CPU,
      .help = "numpy.quantile, exact (q, axis, keepdims)",
+     .example = "@ data.h5:/x --q 0.05,0.5,0.95 --axis 0 -o out.h5:/q\n@ "
+                "data.h5:/y --q 0.5",
      .parse = ck_plan_parse_quantile,
      BOX(held),
      .run = ck_exec_run_quantile},
@@ -396,6 +469,8 @@ static const ck_op_def table[] = {
      .flags = CK_OP_PRINTS | CK_OP_HELD,
      .backends = CK_OPB_CPU,
      .help = "numpy.nanquantile, exact (q, axis, keepdims)",
+     .example = "@ data.h5:/x --q 0.05,0.5,0.95 --axis 0 -o out.h5:/q\n@ "
+                "data.h5:/y --q 0.5",
      .parse = ck_plan_parse_quantile,
      BOX(held),
      .run = ck_exec_run_quantile},
@@ -407,6 +482,8 @@ static const ck_op_def table[] = {
      .flags = CK_OP_PRINTS | CK_OP_HELD,
      .backends = CK_OPB_CPU,
      .help = "numpy.percentile, exact (q, axis, keepdims)",
+     .example =
+         "@ data.h5:/x --q 5,50,95 --axis 0 -o out.h5:/p\n@ data.h5:/y --q 50",
      .parse = ck_plan_parse_quantile,
      BOX(held),
      .run = ck_exec_run_quantile},
@@ -418,6 +495,8 @@ static const ck_op_def table[] = {
      .flags = CK_OP_PRINTS | CK_OP_HELD,
      .backends = CK_OPB_CPU,
      .help = "numpy.nanpercentile, exact (q, axis, keepdims)",
+     .example =
+         "@ data.h5:/x --q 5,50,95 --axis 0 -o out.h5:/p\n@ data.h5:/y --q 50",
      .parse = ck_plan_parse_quantile,
      BOX(held),
      .run = ck_exec_run_quantile},
@@ -429,6 +508,7 @@ static const ck_op_def table[] = {
      .flags = CK_OP_PRINTS | CK_OP_HELD,
      .backends = CK_OPB_CPU,
      .help = "numpy.median, exact (axis, keepdims)",
+     .example = "@ data.h5:/x --axis 0 -o out.h5:/med\n@ data.h5:/y",
      .parse = ck_plan_parse_quantile,
      BOX(held),
      .run = ck_exec_run_quantile},
@@ -440,6 +520,7 @@ static const ck_op_def table[] = {
      .flags = CK_OP_PRINTS | CK_OP_HELD,
      .backends = CK_OPB_CPU,
      .help = "numpy.nanmedian, exact (axis, keepdims)",
+     .example = "@ data.h5:/x --axis 0 -o out.h5:/med\n@ data.h5:/y",
      .parse = ck_plan_parse_quantile,
      BOX(held),
      .run = ck_exec_run_quantile},
@@ -449,6 +530,8 @@ static const ck_op_def table[] = {
      .max_args = 1,
      .backends = CK_OPB_CPU,
      .help = "dask.array.coarsen: block reductions (reduction, window)",
+     .example = "@ data.h5:/x --reduction mean --window '{\"0\": 4, \"1\": 4}' "
+                "-o out.h5:/c",
      .parse = ck_plan_parse_coarsen,
      BOX(coarsen)},
     {.name = "unique",
@@ -459,6 +542,7 @@ static const ck_op_def table[] = {
      .flags = CK_OP_PRINTS | CK_OP_HELD,
      .backends = CK_OPB_CPU,
      .help = "numpy.unique: sorted values, their counts as .counts",
+     .example = "@ data.h5:/k\n@ data.h5:/k -o out.h5:/u",
      .parse = ck_plan_parse_count,
      BOX(held),
      .run = ck_exec_run_count},
@@ -470,6 +554,7 @@ static const ck_op_def table[] = {
      .flags = CK_OP_PRINTS | CK_OP_HELD,
      .backends = CK_OPB_CPU,
      .help = "numpy.bincount of non-negative integers (minlength, weights)",
+     .example = "@ data.h5:/k --minlength 10\n@ data.h5:/k -o out.h5:/n",
      .parse = ck_plan_parse_count,
      BOX(held),
      .run = ck_exec_run_count},

@@ -52,6 +52,11 @@ typedef struct ck_op_def {
     unsigned flags;
     unsigned backends;
     const char *help; /* one line for `chunkctl --help` */
+    /* The one-step command's examples for its --help: lines of arguments
+     * after "chunkctl ", '@' standing for the op's name as typed; a
+     * family's come from member_example(sub). */
+    const char *example;
+    const char *(*member_example)(int sub);
     /* Parses the step's keys into n (its args are parsed already, n->arg
      * and n->scalar set) and infers its dtype, shape and chunks.  sub is
      * the family member.  Messages through plan.c's bad(). */

@@ -3244,6 +3244,27 @@ void ck_plan_op_usage(FILE *f, const char *name)
         fprintf(f, "%s: %s.\n", name, d->help);
 }
 
+void ck_plan_op_examples(FILE *f, const char *name)
+{
+    int sub;
+    const ck_op_def *d = ck_optab_find(name, &sub);
+    const char *e = !d                  ? NULL
+                    : d->member_example ? d->member_example(sub)
+                                        : d->example;
+
+    if (!e)
+        return;
+    fputs("examples:\n  chunkctl ", f);
+    for (; *e; e++)
+        if (*e == '@')
+            fputs(name, f);
+        else if (*e == '\n')
+            fputs("\n  chunkctl ", f);
+        else
+            fputc(*e, f);
+    fputc('\n', f);
+}
+
 void ck_plan_ops_help(FILE *f)
 {
     for (int k = 0; k < ck_optab_rows(); k++) {

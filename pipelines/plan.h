@@ -261,6 +261,10 @@ void ck_plan_ops_help(FILE *f);
  * (`chunkctl OP --help`): its args (X, Y, Z) and its row's help. */
 void ck_plan_op_usage(FILE *f, const char *name);
 
+/* The examples of the one-step command of op 'name' (after its usage and
+ * the one-step commands' help). */
+void ck_plan_op_examples(FILE *f, const char *name);
+
 /* Reads a pipeline file (at most 16 MiB) and parses it (flags as for
  * ck_plan_build). */
 ck_code ck_plan_load(const char *path, unsigned flags, int64_t memory,
