@@ -41,6 +41,8 @@ static const char help[] =
     "  --threads N        worker threads (default: all cores)\n"
     "  --force            replace DST if it exists\n" CLI_HELP_RESUME
     "  --quiet            no progress bar or notes\n"
+    "  --verbose          also how a rechunk reads the source (its cache\n"
+    "                     of decoded chunks, how many were decoded)\n"
     "  --help             this text\n\n"
     "example: chunkctl copy data.h5:/x x.zarr --chunks 1000,1000 "
     "--compress blosc:lz4:5\n"
@@ -79,6 +81,7 @@ ck_code cmd_copy(int argc, char **argv, cli_common *c, ck_err *err)
         {"zarr-format", required_argument, 0, CLI_OPT_ZARR_FORMAT},
         {"shards", required_argument, 0, CLI_OPT_SHARDS},
         {"resume", no_argument, 0, CLI_OPT_RESUME},
+        {"verbose", no_argument, 0, 'v'},
         {0, 0, 0, 0}};
     static const cli_cmd_opts opts = {"copy", help, NULL, longs, copy_opt, 0};
     ck_copy_opts o;

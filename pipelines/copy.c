@@ -95,20 +95,65 @@ static int raw_runs_short(const copy_ctx *x)
     return (size_t)run * esz < RAW_RUN_MIN;
 }
 
+/* ceil(a / b) source chunks per output chunk, plus one when misaligned,
+ * at most the n there are. */
+static int64_t per_out(int64_t a, int64_t b, int64_t n)
+{
+    int64_t k = (a + b - 1) / b + 1;
+    return k < n ? k : n;
+}
+
+/* Cache slots a worker needs when output chunks are handed out with axis
+ * k innermost: the source chunks under one output chunk and the next one
+ * along k.  Along k they serve src/out consecutive outputs; along another
+ * axis d with src > out they serve outputs a whole line apart, which this
+ * cache does not hold: those chunks decode again, 'again' times. */
+static int64_t walk_need(const ck_grid *sg, const ck_grid *dg, int k,
+                         int64_t *again)
+{
+    int64_t need = 1;
+
+    *again = 1;
+    for (int d = 0; d < sg->ndim; d++) {
+        if (d == k) {
+            need *= per_out(2 * dg->chunk[d], sg->chunk[d], sg->nchunks[d]);
+            continue;
+        }
+        need *= per_out(dg->chunk[d], sg->chunk[d], sg->nchunks[d]);
+        *again *= (sg->chunk[d] + dg->chunk[d] - 1) / dg->chunk[d];
+    }
+    return need;
+}
+
+/* The most slots t workers can have, each with 'need', after the workers'
+ * own buffers (0: none fit). */
+static int64_t slots_for(const ck_budget *budget, size_t cb, size_t worker,
+                         int64_t need, int t)
+{
+    int64_t left = budget->limit - budget->used - (int64_t)t * (int64_t)worker;
+    return left > 0 && left / (int64_t)cb >= need * t ? need * t : 0;
+}
+
 /* A rechunking copy decodes each source chunk once for every output chunk
  * it overlaps, unless the chunks stay decoded while the neighbours are
  * made.  Workers take output chunks in C order, so what must stay is one
  * row of output chunks' worth of source chunks per worker.  The cache gets
- * that many slots, or what the budget leaves after the workers (none at
- * all: then every overlap decodes again, slower but within --memory). */
-static ck_code make_cache(copy_ctx *x, const ck_stream_job *job,
-                          ck_budget *budget, ck_chunk_cache **out, ck_err *err)
+ * that many slots.  But when output chunks along some axis share source
+ * chunks (src larger than out there: (1000, 1) chunks to (1, 1000)), the
+ * workers rather walk that axis innermost (job->order), and two output
+ * chunks' worth per worker serve (a tenth of the row there: faster, and
+ * it fits where the row does not).  A cache short of what a worker needs
+ * hits almost never (the access is cyclic), so it trades workers for
+ * slots; with none left every overlap decodes again, slower but within
+ * --memory. */
+static ck_code make_cache(copy_ctx *x, ck_stream_job *job, ck_budget *budget,
+                          ck_chunk_cache **out, ck_err *err)
 {
     const ck_grid *sg = x->sg, *dg = x->dg;
     size_t cb = ck_chunk_cache_slot_bytes(x->src);
-    int64_t need = 1, left, slots;
+    int64_t need = 1, slots = 0, again = 1, best = 1;
     size_t worker;
-    int threads;
+    int threads, k = -1;
 
     *out = NULL;
     if (sg->total_chunks == 0 || sg->ndim == 0)
@@ -119,21 +164,58 @@ static ck_code make_cache(copy_ctx *x, const ck_stream_job *job,
     for (int d = 1; d < sg->ndim; d++)
         need *= sg->nchunks[d];
     ck_stream_plan(job, &threads, &worker);
-    /* A cache short of a row per worker hits almost never (the access is
-     * cyclic), so trade workers for a whole row each; the engine then
-     * starts only as many workers as the budget still holds. */
-    slots = 0;
-    for (int t = threads; t >= 1 && slots == 0; t--) {
-        left = budget->limit - budget->used - (int64_t)t * (int64_t)worker;
-        if (left > 0 && left / (int64_t)cb >= need * t)
-            slots = need * t;
+    /* the axis whose source chunks serve the most consecutive outputs;
+     * not for a sharded output, whose shards fill in C order */
+    for (int d = 0; d < sg->ndim && !ck_array_info_of(x->dst)->shards[0]; d++) {
+        int64_t serve = sg->chunk[d] / dg->chunk[d];
+        if (serve >= 2 && serve >= best) {
+            best = serve;
+            k = d;
+        }
+    }
+    int64_t kneed = k >= 0 ? walk_need(sg, dg, k, &again) : 0;
+    int walk = 0;
+    /* a walk that decodes each chunk once, when it needs less than a row,
+     * on as many workers as fit; else the row; else a walk that decodes
+     * chunks again (still better than none) */
+    for (int t = threads;
+         t >= 1 && !slots && k >= 0 && again == 1 && kneed <= need; t--)
+        walk = (slots = slots_for(budget, cb, worker, kneed, t)) > 0;
+    for (int t = threads; t >= 1 && !slots; t--)
+        slots = slots_for(budget, cb, worker, need, t);
+    for (int t = threads; t >= 1 && !slots && k >= 0; t--)
+        walk = (slots = slots_for(budget, cb, worker, kneed, t)) > 0;
+    if (walk) {
+        job->reorder = 1;
+        for (int d = 0, i = 0; d < sg->ndim; d++)
+            if (d != k)
+                job->order[i++] = d;
+        job->order[sg->ndim - 1] = k;
     }
     if (slots > sg->total_chunks)
         slots = sg->total_chunks;
     if (slots > CACHE_SLOTS_MAX)
         slots = CACHE_SLOTS_MAX;
-    if (slots < 1)
+    if (slots < 1) {
+        int64_t least = k >= 0 && kneed < need ? kneed : need;
+        char lim[32], want[32];
+        ck_log(CK_LOG_NOTE,
+               "--memory %s leaves no room to keep decoded source chunks: "
+               "each output chunk reads its own again, which is slow (%s "
+               "would keep them)",
+               ck_size_str((double)budget->limit, lim, sizeof lim),
+               ck_need_str((double)budget->used + (double)worker +
+                               (double)least * (double)cb,
+                           want, sizeof want));
         return CK_OK;
+    }
+    char sz[32];
+    ck_log(CK_LOG_DEBUG,
+           "rechunking through a cache of %lld source chunks (%s), output "
+           "chunks walked %s%d innermost",
+           (long long)slots,
+           ck_size_str((double)slots * (double)cb, sz, sizeof sz),
+           walk ? "with axis " : "in C order, axis ", walk ? k : sg->ndim - 1);
     return ck_chunk_cache_new(x->src, (int)slots, budget, out, err);
 }
 
@@ -488,6 +570,15 @@ static ck_code copy_one(const ck_copy_opts *o, ck_store *in, const char *name,
         goto out;
     if ((rc = ck_stream_run(&job, err)) != CK_OK)
         goto out;
+    if (x.cache) {
+        int64_t hits, misses;
+        ck_chunk_cache_stats(x.cache, &hits, &misses);
+        ck_log(CK_LOG_DEBUG,
+               "%lld source chunks decoded for %lld in the source (%lld "
+               "cache hits)",
+               (long long)misses, (long long)x.sg->total_chunks,
+               (long long)hits);
+    }
     rc = ck_store_copy_attrs(in, si->name, out, oname, err);
     if (rc == CK_OK && hcf)
         rc = keep_cf_fill(in, si, out, oname, &spec, err);

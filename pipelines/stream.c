@@ -2,15 +2,16 @@
  * pipelines/stream.c - the chunk engine behind copy, gen and verify.
  * Workers take small batches of consecutive chunk indices from one atomic
  * counter: consecutive chunks keep a worker's reads local, and small
- * batches keep both cores busy to the end.  An output written under a
+ * batches keep both cores busy to the end.  Consecutive means in C order,
+ * or in the order of axes the job gives.  An output written under a
  * journal (ck_store_create_resumable) records its units as they are
  * written whole, a batch at a time, and a resumed run skips the units it
  * took over from the killed one (see io/journal.h).
  *
  * Under MPI (base/ck_comm.h) each rank takes a contiguous range of the
- * units in C order and writes them into a temporary of its own; rank 0
- * then takes the other ranks' units into its output by their journals,
- * as a resumed run takes a killed one's, and only rank 0 commits.  The
+ * units in the order they are handed out and writes them into a temporary of
+ * its own; rank 0 then takes the other ranks' units into its output by their
+ * journals, as a resumed run takes a killed one's, and only rank 0 commits. The
  * bytes of every unit are those one process writes.  A job with no output
  * divides its chunks the same way when it asks to (ck_stream_job.divide:
  * verify, whose ranks' findings are combined after), else runs whole on
@@ -60,6 +61,24 @@ static int64_t unit_of(const run *r, const ck_chunk *c, int64_t *inner)
     return id;
 }
 
+/* The chunk handed out t-th: chunk t in C order, or in the job's order. */
+static void chunk_at(const run *r, int64_t t, ck_chunk *c)
+{
+    const ck_grid *g = r->g;
+    int64_t coords[CK_MAX_DIMS];
+
+    if (!r->j->reorder) {
+        ck_grid_chunk(g, t, c);
+        return;
+    }
+    for (int i = g->ndim - 1; i >= 0; i--) {
+        int d = r->j->order[i];
+        coords[d] = t % g->nchunks[d];
+        t /= g->nchunks[d];
+    }
+    ck_grid_chunk(g, ck_grid_index(g, coords), c);
+}
+
 static ck_code worker(void *ctx, int id, ck_par *par, ck_err *err)
 {
     run *r = ctx;
@@ -77,15 +96,16 @@ static ck_code worker(void *ctx, int id, ck_par *par, ck_err *err)
             __atomic_fetch_add(&r->next, r->batch, __ATOMIC_RELAXED);
         if (first >= r->end)
             break;
-        ck_iter it = ck_iter_range(
-            r->g, first, first + r->batch > r->end ? r->end - first : r->batch);
+        int64_t last = first + r->batch > r->end ? r->end : first + r->batch;
         ck_chunk c;
         int64_t whole[64]; /* units written whole in this batch */
         int nwhole = 0;
         /* a failure elsewhere (another worker, another MPI rank) stops
          * the batch at the next chunk, not at its end */
-        while (rc == CK_OK && !ck_par_stopped(par) && ck_iter_next(&it, &c)) {
+        for (int64_t t = first; rc == CK_OK && !ck_par_stopped(par) && t < last;
+             t++) {
             void *buf;
+            chunk_at(r, t, &c);
             int64_t inner = 1, u = r->journaled ? unit_of(r, &c, &inner) : -1;
             if (u >= 0 && r->kept[u]) {
                 ck_progress_add(j->progress, (int64_t)r->chunk_bytes);

@@ -43,6 +43,12 @@ typedef struct ck_stream_job {
     ck_progress *progress;
     int chunks_opt; /* the command takes --chunks (copy, gen): a worker
                        that does not fit says to make them smaller */
+    /* The order chunks are handed out in: C order, or with 'reorder' the
+     * axes of order[] from outermost to innermost (a rechunk walks the
+     * axis along which output chunks share source chunks innermost, so
+     * that a cache of a few of them serves; see pipelines/copy.c). */
+    int reorder;
+    int order[CK_MAX_DIMS];
 } ck_stream_job;
 
 /* The threads the job will run on and the arena bytes of each, given what

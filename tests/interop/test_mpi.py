@@ -129,6 +129,12 @@ class Mpi(C.InteropCase):
             g = f.create_group("g")
             g.create_dataset("i", data=np.arange(70 * 12, dtype=np.int32)
                              .reshape(70, 12), chunks=(20, 12))
+        with h5py.File(cls.path("cols.h5"), "w") as f:
+            # (20, 1) chunks, 120 of them: output chunks of (2, 10) share
+            # them down axis 0 (see test_copy_h5_to_h5_walked_down_axis_0)
+            f.create_dataset("c", chunks=(20, 1), compression="gzip",
+                             data=np.random.default_rng(7).standard_normal(
+                                 (60, 40)))
         with h5py.File(cls.path("small.h5"), "w") as f:
             # 2 chunks: under 3 and 4 ranks some own none
             f.create_dataset("s", data=rng.standard_normal((20, 30)),
@@ -306,6 +312,18 @@ class Mpi(C.InteropCase):
         # 10 chunks: 4, 3, 3 on 3 ranks; 3, 3, 2, 2 on 4
         self.copy_case(self.path("in.h5:/x"), "o.h5:/x", "--chunks", "7,45",
                        "--compress", "gzip:4:shuffle")
+
+    def test_copy_h5_to_h5_walked_down_axis_0(self):
+        # (20, 1) to (2, 10): ten output chunks down a source chunk share
+        # it, so they are handed out with axis 0 innermost (pipelines/
+        # copy.c make_cache), each rank's range in that order
+        self.copy_case(self.path("cols.h5:/c"), "o.h5:/c", "--chunks", "2,10")
+        p = C.run("copy", "--verbose", self.path("cols.h5:/c"),
+                  self.out("v.h5:/c"), "--chunks", "2,10")
+        self.assertIn("walked with axis 0 innermost", p.stderr)
+        with h5py.File(self.path("cols.h5"), "r") as f, \
+                h5py.File(self.out("v.h5"), "r") as g:
+            self.assertTrue(np.array_equal(g["c"][...], f["c"][...]))
 
     def test_copy_h5_to_zarr_v3_sharded(self):
         # 4 shards of 2 x 3 chunks (the last ones cut by the array's edge)
