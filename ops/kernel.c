@@ -386,14 +386,16 @@ static void depends(const char *cc, const char *dir, const char *source,
 }
 
 /* Whether the symbol at p is code: dlsym finds variables too, and calling
- * one would crash on the first chunk.  A symbol the loader cannot type
- * (no symbol table entry) counts as code. */
+ * one would crash on the first chunk.  An address in no loaded object (a
+ * thread-local variable's) is none. */
 static int is_function(void *p)
 {
     Dl_info di;
     const ElfW(Sym) *sym = NULL;
 
-    if (!dladdr1(p, &di, (void **)&sym, RTLD_DL_SYMENT) || !sym)
+    if (!dladdr1(p, &di, (void **)&sym, RTLD_DL_SYMENT))
+        return 0;
+    if (!sym)
         return 1;
     switch (ELF64_ST_TYPE(sym->st_info)) {
     case STT_OBJECT:

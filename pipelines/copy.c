@@ -125,13 +125,18 @@ static int64_t walk_need(const ck_grid *sg, const ck_grid *dg, int k,
     return need;
 }
 
-/* The most slots t workers can have, each with 'need', after the workers'
- * own buffers (0: none fit). */
-static int64_t slots_for(const ck_budget *budget, size_t cb, size_t worker,
-                         int64_t need, int t)
+/* The most workers, up to threads, whose buffers and a cache of 'need'
+ * slots each fit in what is left of the budget (0: not one). */
+static int workers_for(const ck_budget *budget, size_t cb, size_t worker,
+                       int64_t need, int threads)
 {
-    int64_t left = budget->limit - budget->used - (int64_t)t * (int64_t)worker;
-    return left > 0 && left / (int64_t)cb >= need * t ? need * t : 0;
+    for (int t = threads; t >= 1; t--) {
+        int64_t left =
+            budget->limit - budget->used - (int64_t)t * (int64_t)worker;
+        if (left > 0 && left / (int64_t)cb >= need * t)
+            return t;
+    }
+    return 0;
 }
 
 /* A rechunking copy decodes each source chunk once for every output chunk
@@ -174,29 +179,18 @@ static ck_code make_cache(copy_ctx *x, ck_stream_job *job, ck_budget *budget,
         }
     }
     int64_t kneed = k >= 0 ? walk_need(sg, dg, k, &again) : 0;
-    int walk = 0;
-    /* a walk that decodes each chunk once, when it needs less than a row,
-     * on as many workers as fit; else the row; else a walk that decodes
-     * chunks again (still better than none) */
-    for (int t = threads;
-         t >= 1 && !slots && k >= 0 && again == 1 && kneed <= need; t--)
-        walk = (slots = slots_for(budget, cb, worker, kneed, t)) > 0;
-    for (int t = threads; t >= 1 && !slots; t--)
-        slots = slots_for(budget, cb, worker, need, t);
-    for (int t = threads; t >= 1 && !slots && k >= 0; t--)
-        walk = (slots = slots_for(budget, cb, worker, kneed, t)) > 0;
-    if (walk) {
-        job->reorder = 1;
-        for (int d = 0, i = 0; d < sg->ndim; d++)
-            if (d != k)
-                job->order[i++] = d;
-        job->order[sg->ndim - 1] = k;
-    }
-    if (slots > sg->total_chunks)
-        slots = sg->total_chunks;
-    if (slots > CACHE_SLOTS_MAX)
-        slots = CACHE_SLOTS_MAX;
-    if (slots < 1) {
+    int walk, t;
+    /* a walk that decodes each chunk once, when it needs less than a row;
+     * else the row; else a walk that decodes chunks again (still better
+     * than none); each on as many workers as fit */
+    if (k >= 0 && again == 1 && kneed <= need &&
+        (t = workers_for(budget, cb, worker, kneed, threads)))
+        walk = 1;
+    else if ((t = workers_for(budget, cb, worker, need, threads)))
+        walk = 0;
+    else
+        walk = k >= 0 && (t = workers_for(budget, cb, worker, kneed, threads));
+    if (!t) {
         int64_t least = k >= 0 && kneed < need ? kneed : need;
         char lim[32], want[32];
         ck_log(CK_LOG_NOTE,
@@ -209,6 +203,22 @@ static ck_code make_cache(copy_ctx *x, ck_stream_job *job, ck_budget *budget,
                            want, sizeof want));
         return CK_OK;
     }
+    slots = (walk ? kneed : need) * t;
+    /* the engine starts as many workers as the budget left holds, which
+     * can be more than the cache is made for */
+    if (t < threads)
+        job->threads = t;
+    if (walk) {
+        job->reorder = 1;
+        for (int d = 0, i = 0; d < sg->ndim; d++)
+            if (d != k)
+                job->order[i++] = d;
+        job->order[sg->ndim - 1] = k;
+    }
+    if (slots > sg->total_chunks)
+        slots = sg->total_chunks;
+    if (slots > CACHE_SLOTS_MAX)
+        slots = CACHE_SLOTS_MAX;
     char sz[32];
     ck_log(CK_LOG_DEBUG,
            "rechunking through a cache of %lld source chunks (%s), output "

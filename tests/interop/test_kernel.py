@@ -133,8 +133,9 @@ int aborts(chunkctl_array *out, const chunkctl_array *args, int nargs,
         abort();
     return 0;
 }
-/* a variable, not a function: named as the entry, it would be called */
+/* variables, not functions: named as the entry, they would be called */
 double a_table[4] = {1, 2, 3, 4};
+_Thread_local double a_tls[4] = {1, 2, 3, 4};
 """
 
 
@@ -303,6 +304,8 @@ class Kernel(C.InteropCase):
             ({"source": "axpy.c", "entry": "a_table", "args": ["x"]}, 2,
              r"'a_table' in the compiled kernel is a variable \(a data "
              r"symbol\), not a function"),
+            ({"source": "axpy.c", "entry": "a_tls", "args": ["x"]}, 2,
+             r"'a_tls' in the compiled kernel is a variable"),
             ({"source": "missing.c", "entry": "k", "args": ["x"]}, 2,
              r"source .*missing\.c"),
             ({"source": "axpy.c", "entry": "axpy", "args": ["x", "d"]}, 2,
