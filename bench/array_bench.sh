@@ -3,9 +3,9 @@
 # mean, quantile, cumsum, convolve, coarsen, uniform_filter,
 # gaussian_filter) next to CDO, NumPy/SciPy (h5py load, compute in memory,
 # h5py write) and dask.array (threaded, 2 workers) on the same files, in the
-# same rounds.  Writes its section of
-# bench/RESULTS.md (between <!-- array_bench:begin --> and
-# <!-- array_bench:end -->; nothing else in the file is touched).
+# same rounds.  Writes its section of bench/RESULTS.md (between
+# <!-- array_bench:begin --> and <!-- array_bench:end -->; nothing else in
+# the file is touched).
 #
 # The data (under WORK/data, made once; remade with --regen):
 #   clim.h5  a netCDF-4 file (written by netCDF4-python, so CDO reads it as

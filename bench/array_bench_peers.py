@@ -14,6 +14,10 @@ The exercises (see array_bench.sh for the data and chunkctl's commands):
             kernel [[1..5], [6..10], ..., [21..25]] (not symmetric, so
             convolve and correlate differ)
   coarsen   the mean of each 4 x 4 block of x (output 1250 x 1250)
+  uniform   scipy.ndimage.uniform_filter(x, size=101) (mode "reflect", the
+            default): the mean of the 101 x 101 box around each value
+  gaussian  scipy.ndimage.gaussian_filter(x, sigma=8) (mode "reflect",
+            truncate 4: radius int(4 * 8 + 0.5) = 32, 65 taps per axis)
 
 numpy: h5py loads the whole dataset, NumPy/SciPy compute in memory, h5py
 writes the result to OUT:/r (contiguous, no filters).
@@ -30,6 +34,10 @@ threaded scheduler with num_workers=2; the result is written to OUT:/r
   convolve  x.map_overlap(scipy.ndimage.convolve, depth=2, boundary="reflect",
             weights=W, mode="reflect")
   coarsen   da.coarsen(np.mean, x, {0: 4, 1: 4})
+  uniform   x.map_overlap(scipy.ndimage.uniform_filter, depth=50,
+            boundary="reflect", size=101, mode="reflect")
+  gaussian  x.map_overlap(scipy.ndimage.gaussian_filter, depth=32,
+            boundary="reflect", sigma=8, mode="reflect")
 
 check computes the exercise with NumPy/SciPy (in float64 for the float32
 mean) and compares chunkctl's output (and CDO's outputs, and dask's where it
@@ -43,6 +51,10 @@ import numpy as np
 
 Q = [0.05, 0.5, 0.95]
 W = np.arange(1, 26, dtype=np.float64).reshape(5, 5)   # chunkctl: --weights "$WEIGHTS" (array_bench.sh)
+SIZE, SIGMA = 101, 8.0     # chunkctl: --size "$SIZE", --sigma "$SIGMA" (array_bench.sh)
+# map_overlap's depth for the stencils: the kernel's radius (gaussian:
+# SciPy's int(truncate * sigma + 0.5) with the default truncate 4)
+DEPTH = {"convolve": W.shape[0] // 2, "uniform": SIZE // 2, "gaussian": int(4 * SIGMA + 0.5)}
 DASK = dict(scheduler="threads", num_workers=2)
 CLIM_SHAPE = (365, 360, 720)
 
@@ -110,6 +122,10 @@ def compute_numpy(ex, x):
     if ex == "coarsen":
         n, m = x.shape
         return x.reshape(n // 4, 4, m // 4, 4).mean(axis=(1, 3))
+    if ex == "uniform":
+        return ndimage.uniform_filter(x, size=SIZE)
+    if ex == "gaussian":
+        return ndimage.gaussian_filter(x, sigma=SIGMA)
     raise SystemExit("array_bench_peers: unknown exercise " + ex)
 
 
@@ -133,10 +149,18 @@ def dask_graph(ex, src):
         return da.cumsum(x, axis=0), False
     if ex == "convolve":
         from scipy import ndimage
-        return x.map_overlap(ndimage.convolve, depth=2, boundary="reflect", dtype=x.dtype,
+        return x.map_overlap(ndimage.convolve, depth=DEPTH[ex], boundary="reflect", dtype=x.dtype,
                              weights=W, mode="reflect"), False
     if ex == "coarsen":
         return da.coarsen(np.mean, x, {0: 4, 1: 4}), False
+    if ex == "uniform":
+        from scipy import ndimage
+        return x.map_overlap(ndimage.uniform_filter, depth=DEPTH[ex], boundary="reflect", dtype=x.dtype,
+                             size=SIZE, mode="reflect"), False
+    if ex == "gaussian":
+        from scipy import ndimage
+        return x.map_overlap(ndimage.gaussian_filter, depth=DEPTH[ex], boundary="reflect", dtype=x.dtype,
+                             sigma=SIGMA, mode="reflect"), False
     raise SystemExit("array_bench_peers: unknown exercise " + ex)
 
 
@@ -172,7 +196,11 @@ def errs(got, want):
 def check(ex, src, outs):
     """One line comparing chunkctl's output (PATH:/DATASET) with NumPy/SciPy."""
     x = load(src)
-    tol = {"mean": 1e-6, "quantile": 1e-6, "cumsum": 1e-12, "convolve": 1e-12, "coarsen": 1e-12}[ex]
+    # uniform: SciPy's uniform_filter1d keeps a running sum along each line,
+    # so its values carry rounding from the start of the line and a window
+    # summed afresh may differ from them by more than an ulp (~4e-15 here)
+    tol = {"mean": 1e-6, "quantile": 1e-6, "cumsum": 1e-12, "convolve": 1e-12, "coarsen": 1e-12,
+           "uniform": 1e-12, "gaussian": 1e-13}[ex]
     if ex == "mean":
         want = x.astype(np.float64).mean(axis=0)      # the exact-ish reference
     else:
@@ -189,7 +217,9 @@ def check(ex, src, outs):
         ex, got.dtype, "NumPy in float64 (x.astype(float64).mean(axis=0))" if ex == "mean" else
         {"quantile": "np.quantile(x, [0.05, 0.5, 0.95], axis=0) (linear)", "cumsum": "np.cumsum(x, axis=0)",
          "convolve": "scipy.ndimage.convolve(x, W, mode='reflect')",
-         "coarsen": "x.reshape(1250, 4, 1250, 4).mean(axis=(1, 3))"}[ex],
+         "coarsen": "x.reshape(1250, 4, 1250, 4).mean(axis=(1, 3))",
+         "uniform": "scipy.ndimage.uniform_filter(x, size=%d) (mode 'reflect')" % SIZE,
+         "gaussian": "scipy.ndimage.gaussian_filter(x, sigma=%g) (mode 'reflect')" % SIGMA}[ex],
         a, r, tol, "; bit-identical" if got.dtype == want.dtype and np.array_equal(got, want) else "")
     if ex == "mean":
         a2, r2 = errs(x.mean(axis=0), want)
@@ -209,18 +239,19 @@ def check(ex, src, outs):
                 line += " (mean abs err %.3g K)" % float(np.mean(np.abs(c.astype(np.float64) - want)))
         else:
             line += "; CDO's output has shape %s" % (c.shape,)
-    if ex == "convolve":
+    if ex in DEPTH:
         # dask's boundary="reflect" (pads with the mirror image including the
         # edge value: d c b a | a b c d) against scipy's mode="reflect" (the same rule)
         import dask.array as da  # noqa: F401  (dask_graph imports it)
         r, _ = dask_graph(ex, src)
         dk = r.compute(**DASK)
         e_all = errs(dk, want)[0]
-        inner = np.abs(dk[2:-2, 2:-2] - want[2:-2, 2:-2]).max()
+        k = DEPTH[ex]
+        d = np.abs(dk - want)
+        inner = d[k:-k, k:-k].max()
+        border = max(d[:k].max(), d[-k:].max(), d[:, :k].max(), d[:, -k:].max())
         line += ("; dask map_overlap(boundary='reflect') vs scipy mode='reflect': max abs diff %.3g "
-                 "(interior %.3g, the 2-wide border %.3g)" % (
-                     e_all, inner, max(np.abs(dk[:2] - want[:2]).max(), np.abs(dk[-2:] - want[-2:]).max(),
-                                       np.abs(dk[:, :2] - want[:, :2]).max(), np.abs(dk[:, -2:] - want[:, -2:]).max())))
+                 "(interior %.3g, the %d-wide border %.3g)" % (e_all, inner, k, border))
     return ok, line
 
 

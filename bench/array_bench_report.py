@@ -27,7 +27,12 @@ EXERCISES = {
     "convolve": ("2b. 5 x 5 convolution (mode reflect) of the same array", ["numpy", "dask"], "chunkctl convolve"),
     "coarsen": ("2c. coarsen: mean of 4 x 4 blocks of the same array (-> 1250 x 1250)", ["numpy", "dask"],
                 "chunkctl coarsen"),
+    "uniform": ("2d. uniform filter, size 101 (the mean of the 101 x 101 box, mode reflect) of the same array",
+                ["numpy", "dask"], "chunkctl uniform_filter"),
+    "gaussian": ("2e. Gaussian filter, sigma 8 (truncate 4: 65 taps per axis, mode reflect) of the same array",
+                 ["numpy", "dask"], "chunkctl gaussian_filter"),
 }
+CAPPED = ("cumsum", "convolve", "coarsen", "uniform", "gaussian")   # chunkctl runs these with --memory
 PEER_NAME = {"cdo": "CDO", "dask": "dask", "numpy": "NumPy"}
 TOOLS = {
     "mean": [("cdo", "`cdo timmean` (1 thread)"), ("cdo2", "`cdo -P 2 timmean`"),
@@ -41,6 +46,10 @@ TOOLS = {
                  ("dask", "dask: `map_overlap(ndimage.convolve, depth=2, boundary='reflect')` + `to_hdf5`")],
     "coarsen": [("numpy", "NumPy: h5py load + reshape-mean + h5py write"),
                 ("dask", "dask: `da.coarsen(np.mean, x, {0: 4, 1: 4})` + `to_hdf5`")],
+    "uniform": [("numpy", "SciPy: h5py load + `ndimage.uniform_filter(x, size=101)` + h5py write"),
+                ("dask", "dask: `map_overlap(ndimage.uniform_filter, depth=50, boundary='reflect')` + `to_hdf5`")],
+    "gaussian": [("numpy", "SciPy: h5py load + `ndimage.gaussian_filter(x, sigma=8)` + h5py write"),
+                 ("dask", "dask: `map_overlap(ndimage.gaussian_filter, depth=32, boundary='reflect')` + `to_hdf5`")],
 }
 
 
@@ -71,8 +80,8 @@ def main(logdir, results_path):
         "coordinates, synthetic daily temperatures (seed 13); x.h5:/x: `chunkctl gen %s` (%.0f MB) |" % (
             meta["makeclim"], int(meta["tas_stored"]) / 1e6, int(meta["stored:clim"]) / 1e6, meta["genx"],
             int(meta["stored:x"]) / 1e6),
-        "| chunkctl options | mean, quantile: chunkctl's defaults (no `--memory`); cumsum, convolve, coarsen: "
-        "`--memory %s`; default threads (2) |" % meta["memory"],
+        "| chunkctl options | mean, quantile: chunkctl's defaults (no `--memory`); %s: "
+        "`--memory %s`; default threads (2) |" % (", ".join(CAPPED), meta["memory"]),
         "| peers | NumPy/SciPy: h5py loads the whole array, computes in memory, h5py writes the result; dask: "
         "`da.from_array(dset, chunks=dset.chunks)`, threaded scheduler, `num_workers=2`, array results written "
         "with `to_hdf5`; CDO reads the netCDF file and writes netCDF (see bench/array_bench_peers.py) |",
@@ -92,7 +101,7 @@ def main(logdir, results_path):
         "\"x vs P\" = peer P's median / the row's median (> 1: the row is faster). "
         "CPU is the median of `%P` (200% = both cores).",
     ]
-    if meta["only"] != "mean,quantile,cumsum,convolve,coarsen":
+    if meta["only"] != ",".join(EXERCISES):
         out += ["", "**Only these exercises were run: %s.**" % meta["only"]]
 
     for ex, (title, peers, cklabel) in EXERCISES.items():
@@ -102,7 +111,7 @@ def main(logdir, results_path):
                 "| tool | median s | min s | max s | peak RSS MB | CPU %% | user / sys s | %s |" % " | ".join(
                     "x vs " + PEER_NAME[p] for p in peers),
                 "|---|---:|---:|---:|---:|---:|---:|%s" % ("---:|" * len(peers))]
-        if ex in ("cumsum", "convolve", "coarsen"):
+        if ex in CAPPED:
             cklabel += " `--memory %s`" % meta["memory"]
         for tid, label in [("ck", cklabel)] + TOOLS[ex]:
             k = "%s:%s" % (tid, ex)
@@ -128,6 +137,13 @@ def main(logdir, results_path):
                     "rechunks to whole time columns and runs `np.quantile` per block: exact, like NumPy's."]
         if ex == "convolve":
             out += ["", "Kernel W = `%s` (not symmetric, so convolution and correlation differ)." % meta["weights"]]
+        if ex == "uniform":
+            out += ["", "`--size %s` on both axes; dask's depth is the window's half-width. SciPy's "
+                    "`uniform_filter1d` keeps a running sum along each line, so its values carry rounding from "
+                    "the start of the line (see the checks)." % meta["size"]]
+        if ex == "gaussian":
+            out += ["", "`--sigma %s` on both axes, SciPy's default truncate 4: the kernel's radius is "
+                    "int(4 * sigma + 0.5) = 32, dask's depth." % meta["sigma"]]
 
     # floors
     out += ["", "### Floors", "",
@@ -195,7 +211,7 @@ def main(logdir, results_path):
         lost = [n for n, ok in beat if not ok]
         out.append("| cumsum, convolve, coarsen faster than NumPy/SciPy and dask | %d of %d comparisons won | %s |" % (
             len(beat) - len(lost), len(beat), verdict(not lost) + (" (slower: %s)" % ", ".join(lost) if lost else "")))
-    capped = [ex for ex in ("cumsum", "convolve", "coarsen") if "ck:" + ex in rss]
+    capped = [ex for ex in CAPPED if "ck:" + ex in rss]
     if capped:
         worst = max(max(rss["ck:" + ex]) for ex in capped) * 1024
         out.append("| %s: peak RSS within `--memory %s` | max %.0f MB | %s |" % (
