@@ -1739,22 +1739,59 @@ static ck_code tree_push(xrun *r, member_tree *t, int64_t box, int64_t leaf,
     return CK_OK;
 }
 
-/* Combines box 'box''s subtrees (across ranks: collective) into out,
- * 'bytes' long. */
-static ck_code tree_finish(member_tree *t, int64_t box, void *out, size_t bytes,
-                           ck_err *err)
+/* Frees node j of box b's stack. */
+static void node_free(xrun *r, member_tree *t, box_stack *b, int j,
+                      size_t bytes)
+{
+    free(b->v[j].part);
+    b->v[j].part = NULL;
+    ck_budget_release(&r->budget, (int64_t)bytes);
+    t->held -= (int64_t)bytes;
+}
+
+/* Combines box 'box''s subtrees into its root, 'bytes' long, in *root.
+ * In one process the stack holds the whole tree's completed nodes, and
+ * the canonical tree's last merges join them right to left (the right
+ * spine, as ck_tree_add would after the last leaf): done in place, the
+ * root is the stack's first partial.  Across ranks the stacks meet in a
+ * ck_tree (collective) and the root is copied into buf. */
+static ck_code tree_finish(xrun *r, member_tree *t, int64_t box, size_t bytes,
+                           char *buf, const char **root, ck_err *err)
 {
     box_stack *b = t->box ? &t->box[box] : NULL;
     merge_ctx m = {t, bytes};
     ck_tree tree;
     ck_code rc;
 
+    if (ck_comm_size() == 1) {
+        int64_t hi = t->leaves;
+        for (int j = b ? b->n - 1 : -1; j >= 0; j--) {
+            if (b->v[j].hi != hi)
+                break;
+            hi = b->v[j].lo;
+            if (j + 1 < b->n) {
+                tree_merge(b->v[j].part, b->v[j + 1].part, bytes, t);
+                node_free(r, t, b, j + 1, bytes);
+                b->n--;
+            }
+        }
+        if (!b || b->n != 1 || hi != 0)
+            return ck_err_internal(err,
+                                   "reduction tree: box %lld's partials do "
+                                   "not cover its %lld tasks",
+                                   (long long)box, (long long)t->leaves);
+        *root = b->v[0].part;
+        return CK_OK;
+    }
     CK_TRY(ck_tree_init(&tree, t->leaves, bytes, tree_merge_fn, &m, err));
     rc = CK_OK;
-    for (int i = 0; rc == CK_OK && b && i < b->n; i++)
+    for (int i = 0; rc == CK_OK && b && i < b->n; i++) {
         rc = ck_tree_add(&tree, b->v[i].lo, b->v[i].hi, b->v[i].part, err);
-    rc = ck_tree_finish(&tree, rc, out, err);
+        node_free(r, t, b, i, bytes); /* in the tree's slot now */
+    }
+    rc = ck_tree_finish(&tree, rc, buf, err);
     ck_tree_release(&tree);
+    *root = buf;
     return rc;
 }
 
@@ -1762,7 +1799,7 @@ static void member_tree_free(xrun *r, member_tree *t)
 {
     for (int64_t i = 0; t->box && i < t->nbox; i++) {
         for (int j = 0; j < t->box[i].n; j++)
-            free(t->box[i].v[j].part);
+            free(t->box[i].v[j].part); /* NULL once finished */
         free(t->box[i].v);
     }
     free(t->box);
@@ -2007,9 +2044,10 @@ static ck_code run_fold(fold *f, ck_err *err)
     if (threads > CK_MAX_WORKERS)
         threads = CK_MAX_WORKERS;
     left -= (int64_t)threads * (int64_t)f->arena_bytes;
-    /* a window of a few tasks per worker (runs: two, as each is already
-     * many chunks long and its partial the output's size) */
-    f->wn = (int64_t)threads * (f->run > 1 ? 2 : 4);
+    /* a window of a few tasks per worker (runs: one, as each is already
+     * many chunks long and its partial the output's size: a second would
+     * hold one more partial a worker and overlap nothing) */
+    f->wn = (int64_t)threads * (f->run > 1 ? 1 : 4);
     while (f->wn > threads && f->wn * (int64_t)f->part_bytes > left)
         f->wn--;
     if (f->wn > f->ntasks)
@@ -2040,8 +2078,6 @@ static ck_code run_fold(fold *f, ck_err *err)
             (nd->kind != CK_NODE_REDUCE && nd->kind != CK_NODE_MASK &&
              !out[k].counts))
             rc = ck_err_set(err, CK_ENOMEM, "out of memory");
-        else if (out[k].states)
-            ck_red_init(nd->red, out[k].states, (size_t)out[k].nout);
     }
     if (rc == CK_OK && r->o->progress)
         r->o->progress->total += f->g.total_chunks;
@@ -2083,6 +2119,17 @@ static ck_code run_fold(fold *f, ck_err *err)
         }
         f->wn = wn;
     }
+    /* The workers' arenas and the window go before the trees are
+     * combined, and the states are first touched after them. */
+    for (int t = 0; t < threads; t++)
+        ck_arena_release(&f->arena[t]);
+    ck_budget_release(&r->budget, parts_charged);
+    free(f->parts);
+    f->parts = NULL;
+    for (int k = 0; rc == CK_OK && k < f->nm; k++)
+        if (out[k].states)
+            ck_red_init(r->p->node[f->node[k]].red, out[k].states,
+                        (size_t)out[k].nout);
     /* Every rank's part of each tree, combined; the masks' selections. */
     rc = ck_comm_agree(rc, err);
     for (int k = 0; rc == CK_OK && k < f->nm; k++) {
@@ -2096,31 +2143,45 @@ static ck_code run_fold(fold *f, ck_err *err)
             continue;
         if (nd->kind != CK_NODE_REDUCE) {
             size_t bytes = tree_bytes(f, k, NULL);
-            if (f->ntasks > 0)
-                rc = tree_finish(t, 0, out[k].counts, bytes, err);
+            const char *root;
+            if (f->ntasks > 0 &&
+                (rc = tree_finish(r, t, 0, bytes, (char *)out[k].counts, &root,
+                                  err)) == CK_OK &&
+                root != (char *)out[k].counts)
+                memcpy(out[k].counts, root, bytes);
             continue;
         }
-        char *res = malloc(member_part_bytes(f, k) + 1);
-        if (!res)
+        /* across ranks the root is received into a buffer of its own */
+        size_t rbytes = ck_comm_size() > 1 ? member_part_bytes(f, k) + 1 : 0;
+        char *res = NULL;
+        int64_t rcharged = 0;
+        if (rbytes && (rc = ck_budget_charge(&r->budget, (int64_t)rbytes,
+                                             "partial results of a reduction",
+                                             err)) == CK_OK)
+            rcharged = (int64_t)rbytes;
+        if (rcharged && !(res = malloc(rbytes)))
             rc = ck_err_set(err, CK_ENOMEM, "out of memory");
         for (int64_t bx = 0; rc == CK_OK && t->leaves > 0 && bx < t->nbox;
              bx++) {
             ck_chunk ch;
+            const char *root;
             box_chunk(f, k, bx, &ch);
             size_t bytes = tree_bytes(f, k, &ch);
-            if ((rc = tree_finish(t, bx, res, bytes, err)) == CK_OK)
-                combine_box(f, k, &ch, out[k].states, res, out[k].gsh);
+            if ((rc = tree_finish(r, t, bx, bytes, res, &root, err)) != CK_OK)
+                break;
+            combine_box(f, k, &ch, out[k].states, root, out[k].gsh);
+            if (t->box && t->box[bx].n == 1 && root == t->box[bx].v[0].part) {
+                node_free(r, t, &t->box[bx], 0, bytes);
+                t->box[bx].n = 0;
+            }
         }
+        ck_budget_release(&r->budget, rcharged);
         free(res);
     }
     for (int k = 0; k < f->nm; k++)
         member_tree_free(r, &trees[k]);
     for (int k = 0; rc == CK_OK && k < f->nm; k++)
         rc = fold_finish(f, k, &out[f->twin[k] >= 0 ? f->twin[k] : k], err);
-    for (int t = 0; t < threads; t++)
-        ck_arena_release(&f->arena[t]);
-    ck_budget_release(&r->budget, parts_charged);
-    free(f->parts);
     for (int k = 0; k < f->nm; k++) {
         free(out[k].states);
         free(out[k].counts);

@@ -320,6 +320,28 @@ class Memory(C.InteropCase):
             self.assertTrue(np.array_equal(g["x"][...], f["x"][...]))
 
 
+    def test_time_mean_of_thin_chunks_stays_under_budget(self):
+        # A mean over time of (1, 360, 720) float32 chunks: each task's
+        # partial is the whole output in reduction states (16.6 MB), and
+        # combining them copied the finished subtrees twice more than the
+        # budget counted: 131 MiB under --memory 128M, 163 under 160M.
+        src = self.fresh("tas.h5")
+        C.gen(src + ":/tas", "--shape", "365,360,720", "--chunks",
+              "1,360,720", "--dtype", "float32", "--dist", "normal",
+              "--seed", "4", "--compress", "zstd:1")
+        with h5py.File(src, "r") as f:
+            want = f["tas"][...].astype(np.float64).mean(axis=0)
+        for budget in (128, 160):
+            with self.subTest(budget=budget):
+                out = self.fresh("tm.h5")
+                self.check_run("reduce", "mean", "--quiet", "--memory",
+                               "%dM" % budget, "--threads", "2", src + ":/tas",
+                               "--axis", "0", "-o", out + ":/m", budget=budget)
+                with h5py.File(out, "r") as f:
+                    np.testing.assert_allclose(f["m"][...], want, rtol=1e-5,
+                                               atol=1e-6)
+
+
 
 if __name__ == "__main__":
     C.main()
