@@ -1019,7 +1019,7 @@ typedef struct fold {
     int64_t w0, wn;    /* the window: tasks w0 .. w0+wn-1 */
     int64_t next;      /* atomic */
     size_t part_bytes; /* one task's partials */
-    char *parts;       /* wn of them */
+    char **part;       /* wn of them (NULL: taken by a tree) */
     size_t arena_bytes;
     ck_arena arena[CK_MAX_WORKERS]; /* one per worker, kept across windows */
 } fold;
@@ -1383,8 +1383,7 @@ static ck_code fold_worker(void *ctx, int id, ck_par *par, ck_err *err)
             c.shape[f->axis] =
                 l.start[f->axis] + l.shape[f->axis] - c.start[f->axis];
             ck_arena_reset(a);
-            rc = fold_chunk(f, &c, f->parts + (size_t)k * f->part_bytes, 1, a,
-                            err);
+            rc = fold_chunk(f, &c, f->part[k], 1, a, err);
             for (int64_t j = 0; rc == CK_OK && j < len; j++)
                 ck_progress_add(f->r->o->progress, 0);
             continue;
@@ -1396,8 +1395,7 @@ static ck_code fold_worker(void *ctx, int id, ck_par *par, ck_err *err)
             ck_chunk c;
             ck_grid_chunk(&f->g, first + j, &c);
             ck_arena_reset(a);
-            rc = fold_chunk(f, &c, f->parts + (size_t)k * f->part_bytes, j == 0,
-                            a, err);
+            rc = fold_chunk(f, &c, f->part[k], j == 0, a, err);
             if (rc == CK_OK)
                 ck_progress_add(f->r->o->progress, 0);
         }
@@ -1594,6 +1592,12 @@ typedef struct member_tree {
     int counts;    /* a histogram's: doubles, added */
     ck_red_op red; /* a reduction's */
     int64_t held;  /* bytes of partials held (charged to the budget) */
+    /* A tree that takes the window's partials as its leaves (the member
+     * is all a task's partial holds) gives the buffers its merges free
+     * back to the window: at most one for each it took, so spares and
+     * the window's buffers together stay within the window's charge. */
+    char **spare;
+    int nspare, spare_cap;
 } member_tree;
 
 static void tree_merge(void *left, const void *right, size_t bytes,
@@ -1695,10 +1699,21 @@ static void member_tree_init(const fold *f, int k, member_tree *t)
     }
 }
 
+/* Frees a partial the tree no longer needs, or keeps it for the window. */
+static void part_free(member_tree *t, char *part)
+{
+    if (part && t->nspare < t->spare_cap)
+        t->spare[t->nspare++] = part;
+    else
+        free(part);
+}
+
 /* Pushes leaf 'leaf' of box 'box' (a partial of 'bytes'), merging the
- * siblings it completes. */
+ * siblings it completes.  With 'own' the tree takes the buffer *own (the
+ * window's) and sets *own to NULL; without, it copies 'part'. */
 static ck_code tree_push(xrun *r, member_tree *t, int64_t box, int64_t leaf,
-                         const void *part, size_t bytes, ck_err *err)
+                         const void *part, char **own, size_t bytes,
+                         ck_err *err)
 {
     box_stack *b;
 
@@ -1716,9 +1731,14 @@ static ck_code tree_push(xrun *r, member_tree *t, int64_t box, int64_t leaf,
     CK_TRY(ck_budget_charge(&r->budget, (int64_t)bytes,
                             "partial results of a reduction", err));
     t->held += (int64_t)bytes;
-    if (!(b->v[b->n].part = malloc(bytes)))
+    if (own) {
+        b->v[b->n].part = *own;
+        *own = NULL;
+    } else if (!(b->v[b->n].part = ck_alloc_large(bytes))) {
         return ck_err_set(err, CK_ENOMEM, "out of memory");
-    memcpy(b->v[b->n].part, part, bytes);
+    } else {
+        memcpy(b->v[b->n].part, part, bytes);
+    }
     b->v[b->n].lo = leaf;
     b->v[b->n].hi = leaf + 1;
     b->n++;
@@ -1731,7 +1751,7 @@ static ck_code tree_push(xrun *r, member_tree *t, int64_t box, int64_t leaf,
             break;
         tree_merge(lt->part, rt->part, bytes, t);
         lt->hi = rt->hi;
-        free(rt->part);
+        part_free(t, rt->part);
         ck_budget_release(&r->budget, (int64_t)bytes);
         t->held -= (int64_t)bytes;
         b->n--;
@@ -1803,6 +1823,9 @@ static void member_tree_free(xrun *r, member_tree *t)
         free(t->box[i].v);
     }
     free(t->box);
+    for (int j = 0; j < t->nspare; j++)
+        free(t->spare[j]);
+    free(t->spare);
     ck_budget_release(&r->budget, t->held);
     memset(t, 0, sizeof *t);
 }
@@ -2061,15 +2084,16 @@ static ck_code run_fold(fold *f, ck_err *err)
         rc = ck_arena_reserve(&f->arena[t], &r->budget, f->arena_bytes, what,
                               err);
     }
-    if (rc == CK_OK && !(f->parts = malloc((size_t)f->wn * f->part_bytes)))
+    int64_t wn_all = f->wn;
+    if (rc == CK_OK && !(f->part = calloc((size_t)f->wn, sizeof *f->part)))
         rc = ck_err_set(err, CK_ENOMEM, "out of memory");
     for (int k = 0; rc == CK_OK && k < f->nm; k++) {
         int i = f->node[k];
         const ck_node *nd = &r->p->node[i];
         size_t res = (size_t)ck_exec_nelem(nd->ndim, nd->shape);
         if (nd->kind == CK_NODE_REDUCE)
-            out[k].states = malloc((size_t)(out[k].nout ? out[k].nout : 1) *
-                                   ck_red_state_size());
+            out[k].states = ck_alloc_large(
+                (size_t)(out[k].nout ? out[k].nout : 1) * ck_red_state_size());
         else if (nd->kind != CK_NODE_MASK)
             out[k].counts = calloc(res + 1, sizeof(double));
         r->x[i].mem = malloc((nd->kind == CK_NODE_MASK ? 1 : res + 1) *
@@ -2082,8 +2106,22 @@ static ck_code run_fold(fold *f, ck_err *err)
     if (rc == CK_OK && r->o->progress)
         r->o->progress->total += f->g.total_chunks;
     member_tree trees[CK_MAX_FOLD];
-    for (int k = 0; k < f->nm; k++)
+    /* a member that is all of a task's partial: its tree takes the
+     * window's buffers instead of copies of them */
+    int adopt = -1;
+    for (int k = 0; k < f->nm; k++) {
+        const ck_node *nd = &r->p->node[f->node[k]];
         member_tree_init(f, k, &trees[k]);
+        if (nd->kind != CK_NODE_MASK &&
+            member_part_bytes(f, k) == f->part_bytes)
+            adopt = k;
+    }
+    if (rc == CK_OK && adopt >= 0) {
+        if (!(trees[adopt].spare = calloc((size_t)f->wn, sizeof(char *))))
+            rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+        else
+            trees[adopt].spare_cap = (int)f->wn;
+    }
     /* this rank's tasks (all of them in one process) */
     int64_t tlo, thi;
     ck_comm_split(f->ntasks, ck_comm_rank(), ck_comm_size(), &tlo, &thi);
@@ -2093,6 +2131,17 @@ static ck_code run_fold(fold *f, ck_err *err)
         if (w0 + wn > thi)
             f->wn = thi - w0;
         f->next = 0;
+        for (int64_t c = 0; rc == CK_OK && c < f->wn; c++) {
+            member_tree *t = adopt >= 0 ? &trees[adopt] : NULL;
+            if (f->part[c])
+                continue;
+            if (t && t->nspare > 0)
+                f->part[c] = t->spare[--t->nspare];
+            else if (!(f->part[c] = ck_alloc_large(f->part_bytes)))
+                rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+        }
+        if (rc != CK_OK)
+            break;
         rc = ck_par_run(threads < f->wn ? threads : (int)f->wn, fold_worker, f,
                         err);
         /* Fold in task order: the same result for any thread count. */
@@ -2103,8 +2152,7 @@ static ck_code run_fold(fold *f, ck_err *err)
             ck_grid_chunk(&f->g, fc, &ch);
             for (int k = 0; rc == CK_OK && k < f->nm; k++) {
                 const ck_node *nd = &r->p->node[f->node[k]];
-                const char *part =
-                    f->parts + (size_t)c * f->part_bytes + f->off[k];
+                const char *part = f->part[c] + f->off[k];
                 int64_t box, leaf;
                 if (nd->kind == CK_NODE_REDUCE && f->twin[k] >= 0)
                     continue; /* read from its twin's states */
@@ -2114,6 +2162,7 @@ static ck_code run_fold(fold *f, ck_err *err)
                 }
                 box_leaf(f, k, &ch, &box, &leaf, w0 + c);
                 rc = tree_push(r, &trees[k], box, leaf, part,
+                               k == adopt ? &f->part[c] : NULL,
                                tree_bytes(f, k, &ch), err);
             }
         }
@@ -2124,8 +2173,10 @@ static ck_code run_fold(fold *f, ck_err *err)
     for (int t = 0; t < threads; t++)
         ck_arena_release(&f->arena[t]);
     ck_budget_release(&r->budget, parts_charged);
-    free(f->parts);
-    f->parts = NULL;
+    for (int64_t c = 0; f->part && c < wn_all; c++)
+        free(f->part[c]);
+    free(f->part);
+    f->part = NULL;
     for (int k = 0; rc == CK_OK && k < f->nm; k++)
         if (out[k].states)
             ck_red_init(r->p->node[f->node[k]].red, out[k].states,
