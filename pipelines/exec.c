@@ -1924,7 +1924,7 @@ static ck_code run_fold(fold *f, ck_err *err)
     const ck_node *first = &r->p->node[f->node[0]];
     int threads = r->o->threads > 0 ? r->o->threads : ck_ncpus();
     fold_out out[CK_MAX_FOLD] = {{0}};
-    int64_t charged = 0;
+    int64_t charged = 0, states = 0, counts = 0;
     size_t n;
     ck_code rc = CK_OK;
 
@@ -2006,15 +2006,18 @@ static ck_code run_fold(fold *f, ck_err *err)
             if (!masked(f, k) && !(nd->axes & (1u << d)))
                 out[k].gsh[gnd++] = m->shape[d];
         out[k].nout = ck_exec_nelem(gnd, out[k].gsh);
-        /* The results and their states stay in memory (a mask's are
-         * charged as they grow). */
+        /* The results stay in memory (a mask's are charged as they
+         * grow); a histogram's counts are held through the run, and a
+         * reduction's states only once the workers are done. */
         if (nd->kind != CK_NODE_MASK)
-            charged += (nd->kind == CK_NODE_REDUCE
-                            ? out[k].nout * (int64_t)ck_red_state_size()
-                            : res * 8) +
-                       res * (int64_t)ck_dtype_size(nd->dtype);
+            charged += res * (int64_t)ck_dtype_size(nd->dtype);
+        if (nd->kind == CK_NODE_REDUCE)
+            states += out[k].nout * (int64_t)ck_red_state_size();
+        else if (nd->kind != CK_NODE_MASK)
+            counts += res * 8;
     }
     f->off[f->nm] = f->part_bytes;
+    charged += counts;
     CK_TRY(ck_budget_charge(&r->budget, charged, first->name, err));
     /* Workers as the budget holds (each with its arena and at least one
      * partial), then a window of a few chunks per worker. */
@@ -2023,10 +2026,14 @@ static ck_code run_fold(fold *f, ck_err *err)
     /* room for the trees' partials first: workers that took it would
      * leave the run to fail part-way, after reading data */
     int64_t held = tree_bound(f);
-    /* the least --memory that runs: one worker and the trees, beside what
-     * is charged already */
-    int64_t need = per + held;
-    if (left - held < per && f->stacked) {
+    /* the least --memory that runs: one worker and the trees, or at the
+     * end (the workers gone) the trees and the states, beside what is
+     * charged already */
+    int64_t fin = states + (ck_comm_size() > 1 && states > 0
+                                ? (int64_t)f->part_bytes /* a root received */
+                                : 0);
+    int64_t need = held + (per > fin ? per : fin);
+    if (left < need && f->stacked) {
         /* a --memory too small for a run read as one box: its chunks are
          * folded one by one (the last bits of float sums may differ from
          * a run read whole; they still do not depend on --threads).  The
@@ -2039,9 +2046,10 @@ static ck_code run_fold(fold *f, ck_err *err)
         tasks_of_runs(f);
         int64_t per1 = (int64_t)f->arena_bytes + (int64_t)f->part_bytes;
         int64_t held1 = tree_bound(f);
-        if (per1 + held1 < need)
-            need = per1 + held1;
-        if (left - held1 >= per1) {
+        int64_t need1 = held1 + (per1 > fin ? per1 : fin);
+        if (need1 < need)
+            need = need1;
+        if (left >= need1) {
             per = per1;
             held = held1;
         } else {
@@ -2049,7 +2057,7 @@ static ck_code run_fold(fold *f, ck_err *err)
         }
     }
     left -= held;
-    if (left < per) {
+    if (left < per || left < fin) {
         char have[32], needs[32];
         /* the figure counts the results charged above: they are needed
          * as much as the worker */
@@ -2091,16 +2099,12 @@ static ck_code run_fold(fold *f, ck_err *err)
         int i = f->node[k];
         const ck_node *nd = &r->p->node[i];
         size_t res = (size_t)ck_exec_nelem(nd->ndim, nd->shape);
-        if (nd->kind == CK_NODE_REDUCE)
-            out[k].states = ck_alloc_large(
-                (size_t)(out[k].nout ? out[k].nout : 1) * ck_red_state_size());
-        else if (nd->kind != CK_NODE_MASK)
+        if (nd->kind != CK_NODE_REDUCE && nd->kind != CK_NODE_MASK)
             out[k].counts = calloc(res + 1, sizeof(double));
         r->x[i].mem = malloc((nd->kind == CK_NODE_MASK ? 1 : res + 1) *
                              ck_dtype_size(nd->dtype));
-        if (!r->x[i].mem || (nd->kind == CK_NODE_REDUCE && !out[k].states) ||
-            (nd->kind != CK_NODE_REDUCE && nd->kind != CK_NODE_MASK &&
-             !out[k].counts))
+        if (!r->x[i].mem || (nd->kind != CK_NODE_REDUCE &&
+                             nd->kind != CK_NODE_MASK && !out[k].counts))
             rc = ck_err_set(err, CK_ENOMEM, "out of memory");
     }
     if (rc == CK_OK && r->o->progress)
@@ -2177,10 +2181,22 @@ static ck_code run_fold(fold *f, ck_err *err)
         free(f->part[c]);
     free(f->part);
     f->part = NULL;
-    for (int k = 0; rc == CK_OK && k < f->nm; k++)
-        if (out[k].states)
-            ck_red_init(r->p->node[f->node[k]].red, out[k].states,
-                        (size_t)out[k].nout);
+    /* the states, charged in the room they left (planned so) */
+    int64_t states_charged = 0;
+    if (rc == CK_OK && states > 0 &&
+        (rc = ck_budget_charge(&r->budget, states, first->name, err)) == CK_OK)
+        states_charged = states;
+    for (int k = 0; rc == CK_OK && k < f->nm; k++) {
+        const ck_node *nd = &r->p->node[f->node[k]];
+        if (nd->kind != CK_NODE_REDUCE)
+            continue;
+        out[k].states = ck_alloc_large((size_t)(out[k].nout ? out[k].nout : 1) *
+                                       ck_red_state_size());
+        if (!out[k].states)
+            rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+        else
+            ck_red_init(nd->red, out[k].states, (size_t)out[k].nout);
+    }
     /* Every rank's part of each tree, combined; the masks' selections. */
     rc = ck_comm_agree(rc, err);
     for (int k = 0; rc == CK_OK && k < f->nm; k++) {
@@ -2237,6 +2253,7 @@ static ck_code run_fold(fold *f, ck_err *err)
         free(out[k].states);
         free(out[k].counts);
     }
+    ck_budget_release(&r->budget, states_charged + counts);
     return rc;
 }
 
