@@ -1593,11 +1593,13 @@ typedef struct member_tree {
     ck_red_op red; /* a reduction's */
     int64_t held;  /* bytes of partials held (charged to the budget) */
     /* A tree that takes the window's partials as its leaves (the member
-     * is all a task's partial holds) gives the buffers its merges free
-     * back to the window: at most one for each it took, so spares and
-     * the window's buffers together stay within the window's charge. */
+     * is all a task's partial holds, own_bytes long, charged so) gives
+     * the buffers its merges free back to the window: no more than the
+     * window's slots without a buffer ('empty'), so spares and the
+     * window's buffers together stay within the window's charge. */
+    size_t own_bytes;
     char **spare;
-    int nspare, spare_cap;
+    int nspare, empty;
 } member_tree;
 
 static void tree_merge(void *left, const void *right, size_t bytes,
@@ -1702,10 +1704,16 @@ static void member_tree_init(const fold *f, int k, member_tree *t)
 /* Frees a partial the tree no longer needs, or keeps it for the window. */
 static void part_free(member_tree *t, char *part)
 {
-    if (part && t->nspare < t->spare_cap)
+    if (part && t->nspare < t->empty)
         t->spare[t->nspare++] = part;
     else
         free(part);
+}
+
+/* What a node of 'bytes' holds charged: a window's buffer when taken. */
+static int64_t node_charge(const member_tree *t, size_t bytes)
+{
+    return (int64_t)(t->own_bytes ? t->own_bytes : bytes);
 }
 
 /* Pushes leaf 'leaf' of box 'box' (a partial of 'bytes'), merging the
@@ -1728,12 +1736,13 @@ static ck_code tree_push(xrun *r, member_tree *t, int64_t box, int64_t leaf,
         b->v = v;
         b->cap = cap;
     }
-    CK_TRY(ck_budget_charge(&r->budget, (int64_t)bytes,
+    CK_TRY(ck_budget_charge(&r->budget, node_charge(t, bytes),
                             "partial results of a reduction", err));
-    t->held += (int64_t)bytes;
+    t->held += node_charge(t, bytes);
     if (own) {
         b->v[b->n].part = *own;
         *own = NULL;
+        t->empty++;
     } else if (!(b->v[b->n].part = ck_alloc_large(bytes))) {
         return ck_err_set(err, CK_ENOMEM, "out of memory");
     } else {
@@ -1752,8 +1761,8 @@ static ck_code tree_push(xrun *r, member_tree *t, int64_t box, int64_t leaf,
         tree_merge(lt->part, rt->part, bytes, t);
         lt->hi = rt->hi;
         part_free(t, rt->part);
-        ck_budget_release(&r->budget, (int64_t)bytes);
-        t->held -= (int64_t)bytes;
+        ck_budget_release(&r->budget, node_charge(t, bytes));
+        t->held -= node_charge(t, bytes);
         b->n--;
     }
     return CK_OK;
@@ -1765,8 +1774,8 @@ static void node_free(xrun *r, member_tree *t, box_stack *b, int j,
 {
     free(b->v[j].part);
     b->v[j].part = NULL;
-    ck_budget_release(&r->budget, (int64_t)bytes);
-    t->held -= (int64_t)bytes;
+    ck_budget_release(&r->budget, node_charge(t, bytes));
+    t->held -= node_charge(t, bytes);
 }
 
 /* Combines box 'box''s subtrees into its root, 'bytes' long, in *root.
@@ -1803,7 +1812,9 @@ static ck_code tree_finish(xrun *r, member_tree *t, int64_t box, size_t bytes,
         *root = b->v[0].part;
         return CK_OK;
     }
-    CK_TRY(ck_tree_init(&tree, t->leaves, bytes, tree_merge_fn, &m, err));
+    /* every rank reaches the exchange, or none does */
+    CK_TRY(ck_comm_agree(
+        ck_tree_init(&tree, t->leaves, bytes, tree_merge_fn, &m, err), err));
     rc = CK_OK;
     for (int i = 0; rc == CK_OK && b && i < b->n; i++) {
         rc = ck_tree_add(&tree, b->v[i].lo, b->v[i].hi, b->v[i].part, err);
@@ -2123,8 +2134,8 @@ static ck_code run_fold(fold *f, ck_err *err)
     if (rc == CK_OK && adopt >= 0) {
         if (!(trees[adopt].spare = calloc((size_t)f->wn, sizeof(char *))))
             rc = ck_err_set(err, CK_ENOMEM, "out of memory");
-        else
-            trees[adopt].spare_cap = (int)f->wn;
+        trees[adopt].own_bytes = f->part_bytes;
+        trees[adopt].empty = (int)f->wn;
     }
     /* this rank's tasks (all of them in one process) */
     int64_t tlo, thi;
@@ -2143,6 +2154,8 @@ static ck_code run_fold(fold *f, ck_err *err)
                 f->part[c] = t->spare[--t->nspare];
             else if (!(f->part[c] = ck_alloc_large(f->part_bytes)))
                 rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+            if (t && f->part[c])
+                t->empty--;
         }
         if (rc != CK_OK)
             break;
@@ -2154,9 +2167,10 @@ static ck_code run_fold(fold *f, ck_err *err)
             int64_t fc, len;
             task_chunks(f, w0 + c, &fc, &len);
             ck_grid_chunk(&f->g, fc, &ch);
+            char *slot = f->part[c]; /* before a tree takes it */
             for (int k = 0; rc == CK_OK && k < f->nm; k++) {
                 const ck_node *nd = &r->p->node[f->node[k]];
-                const char *part = f->part[c] + f->off[k];
+                const char *part = slot + f->off[k];
                 int64_t box, leaf;
                 if (nd->kind == CK_NODE_REDUCE && f->twin[k] >= 0)
                     continue; /* read from its twin's states */
@@ -2181,6 +2195,12 @@ static ck_code run_fold(fold *f, ck_err *err)
         free(f->part[c]);
     free(f->part);
     f->part = NULL;
+    if (adopt >= 0) { /* the window's spares, with it */
+        member_tree *t = &trees[adopt];
+        while (t->nspare > 0)
+            free(t->spare[--t->nspare]);
+        t->empty = 0;
+    }
     /* the states, charged in the room they left (planned so) */
     int64_t states_charged = 0;
     if (rc == CK_OK && states > 0 &&
