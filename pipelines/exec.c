@@ -2248,6 +2248,8 @@ static ck_code run_fold(fold *f, ck_err *err)
             rcharged = (int64_t)rbytes;
         if (rcharged && !(res = malloc(rbytes)))
             rc = ck_err_set(err, CK_ENOMEM, "out of memory");
+        if (rbytes) /* the boxes' exchanges are collective */
+            rc = ck_comm_agree(rc, err);
         for (int64_t bx = 0; rc == CK_OK && t->leaves > 0 && bx < t->nbox;
              bx++) {
             ck_chunk ch;
